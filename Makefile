@@ -1,0 +1,31 @@
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-slow bench install clean
+
+# Create the virtual environment and install schedopt (editable) with its test tools.
+# Re-runs only when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/schedopt compare instances/optimus-testbed.yaml --solvers optimus-greedy,optimus-milp,optimus-cpsat
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

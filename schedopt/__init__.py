@@ -1,0 +1,20 @@
+"""schedopt: deep-learning cluster scheduling as optimization models.
+
+    import schedopt
+    inst = schedopt.load_instance("instances/optimus-testbed.yaml")
+    plan = schedopt.solve(inst, "optimus-milp", time_limit=10)
+    assert not schedopt.check(inst, plan)
+"""
+
+from schedopt.api import Comparison, compare, solve
+from schedopt.errors import InputError
+from schedopt.instance import Instance, Job, Role, Server, load_instance, save_instance
+from schedopt.plan import Plan, Status, Termination, Violation, check, load_plan, save_plan
+from schedopt.registry import SolverInfo, get_solver, solver_info, solvers
+
+__all__ = [
+    "Comparison", "InputError", "Instance", "Job", "Plan", "Role", "Server", "SolverInfo", "Status",
+    "Termination", "Violation", "check", "compare", "get_solver", "load_instance", "load_plan",
+    "save_instance", "save_plan", "solve", "solver_info", "solvers",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,113 @@
+"""The lexicographic driver shared by the exact allocation models.
+
+Stage 1 (only when not every job fits at its minimum): maximise the number of
+admitted jobs. Stage 2: minimise Σ t_j among plans that admit at least that
+many. A backend states the multiple-choice model once and solves either stage;
+this module turns its answers into one Plan with status, bound and gap.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from schedopt.allocation.problem import (
+    AllocationData,
+    ChoiceSet,
+    all_fit_at_minimum,
+    build_plan,
+    compile_allocation,
+    enumerate_choices,
+)
+from schedopt.errors import InputError
+from schedopt.instance import Instance
+from schedopt.plan import Plan, Status, Termination
+
+
+@dataclass
+class StageResult:
+    """One backend solve. ``chosen`` is the list of chosen choice indices (or None)."""
+
+    termination: Termination
+    chosen: list[int] | None
+    value: float | None = None  # the backend's objective (stage 1: admitted count)
+    bound: float | None = None  # the backend's proven bound, in the same units
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class ExactBackend(Protocol):
+    def solve_stage(
+        self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
+        min_admitted: int, time_limit: float | None, seed: int | None,
+    ) -> StageResult:
+        """``stage`` is ``"admit"`` (max Σ x) or ``"time"`` (min Σ cost·x).
+        ``every_job``: each job with choices takes exactly one; else at most one
+        and at least ``min_admitted`` in total."""
+        ...
+
+
+def check_time_limit(time_limit: float | None, solver: str) -> None:
+    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise InputError(solver, f"time_limit: expected a number of seconds > 0, got {time_limit!r}")
+
+
+def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
+                seed: int | None, options: dict[str, Any]) -> Plan:
+    check_time_limit(time_limit, name)
+    started = time.perf_counter()
+    deadline = None if time_limit is None else started + time_limit
+    data = compile_allocation(instance)
+    cs = enumerate_choices(data)
+    candidates = int(len(np.unique(cs.job)))
+    metrics: dict[str, Any] = {"configurations": int(cs.enumerated), "after_pruning": int(cs.K)}
+
+    def left() -> float | None:
+        return None if deadline is None else max(1e-3, deadline - time.perf_counter())
+
+    def plan(config: dict[int, tuple[int, int]], status: Status, term: Termination, **kw: Any) -> Plan:
+        return build_plan(data, solver=name, config=config, status=status, termination=term, started=started,
+                          seed=seed, options=options, metrics=metrics, **kw)
+
+    def config_of(chosen: list[int]) -> dict[int, tuple[int, int]]:
+        return {int(cs.job[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in chosen}
+
+    if data.J == 0:
+        return plan({}, Status.OPTIMAL, Termination.OPTIMAL, bound=0.0, admitted_bound=0)
+    if candidates == 0:
+        return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=0,
+                    message="no job can run: none has an allowed configuration that fits the cluster")
+
+    every_job = candidates == data.J and all_fit_at_minimum(data)
+    k_min, admitted_bound, admit_proven = data.J, data.J, True
+    fallback: list[int] | None = None
+    if not every_job:
+        s1 = backend.solve_stage(data, cs, stage="admit", every_job=False, min_admitted=0,
+                                 time_limit=left(), seed=seed)
+        metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
+        if s1.chosen is None:
+            status = Status.INFEASIBLE if s1.termination == Termination.INFEASIBLE else Status.TIME_LIMIT
+            return plan({}, status, s1.termination, message="stage 1 (max admitted jobs) found no plan")
+        fallback = s1.chosen
+        k_min = len(s1.chosen)
+        admit_proven = s1.termination == Termination.OPTIMAL
+        admitted_bound = k_min if admit_proven else int(np.floor((s1.bound or candidates) + 1e-6))
+        if k_min == 0:
+            return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,
+                        message="no job fits the cluster at its minimum")
+
+    s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,
+                             time_limit=left(), seed=seed)
+    metrics.update(s2.info)
+    if s2.chosen is None:
+        if fallback is not None:  # stage 1's plan is feasible: keep it
+            return plan(config_of(fallback), Status.FEASIBLE, s2.termination, admitted_bound=admitted_bound,
+                        message="stage 2 (min Σ t_j) found no plan in time; stage 1's plan is returned")
+        status = Status.INFEASIBLE if s2.termination == Termination.INFEASIBLE else Status.TIME_LIMIT
+        return plan({}, status, s2.termination, admitted_bound=admitted_bound)
+    proven = s2.termination == Termination.OPTIMAL and admit_proven
+    status = Status.OPTIMAL if proven else Status.FEASIBLE
+    term = s2.termination if admit_proven else Termination.TIME_LIMIT
+    return plan(config_of(s2.chosen), status, term, bound=s2.bound, admitted_bound=admitted_bound)

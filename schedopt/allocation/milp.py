@@ -1,0 +1,121 @@
+"""``optimus-milp``: the exact multiple-choice model in Pyomo, solved by HiGHS
+through ``pyomo.contrib.solver``.
+
+Data: the dominance-pruned configurations k of each job j, their time
+t_k = Q_j / f_j(p_k, w_k) and resource use u_kr. Variables: x_k = 1 when job
+j runs in configuration k. The model is exact for every speed form, because
+the non-linear f is evaluated before the model is built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.factory import SolverFactory
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+from schedopt.allocation.exact import StageResult, solve_exact
+from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet
+from schedopt.instance import Instance
+from schedopt.plan import Plan, Termination
+from schedopt.registry import register
+
+_TERMINATION = {
+    TerminationCondition.convergenceCriteriaSatisfied: Termination.OPTIMAL,
+    TerminationCondition.maxTimeLimit: Termination.TIME_LIMIT,
+    TerminationCondition.iterationLimit: Termination.TIME_LIMIT,
+    TerminationCondition.provenInfeasible: Termination.INFEASIBLE,
+    TerminationCondition.locallyInfeasible: Termination.INFEASIBLE,
+    TerminationCondition.infeasibleOrUnbounded: Termination.INFEASIBLE,
+    TerminationCondition.unbounded: Termination.UNBOUNDED,
+}
+
+
+def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool, min_admitted: int) -> pyo.ConcreteModel:
+    """The multiple-choice model of Optimus eq. 5-8, built in the order data,
+    variables, constraints, objective."""
+    m = pyo.ConcreteModel(name=f"optimus-allocation-{stage}")
+    # -- data
+    owners = sorted({int(j) for j in cs.job})
+    m.K = pyo.Set(initialize=range(cs.K), ordered=True)
+    m.J = pyo.Set(initialize=owners, ordered=True)
+    m.R = pyo.Set(initialize=range(data.R), ordered=True)
+    cost = cs.cost.tolist()
+    use = cs.use.tolist()
+    cap = data.cap.tolist()
+    # -- variables: x[k] = 1 if its job runs in configuration k
+    m.x = pyo.Var(m.K, domain=pyo.Binary)
+
+    # -- constraints
+    # Optimus eq. 8 as a multiple choice: a job runs in one configuration (at most one if it may be paused)
+    def one_config(m: pyo.ConcreteModel, j: int) -> Any:
+        picked = sum(m.x[k] for k in range(int(cs.start[j]), int(cs.start[j + 1])))
+        return picked == 1 if every_job else picked <= 1
+    m.one_config = pyo.Constraint(m.J, rule=one_config)
+
+    # Optimus eq. 7: capacity of every resource type r
+    def capacity(m: pyo.ConcreteModel, r: int) -> Any:
+        terms = [(use[k][r], m.x[k]) for k in range(cs.K) if use[k][r] != 0]
+        if not terms:
+            return pyo.Constraint.Skip
+        return sum(a * v for a, v in terms) <= cap[r] * (1 + FIT_TOL)
+    m.capacity = pyo.Constraint(m.R, rule=capacity)
+
+    # DESIGN.md admission: admit at least the most jobs found in stage 1
+    if not every_job and stage == "time":
+        m.admitted = pyo.Constraint(expr=sum(m.x[k] for k in m.K) >= min_admitted)
+
+    # -- objective
+    if stage == "admit":
+        # DESIGN.md: first, maximise the number of admitted jobs
+        m.objective = pyo.Objective(expr=sum(m.x[k] for k in m.K), sense=pyo.maximize)
+    else:
+        # Optimus eq. 5-6: minimise Σ_j t_j, t_j = Q_j / f_j(p_j, w_j)
+        m.objective = pyo.Objective(expr=sum(cost[k] * m.x[k] for k in m.K), sense=pyo.minimize)
+    return m
+
+
+class _HighsBackend:
+    def __init__(self, rel_gap: float, threads: int):
+        self.rel_gap = rel_gap
+        self.threads = threads
+
+    def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
+                    min_admitted: int, time_limit: float | None, seed: int | None) -> StageResult:
+        import time as _time
+
+        t0 = _time.perf_counter()
+        model = build_model(data, cs, stage=stage, every_job=every_job, min_admitted=min_admitted)
+        built = _time.perf_counter() - t0
+        opt = SolverFactory("highs")
+        res = opt.solve(
+            model, time_limit=time_limit, rel_gap=self.rel_gap, abs_gap=0.0, threads=self.threads,
+            load_solutions=False, raise_exception_on_nonoptimal_result=False,
+            solver_options={"random_seed": int(seed or 0), "output_flag": False},
+        )
+        info = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": _time.perf_counter() - t0 - built}
+        term = _TERMINATION.get(res.termination_condition, Termination.ERROR)
+        chosen = None
+        if res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal):
+            res.solution_loader.load_vars()
+            chosen = [k for k in range(cs.K) if pyo.value(model.x[k]) > 0.5]
+        bound = res.objective_bound
+        if bound is not None and abs(bound) == float("inf"):
+            bound = None
+        if term == Termination.ERROR:
+            info[f"{stage}_backend_status"] = str(res.termination_condition)
+        return StageResult(termination=term, chosen=chosen, value=res.incumbent_objective, bound=bound, info=info)
+
+
+@register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True)
+class OptimusMilp:
+    """Exact multiple-choice model of Optimus eq. 5-8 (Pyomo + HiGHS)."""
+
+    def __init__(self, *, rel_gap: float = 1e-7, threads: int = 1):
+        self.rel_gap = float(rel_gap)
+        self.threads = int(threads)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        return solve_exact(_HighsBackend(self.rel_gap, self.threads), self.name, instance, time_limit=time_limit,
+                           seed=seed, options={"rel_gap": self.rel_gap, "threads": self.threads})

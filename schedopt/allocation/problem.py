@@ -1,0 +1,362 @@
+"""The Optimus allocation problem (Optimus eq. 5-8), compiled to arrays.
+
+    minimize   Σ_j Q_j / f_j(p_j, w_j)                        (eq. 5-6)
+    subject to Σ_j (w_j·O_j^r + p_j·N_j^r) <= C_r   for all r  (eq. 7)
+               p_j, w_j integer in the roles' [min, max]        (eq. 8)
+
+lexicographically after *maximise the number of admitted jobs* when not every
+job fits at its minimum (DESIGN.md). Exact solvers use the multiple-choice
+reformulation: enumerate each job's configurations, drop every one that a
+cheaper-or-equal configuration with no more tasks of any role dominates, and
+pick one per job. Its LP relaxation gives the bounds that certify heuristics.
+
+Shapes: J jobs, R resources, K enumerated configurations (all jobs).
+Roles are in canonical order (``ps``, ``worker``); one-role jobs use slot 0
+and have count 0 in slot 1.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+import scipy.sparse as sp
+
+from schedopt.errors import FieldProblem, InputError
+from schedopt.instance import Instance, Job
+from schedopt.plan import Objective, Plan, Status, Termination, allocation_metrics, relative_gap
+from schedopt.speed import TableSpeed
+
+OBJECTIVE_NAME = "total_remaining_time"
+FIT_TOL = 1e-9
+
+
+@dataclass
+class AllocationData:
+    """Arrays of one allocation instance.
+
+    ``lo``/``hi`` (J, 2) count bounds; ``demand`` (J, 2, R) per-task demand;
+    ``Q`` (J,) remaining steps; ``cap`` (R,) cluster capacity C_r;
+    ``share`` (J, 2) dominant share of one task, max_r demand_r / C_r.
+    """
+
+    instance: Instance
+    jobs: list[Job]
+    n_roles: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    demand: np.ndarray
+    Q: np.ndarray
+    cap: np.ndarray
+    share: np.ndarray
+    arrival: np.ndarray
+
+    @property
+    def J(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def R(self) -> int:
+        return len(self.cap)
+
+    def time_s(self, j: int, c0: Any, c1: Any) -> Any:
+        """t_j = Q_j / f_j(c0, c1) in seconds (scalar or array), inf if not allowed."""
+        step = self.jobs[j].speed.step_time_s(c0, c1)
+        q = float(self.Q[j])
+        if np.isscalar(step):
+            return q * float(step) if math.isfinite(step) else math.inf
+        return np.where(np.isfinite(step), q * step, np.inf)
+
+    def counts_dict(self, j: int, c0: int, c1: int) -> dict[str, int]:
+        names = self.jobs[j].role_names
+        out = {names[0]: int(c0)}
+        if len(names) == 2:
+            out[names[1]] = int(c1)
+        return out
+
+
+def compile_allocation(instance: Instance) -> AllocationData:
+    """Arrays for the allocation problem; raises :class:`InputError` when a job
+    lacks what the problem needs (a speed form and remaining steps)."""
+    problems = []
+    for i, job in enumerate(instance.jobs):
+        if job.speed is None:
+            problems.append(FieldProblem(f"jobs[{i}].speed", "required by the allocation problem"))
+        if job.remaining_steps is None:
+            problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "required by the allocation problem"))
+    if problems:
+        raise InputError(instance.name, problems)
+    J, R = len(instance.jobs), len(instance.resources)
+    n_roles = np.array([len(j.roles) for j in instance.jobs], dtype=int)
+    lo = np.zeros((J, 2), dtype=np.int64)
+    hi = np.zeros((J, 2), dtype=np.int64)
+    demand = np.zeros((J, 2, R))
+    for i, job in enumerate(instance.jobs):
+        for k, rname in enumerate(job.role_names):
+            role = job.roles[rname]
+            lo[i, k], hi[i, k] = role.min, role.max_count
+        demand[i, : len(job.roles)] = instance.role_demand(job)
+    cap = instance.capacity_total.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(demand > 0, demand / cap, 0.0)
+    share = ratio.max(axis=2) if R else np.zeros((J, 2))
+    return AllocationData(
+        instance=instance, jobs=list(instance.jobs), n_roles=n_roles, lo=lo, hi=hi, demand=demand,
+        Q=np.array([float(j.remaining_steps) for j in instance.jobs]), cap=cap, share=share,
+        arrival=np.array([j.arrival for j in instance.jobs]),
+    )
+
+
+# ---- the multiple-choice reformulation ----------------------------------------------------
+
+@dataclass
+class ChoiceSet:
+    """Enumerated, dominance-pruned configurations, grouped by job.
+
+    ``job`` (K,) owner; ``counts`` (K, 2); ``cost`` (K,) seconds t_j;
+    ``use`` (K, R) resources; ``start`` (J+1,) offsets: job j owns
+    ``start[j]:start[j+1]``. ``enumerated`` counts configurations before pruning.
+    """
+
+    job: np.ndarray
+    counts: np.ndarray
+    cost: np.ndarray
+    use: np.ndarray
+    start: np.ndarray
+    enumerated: int
+
+    @property
+    def K(self) -> int:
+        return len(self.job)
+
+    def of(self, j: int) -> slice:
+        return slice(int(self.start[j]), int(self.start[j + 1]))
+
+
+def job_configurations(data: AllocationData, j: int) -> tuple[np.ndarray, np.ndarray]:
+    """All allowed configurations of job j within its bounds: counts (n, 2), cost (n,)."""
+    speed = data.jobs[j].speed
+    (lo0, lo1), (hi0, hi1) = data.lo[j], data.hi[j]
+    if isinstance(speed, TableSpeed):
+        pts = [c if len(c) == 2 else (c[0], 0) for c in speed.configurations()]
+        pts = [c for c in pts if lo0 <= c[0] <= hi0 and (data.n_roles[j] == 1 or lo1 <= c[1] <= hi1)]
+        counts = np.array(sorted(pts), dtype=np.int64).reshape(-1, 2)
+    else:
+        c0 = np.arange(lo0, hi0 + 1)
+        c1 = np.arange(lo1, hi1 + 1) if data.n_roles[j] == 2 else np.zeros(1, dtype=np.int64)
+        g0, g1 = np.meshgrid(c0, c1, indexing="ij")
+        counts = np.stack([g0.ravel(), g1.ravel()], axis=1)
+    cost = np.asarray(data.time_s(j, counts[:, 0], counts[:, 1]), dtype=float).reshape(-1)
+    keep = np.isfinite(cost)
+    return counts[keep], cost[keep]
+
+
+def pareto_prune(counts: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """Mask of configurations no other configuration dominates. c' dominates c
+    when c' uses no more tasks of any role and costs no more (DESIGN.md)."""
+    n = len(cost)
+    if n <= 1:
+        return np.ones(n, dtype=bool)
+    lo0, lo1 = counts.min(axis=0)
+    n0, n1 = counts.max(axis=0) - (lo0, lo1) + 1
+    if n0 * n1 <= 4 * n + 64:
+        # dense grid: prefix minimum over the rectangle [lo, c] in O(n0·n1)
+        grid = np.full((n0, n1), np.inf)
+        a, b = counts[:, 0] - lo0, counts[:, 1] - lo1
+        grid[a, b] = cost
+        pm = np.minimum.accumulate(np.minimum.accumulate(grid, axis=0), axis=1)
+        best_before = np.full((n0, n1), np.inf)
+        best_before[1:, :] = pm[:-1, :]
+        best_before[:, 1:] = np.minimum(best_before[:, 1:], pm[:, :-1])
+        return ~(best_before[a, b] <= cost)
+    # sparse (tables): sort by counts, compare pairwise
+    keep = np.ones(n, dtype=bool)
+    for i in range(n):
+        dom = (counts[:, 0] <= counts[i, 0]) & (counts[:, 1] <= counts[i, 1]) & (cost <= cost[i])
+        dom[i] = False
+        keep[i] = not dom.any()
+    return keep
+
+
+def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prune: bool = True) -> ChoiceSet:
+    """The multiple-choice configurations of ``jobs`` (default: all)."""
+    jobs = np.arange(data.J) if jobs is None else np.asarray(jobs)
+    wanted = set(jobs.tolist())
+    parts_job, parts_counts, parts_cost, start = [], [], [], [0]
+    enumerated = 0
+    for j in range(data.J):
+        if j in wanted:
+            counts, cost = job_configurations(data, j)
+            enumerated += len(cost)
+            if prune:
+                keep = pareto_prune(counts, cost)
+                counts, cost = counts[keep], cost[keep]
+        else:
+            counts, cost = np.zeros((0, 2), dtype=np.int64), np.zeros(0)
+        parts_job.append(np.full(len(cost), j, dtype=np.int64))
+        parts_counts.append(counts)
+        parts_cost.append(cost)
+        start.append(start[-1] + len(cost))
+    job = np.concatenate(parts_job) if parts_job else np.zeros(0, dtype=np.int64)
+    counts = np.concatenate(parts_counts) if parts_counts else np.zeros((0, 2), dtype=np.int64)
+    cost = np.concatenate(parts_cost) if parts_cost else np.zeros(0)
+    use = (counts[:, :, None] * data.demand[job]).sum(axis=1) if len(job) else np.zeros((0, data.R))
+    return ChoiceSet(job=job, counts=counts, cost=cost, use=use, start=np.array(start), enumerated=enumerated)
+
+
+# ---- admission ---------------------------------------------------------------------------
+
+def min_configuration(data: AllocationData, j: int) -> tuple[int, int] | None:
+    """The allowed configuration with the smallest dominant demand (None if none)."""
+    if not isinstance(data.jobs[j].speed, TableSpeed):
+        c = (int(data.lo[j, 0]), int(data.lo[j, 1]))
+        return c if math.isfinite(data.time_s(j, *c)) else None
+    counts, _ = job_configurations(data, j)
+    if len(counts) == 0:
+        return None
+    dom = [_dominant(data, j, c) for c in counts]
+    k = int(np.argmin(dom))
+    return int(counts[k, 0]), int(counts[k, 1])
+
+
+def use_of(data: AllocationData, j: int, c: tuple[int, int]) -> np.ndarray:
+    return c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1]
+
+
+def _dominant(data: AllocationData, j: int, c: tuple[int, int]) -> float:
+    use = use_of(data, j, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(use > 0, use / data.cap, 0.0)
+    return float(r.max()) if len(r) else 0.0
+
+
+def fits(used: np.ndarray, extra: np.ndarray, cap: np.ndarray) -> bool:
+    return bool(np.all(used + extra <= cap + FIT_TOL * np.maximum(1.0, cap)))
+
+
+def admit_smallest_first(data: AllocationData) -> tuple[list[int], dict[int, tuple[int, int]]]:
+    """Heuristic admission (DESIGN.md): jobs by dominant demand of their minimum
+    configuration, ties by arrival then order; admit each that still fits.
+    Returns the admitted jobs and their starting configurations."""
+    mins = {j: c for j in range(data.J) if (c := min_configuration(data, j)) is not None}
+    order = sorted(mins, key=lambda j: (_dominant(data, j, mins[j]), data.arrival[j], j))
+    used = np.zeros(data.R)
+    admitted = []
+    for j in order:
+        extra = use_of(data, j, mins[j])
+        if fits(used, extra, data.cap):
+            used += extra
+            admitted.append(j)
+    admitted.sort()
+    return admitted, {j: mins[j] for j in admitted}
+
+
+def all_fit_at_minimum(data: AllocationData) -> bool:
+    total = np.zeros(data.R)
+    for j in range(data.J):
+        c = min_configuration(data, j)
+        if c is None:
+            return False
+        total += use_of(data, j, c)
+    return fits(np.zeros(data.R), total, data.cap)
+
+
+# ---- LP bounds -----------------------------------------------------------------------------
+
+def admitted_upper_bound(data: AllocationData) -> int:
+    """⌊LP⌋ of max Σ y_j s.t. Σ_j y_j·u_j <= C, y in [0, 1], where u_j is the
+    componentwise least use over j's allowed configurations: a proven bound."""
+    rows, ok = [], []
+    for j in range(data.J):
+        counts, _ = job_configurations(data, j) if isinstance(data.jobs[j].speed, TableSpeed) else (None, None)
+        if counts is None:
+            c = min_configuration(data, j)
+            if c is None:
+                continue
+            rows.append(use_of(data, j, c))
+        elif len(counts):
+            rows.append((counts[:, :, None] * data.demand[j][None]).sum(axis=1).min(axis=0))
+        else:
+            continue
+        ok.append(j)
+    if not ok:
+        return 0
+    A = np.array(rows).T  # (R, n)
+    res = scipy.optimize.linprog(-np.ones(len(ok)), A_ub=A, b_ub=data.cap, bounds=(0, 1), method="highs")
+    if res.status != 0:
+        return len(ok)
+    return min(len(ok), int(math.floor(-res.fun + 1e-7)))
+
+
+def lp_bound(data: AllocationData, cs: ChoiceSet, admitted: int) -> float | None:
+    """LP relaxation of the multiple-choice model with exactly ``admitted`` jobs
+    admitted (each job at most one configuration): a lower bound on Σ t_j of
+    every plan that admits that many jobs. None if the LP is infeasible."""
+    if admitted == 0:
+        return 0.0
+    K = cs.K
+    if K == 0:
+        return None
+    pick = sp.csr_matrix((np.ones(K), (cs.job, np.arange(K))), shape=(data.J, K))
+    owners = np.unique(cs.job)
+    pick = pick[owners]
+    A_ub = sp.vstack([sp.csr_matrix(cs.use.T), pick]) if admitted < len(owners) else sp.csr_matrix(cs.use.T)
+    b_ub = np.concatenate([data.cap, np.ones(len(owners))]) if admitted < len(owners) else data.cap
+    if admitted < len(owners):
+        A_eq, b_eq = sp.csr_matrix(np.ones((1, K))), np.array([float(admitted)])
+    else:
+        A_eq, b_eq = pick, np.ones(len(owners))
+    res = scipy.optimize.linprog(cs.cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=(0, 1), method="highs")
+    if res.status != 0:
+        return None
+    return float(res.fun)
+
+
+# ---- building plans -------------------------------------------------------------------------
+
+def build_plan(
+    data: AllocationData,
+    *,
+    solver: str,
+    config: dict[int, tuple[int, int]],
+    status: Status,
+    termination: Termination,
+    started: float,
+    bound: float | None = None,
+    admitted_bound: int | None = None,
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    metrics: dict[str, Any] | None = None,
+    message: str | None = None,
+) -> Plan:
+    """A Plan from per-job configurations ``config`` (job index -> (c0, c1))."""
+    instance = data.instance
+    allocation = {data.jobs[j].id: data.counts_dict(j, *config[j]) for j in sorted(config)}
+    value = float(sum(data.time_s(j, *config[j]) for j in config)) if status not in (Status.INFEASIBLE, Status.TIME_LIMIT) else None
+    if value is not None and bound is not None and bound > value:
+        bound = value  # numerical noise of the relaxation/solver, never a better-than-optimal claim
+    if admitted_bound is not None and admitted_bound > len(config):
+        bound = None  # the bound on Σ t_j holds only among plans admitting as many jobs
+    all_metrics = allocation_metrics(instance, allocation)
+    all_metrics.update(metrics or {})
+    return Plan(
+        instance=instance.name,
+        solver=solver,
+        status=status,
+        termination=termination,
+        objective=Objective(
+            name=OBJECTIVE_NAME, value=value, bound=bound, gap=relative_gap(value, bound),
+            admitted=len(config), admitted_bound=admitted_bound,
+        ),
+        solve_seconds=time.perf_counter() - started,
+        allocation=allocation,
+        paused=[job.id for j, job in enumerate(data.jobs) if j not in config],
+        metrics=all_metrics,
+        seed=seed,
+        options=options or {},
+        message=message,
+    )

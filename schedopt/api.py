@@ -1,0 +1,66 @@
+"""The public entry points: solve one instance, compare solvers on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from schedopt.instance import Instance
+from schedopt.plan import Plan, Violation, check
+from schedopt.registry import get_solver, solver_info, solvers
+
+
+def solve(instance: Instance, solver: str = "optimus-greedy", *, time_limit: float | None = None,
+          seed: int | None = None, **options: Any) -> Plan:
+    """Solve ``instance`` with the registered solver ``solver``.
+
+    ``time_limit`` in seconds (exact solvers); ``seed`` for any randomness;
+    ``options`` are the solver's own (see :func:`schedopt.solvers`).
+    Solver limits come back as the plan's status, never as an exception.
+    """
+    return get_solver(solver, **options).solve(instance, time_limit=time_limit, seed=seed)
+
+
+@dataclass
+class CompareRow:
+    solver: str
+    plan: Plan
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+@dataclass
+class Comparison:
+    """One row per solver, all on the same instance, time limit and seed."""
+
+    instance: str
+    rows: list[CompareRow]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Plain dicts (solver, status, admitted, objective, bound, gap, seconds, check)."""
+        out = []
+        for row in self.rows:
+            o = row.plan.objective
+            out.append({
+                "solver": row.solver, "status": row.plan.status.value, "admitted": o.admitted,
+                "objective": o.value, "bound": o.bound, "gap": o.gap,
+                "seconds": row.plan.solve_seconds, "check": "ok" if row.ok else f"{len(row.violations)} violations",
+            })
+        return out
+
+
+def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_limit: float | None = None,
+            seed: int | None = None) -> Comparison:
+    """Run several solvers (default: every solver of the allocation problem) and
+    check each plan."""
+    names = list(solvers_) if solvers_ is not None else [s.name for s in solvers("allocation")]
+    for name in names:
+        solver_info(name)  # fail fast on an unknown name, before any solve
+    rows = []
+    for name in names:
+        plan = solve(instance, name, time_limit=time_limit, seed=seed)
+        rows.append(CompareRow(name, plan, check(instance, plan)))
+    return Comparison(instance.name, rows)

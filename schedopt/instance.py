@@ -1,0 +1,231 @@
+"""Instances: the cluster (servers, capacities), the jobs (roles, demands,
+speed, remaining work) and the policy of one scheduling decision.
+
+The file format is ``schema: schedopt/instance@1`` (``../shared/DESIGN.md``),
+JSON or YAML by extension. Validation happens once, here, at the boundary:
+structural checks by pydantic, then cross-field checks (unknown resources,
+duplicate ids, bounds, speed form vs roles); every problem names the field
+path. Solvers may assume a validated :class:`Instance`.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
+
+from schedopt.errors import FieldProblem, InputError
+from schedopt.io import number_validator, problems_from_validation, read_document, write_document
+from schedopt.speed import SPEED_FORMS, SpeedForm
+
+INSTANCE_SCHEMA = "schedopt/instance@1"
+
+NonNeg = Annotated[float, PlainValidator(number_validator(ge=0))]
+Positive = Annotated[float, PlainValidator(number_validator(gt=0))]
+Count = Annotated[int, PlainValidator(number_validator(ge=0, integer=True))]
+PositiveCount = Annotated[int, PlainValidator(number_validator(ge=1, integer=True))]
+Name = Annotated[str, Field(min_length=1)]
+
+#: canonical role order of a two-role job: c0 = p (parameter servers), c1 = w (workers)
+TWO_ROLES = ("ps", "worker")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Role(_Strict):
+    """Per-task demand (resource -> amount) and bounds on the task count."""
+
+    demand: dict[Name, NonNeg]
+    min: PositiveCount = 1
+    max: PositiveCount | None = None
+
+    @property
+    def max_count(self) -> int:
+        return self.min if self.max is None else self.max
+
+
+class Bandwidth(_Strict):
+    ps: Positive
+    worker: Positive
+
+
+class Job(_Strict):
+    """A training job. Time in seconds, work in training steps."""
+
+    id: Name
+    model: str | None = None
+    arrival: NonNeg = 0.0
+    weight: Positive = 1.0
+    roles: dict[Name, Role] = Field(min_length=1)
+    speed: SpeedForm | None = None
+    remaining_steps: NonNeg | None = None
+    model_size: NonNeg | None = None  # MB per PS<->worker exchange
+    bandwidth: Bandwidth | None = None  # MB/s at each end
+    new: bool = False  # flagged as just started (Optimus priority factor)
+
+    @property
+    def role_names(self) -> tuple[str, ...]:
+        """Roles in canonical order: ``(ps, worker)`` for two-role jobs."""
+        return TWO_ROLES if len(self.roles) == 2 else tuple(self.roles)
+
+
+class Server(_Strict):
+    name: Name
+    count: PositiveCount = 1
+    capacity: dict[Name, NonNeg]
+
+
+class Policy(_Strict):
+    fairness_threshold: NonNeg = 0.1  # Dorm theta1
+    adjustment_threshold: NonNeg = 0.1  # Dorm theta2
+
+
+class Instance(_Strict):
+    """One scheduling problem. Build with :func:`load_instance` or
+    :meth:`Instance.from_dict`, which validate; treat as immutable."""
+
+    schema_: Literal["schedopt/instance@1"] = Field(INSTANCE_SCHEMA, alias="schema")
+    name: Name
+    resources: list[Name] = Field(min_length=1)
+    servers: list[Server] = Field(default_factory=list)
+    jobs: list[Job] = Field(default_factory=list)
+    policy: Policy | None = None
+    previous: dict[str, dict[str, dict[str, Count]]] | None = None
+    allocation: dict[str, dict[str, Count]] | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    # ---- construction -------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "<dict>") -> "Instance":
+        """Validate ``data`` (as parsed from a file); raises :class:`InputError`."""
+        if not isinstance(data, dict):
+            raise InputError(source, f"expected a mapping at the top level, got {type(data).__name__}")
+        if "schema" not in data:
+            raise InputError(source, [FieldProblem("schema", f'required field is missing (expected "{INSTANCE_SCHEMA}")')])
+        try:
+            inst = cls.model_validate(data)
+        except ValidationError as exc:
+            raise InputError(source, problems_from_validation(exc, skip=frozenset(SPEED_FORMS))) from None
+        problems = inst._cross_check()
+        if problems:
+            raise InputError(source, problems)
+        return inst
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=False)
+
+    def _cross_check(self) -> list[FieldProblem]:
+        out: list[FieldProblem] = []
+        known = set(self.resources)
+        if len(known) != len(self.resources):
+            out.append(FieldProblem("resources", "resource names must be unique"))
+        listing = ", ".join(self.resources)
+
+        def unknown_keys(mapping: dict[str, float], path: str) -> None:
+            for key in mapping:
+                if key not in known:
+                    out.append(FieldProblem(f"{path}.{key}", f'unknown resource "{key}"; the instance declares: {listing}'))
+
+        seen_servers: dict[str, str] = {}
+        for i, srv in enumerate(self.servers):
+            unknown_keys(srv.capacity, f"servers[{i}].capacity")
+            for name in _expand_names(srv):
+                if name in seen_servers:
+                    out.append(FieldProblem(f"servers[{i}].name", f'server name "{name}" is used twice (also {seen_servers[name]})'))
+                seen_servers.setdefault(name, f"servers[{i}]")
+
+        seen_jobs: dict[str, int] = {}
+        for i, job in enumerate(self.jobs):
+            path = f"jobs[{i}]"
+            if job.id in seen_jobs:
+                out.append(FieldProblem(f"{path}.id", f'duplicate job id "{job.id}" (also jobs[{seen_jobs[job.id]}])'))
+            seen_jobs.setdefault(job.id, i)
+            for rname, role in job.roles.items():
+                unknown_keys(role.demand, f"{path}.roles.{rname}.demand")
+                if role.max is not None and role.max < role.min:
+                    out.append(FieldProblem(f"{path}.roles.{rname}.max", f"max ({role.max}) is below min ({role.min})"))
+            if len(job.roles) > 2:
+                out.append(FieldProblem(f"{path}.roles", "a job has one role or two (ps and worker)"))
+            elif len(job.roles) == 2 and set(job.roles) != set(TWO_ROLES):
+                out.append(FieldProblem(f"{path}.roles", f"a two-role job has roles ps and worker, got {sorted(job.roles)}"))
+            if job.speed is not None and len(job.roles) <= 2 and job.speed.n_roles != len(job.roles):
+                need = "two roles (ps and worker)" if job.speed.n_roles == 2 else "one role"
+                out.append(FieldProblem(f"{path}.speed.form", f'speed form "{job.speed.form}" needs {need}; the job has {len(job.roles)}'))
+
+        roles_of = {job.id: set(job.roles) for job in self.jobs}
+        for key, placement in (self.previous or {}).items():
+            self._check_ref(out, f"previous.{key}", key, roles_of)
+            for server, counts in placement.items():
+                if server not in seen_servers:
+                    out.append(FieldProblem(f"previous.{key}.{server}", f'unknown server "{server}"'))
+                self._check_roles(out, f"previous.{key}.{server}", key, counts, roles_of)
+        for key, counts in (self.allocation or {}).items():
+            self._check_ref(out, f"allocation.{key}", key, roles_of)
+            self._check_roles(out, f"allocation.{key}", key, counts, roles_of)
+        return out
+
+    @staticmethod
+    def _check_ref(out: list[FieldProblem], path: str, job_id: str, roles_of: dict[str, set[str]]) -> None:
+        if job_id not in roles_of:
+            out.append(FieldProblem(path, f'unknown job "{job_id}"'))
+
+    @staticmethod
+    def _check_roles(out: list[FieldProblem], path: str, job_id: str, counts: dict[str, int], roles_of: dict[str, set[str]]) -> None:
+        for role in counts:
+            if job_id in roles_of and role not in roles_of[job_id]:
+                out.append(FieldProblem(f"{path}.{role}", f'job "{job_id}" has no role "{role}"'))
+
+    # ---- derived views (numpy) ---------------------------------------------------------
+    @cached_property
+    def server_names(self) -> list[str]:
+        """Server names with ``count`` expanded (``gpu-0 .. gpu-5``)."""
+        return [n for srv in self.servers for n in _expand_names(srv)]
+
+    @cached_property
+    def server_capacity(self) -> np.ndarray:
+        """Capacity per expanded server, shape (servers, resources)."""
+        rows = [self.vector(srv.capacity) for srv in self.servers for _ in range(srv.count)]
+        return np.array(rows, dtype=float).reshape(len(rows), len(self.resources))
+
+    @cached_property
+    def capacity_total(self) -> np.ndarray:
+        """Cluster capacity C_r summed over servers, shape (resources,)."""
+        return np.array(
+            [sum(srv.capacity.get(r, 0.0) * srv.count for srv in self.servers) for r in self.resources],
+            dtype=float,
+        )
+
+    @cached_property
+    def job_index(self) -> dict[str, int]:
+        return {job.id: i for i, job in enumerate(self.jobs)}
+
+    def vector(self, amounts: dict[str, float]) -> np.ndarray:
+        """A resource map as a vector in ``self.resources`` order (missing = 0)."""
+        return np.array([amounts.get(r, 0.0) for r in self.resources], dtype=float)
+
+    def role_demand(self, job: Job) -> np.ndarray:
+        """Per-task demand of each role in canonical order, shape (roles, resources)."""
+        return np.array([self.vector(job.roles[r].demand) for r in job.role_names]).reshape(
+            len(job.role_names), len(self.resources)
+        )
+
+
+def _expand_names(srv: Server) -> list[str]:
+    if "count" in srv.model_fields_set:
+        return [f"{srv.name}-{k}" for k in range(srv.count)]
+    return [srv.name]
+
+
+def load_instance(path: str | os.PathLike[str]) -> Instance:
+    """Read and validate an instance file (JSON or YAML). Raises :class:`InputError`."""
+    return Instance.from_dict(read_document(path), source=str(path))
+
+
+def save_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
+    write_document(path, instance.to_dict())

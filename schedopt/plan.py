@@ -1,0 +1,284 @@
+"""Plans: what every solver returns, its file format, its metrics and the
+independent checker.
+
+A :class:`Plan` keeps *why a solve stopped* (:class:`Termination`) apart from
+*what the answer is worth* (:class:`Status`), and carries the objective value,
+a proven bound where the solver has one, the gap, the solver and the seconds.
+
+:func:`check` recomputes the objective and every constraint from the instance
+alone; it imports no solver.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from schedopt.errors import InputError
+from schedopt.instance import Instance
+from schedopt.io import problems_from_validation, read_document, write_document
+
+PLAN_SCHEMA = "schedopt/plan@1"
+
+
+class Status(str, Enum):
+    """What the plan is worth (the DESIGN.md ``status`` field)."""
+
+    OPTIMAL = "optimal"  # proven optimal (within the solver's gap tolerance)
+    FEASIBLE = "feasible"  # feasible, not proven optimal (e.g. stopped at a time limit)
+    HEURISTIC = "heuristic"  # feasible, from a heuristic (bound, if any, from a relaxation)
+    INFEASIBLE = "infeasible"  # no feasible plan exists (or none could run at all)
+    TIME_LIMIT = "time_limit"  # stopped at the time limit with no feasible plan
+    KEPT_PREVIOUS = "kept_previous"  # infeasible now, the previous placement is kept (Dorm)
+
+
+class Termination(str, Enum):
+    """Why the solve stopped."""
+
+    OPTIMAL = "optimal"  # the optimality criteria were met
+    COMPLETED = "completed"  # a heuristic ran to its end
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    ERROR = "error"  # the backend failed; see ``message``
+
+
+class Objective(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    sense: Literal["min", "max"] = "min"
+    value: float | None = None
+    bound: float | None = None  # proven bound on the optimum, or None
+    gap: float | None = None  # |value - bound| / |value|
+    admitted: int | None = None  # primary objective (allocation): jobs admitted
+    admitted_bound: int | None = None  # proven upper bound on admitted jobs
+
+
+def relative_gap(value: float | None, bound: float | None) -> float | None:
+    """``|value - bound| / |value|`` (0 when both are 0; None when undefined)."""
+    if value is None or bound is None:
+        return None
+    if value == 0:
+        return 0.0 if abs(bound) <= 1e-12 else None
+    return abs(value - bound) / abs(value)
+
+
+class Plan(BaseModel):
+    """A solver's answer. Counts are per job and role; jobs left out are paused."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["schedopt/plan@1"] = Field(PLAN_SCHEMA, alias="schema")
+    instance: str
+    problem: str = "allocation"
+    solver: str
+    status: Status
+    termination: Termination
+    objective: Objective
+    solve_seconds: float
+    allocation: dict[str, dict[str, int]] = Field(default_factory=dict)
+    placement: dict[str, dict[str, dict[str, int]]] | None = None
+    paused: list[str] = Field(default_factory=list)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    seed: int | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    message: str | None = None
+
+    @property
+    def has_solution(self) -> bool:
+        return self.status in (Status.OPTIMAL, Status.FEASIBLE, Status.HEURISTIC, Status.KEPT_PREVIOUS)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "<dict>") -> "Plan":
+        if not isinstance(data, dict):
+            raise InputError(source, f"expected a mapping at the top level, got {type(data).__name__}")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise InputError(source, problems_from_validation(exc)) from None
+
+
+def load_plan(path: str | os.PathLike[str]) -> Plan:
+    return Plan.from_dict(read_document(path), source=str(path))
+
+
+def save_plan(plan: Plan, path: str | os.PathLike[str]) -> None:
+    write_document(path, plan.to_dict())
+
+
+# ---- objective and metrics, from the instance alone --------------------------------------
+
+def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int]) -> float:
+    """t_j = Q_j / f_j(p_j, w_j) in seconds (Optimus eq. 6); inf if not allowed."""
+    job = instance.jobs[instance.job_index[job_id]]
+    if job.speed is None or job.remaining_steps is None:
+        return math.inf
+    names = job.role_names
+    c0 = counts[names[0]]
+    c1 = counts[names[1]] if len(names) == 2 else 0
+    step = float(job.speed.step_time_s(c0, c1))
+    return job.remaining_steps * step if job.remaining_steps > 0 else 0.0
+
+
+def allocation_usage(instance: Instance, allocation: dict[str, dict[str, int]]) -> np.ndarray:
+    """Σ_j (w_j·O_j + p_j·N_j), shape (resources,) (Optimus eq. 7's left side)."""
+    used = np.zeros(len(instance.resources))
+    for job_id, counts in allocation.items():
+        job = instance.jobs[instance.job_index[job_id]]
+        for role, n in counts.items():
+            used += n * instance.vector(job.roles[role].demand)
+    return used
+
+
+def allocation_metrics(instance: Instance, allocation: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """Admitted and paused counts, utilisation per resource (used / capacity)."""
+    used = allocation_usage(instance, allocation)
+    cap = instance.capacity_total
+    util = {r: (float(u / c) if c > 0 else 0.0) for r, u, c in zip(instance.resources, used, cap)}
+    return {
+        "admitted": len(allocation),
+        "paused": len(instance.jobs) - len(allocation),
+        "tasks": int(sum(sum(c.values()) for c in allocation.values())),
+        "utilization": util,
+    }
+
+
+# ---- the checker ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+REL_TOL = 1e-6
+
+
+def check(instance: Instance, plan: Plan) -> list[Violation]:
+    """Recompute objective, metrics and every constraint of ``plan`` from
+    ``instance`` alone. Returns the violations (empty when the plan is sound)."""
+    out: list[Violation] = []
+    if plan.instance != instance.name:
+        out.append(Violation("instance", f'plan is for "{plan.instance}", instance is "{instance.name}"'))
+    checker = _CHECKERS.get(plan.problem)
+    if checker is None:
+        out.append(Violation("problem", f'no checker for problem "{plan.problem}"'))
+        return out
+    checker(instance, plan, out)
+    _check_objective_bound(plan, out)
+    return out
+
+
+def _check_objective_bound(plan: Plan, out: list[Violation]) -> None:
+    obj = plan.objective
+    if obj.value is None or obj.bound is None:
+        if obj.gap is not None and obj.bound is None:
+            out.append(Violation("objective.gap", "a gap is reported without a bound"))
+        return
+    slack = REL_TOL * max(1.0, abs(obj.value))
+    if obj.sense == "min" and obj.bound > obj.value + slack:
+        out.append(Violation("objective.bound", f"lower bound {obj.bound:.6g} exceeds the value {obj.value:.6g}"))
+    if obj.sense == "max" and obj.bound < obj.value - slack:
+        out.append(Violation("objective.bound", f"upper bound {obj.bound:.6g} is below the value {obj.value:.6g}"))
+    expected = relative_gap(obj.value, obj.bound)
+    if obj.gap is not None and expected is not None and abs(obj.gap - expected) > 1e-6:
+        out.append(Violation("objective.gap", f"gap {obj.gap:.6g} != |value - bound| / |value| = {expected:.6g}"))
+    if plan.status == Status.OPTIMAL and expected is not None and expected > 1e-4:
+        out.append(Violation("status", f"status optimal with a gap of {expected:.3g}"))
+
+
+def _check_allocation(instance: Instance, plan: Plan, out: list[Violation]) -> None:
+    alloc = plan.allocation
+    if plan.status in (Status.INFEASIBLE, Status.TIME_LIMIT) and alloc:
+        out.append(Violation("allocation", f"status {plan.status.value} but an allocation is given"))
+    for job_id, counts in alloc.items():
+        path = f"allocation.{job_id}"
+        if job_id not in instance.job_index:
+            out.append(Violation(path, f'unknown job "{job_id}"'))
+            continue
+        job = instance.jobs[instance.job_index[job_id]]
+        if set(counts) != set(job.roles):
+            out.append(Violation(path, f"roles {sorted(counts)} != the job's roles {sorted(job.roles)}"))
+            continue
+        for role, n in counts.items():
+            r = job.roles[role]
+            if not (r.min <= n <= r.max_count):
+                out.append(Violation(f"{path}.{role}", f"count {n} outside [{r.min}, {r.max_count}]"))
+        if not math.isfinite(remaining_time_s(instance, job_id, counts)):
+            out.append(Violation(path, f"configuration {counts} is not allowed by the job's speed ({job.speed.form if job.speed else 'none'})"))
+    if any(v.path.startswith("allocation.") for v in out):
+        return  # the sums below need valid jobs and roles
+
+    used = allocation_usage(instance, alloc)
+    cap = instance.capacity_total
+    for r, u, c in zip(instance.resources, used, cap):
+        if u > c + 1e-9 * max(1.0, c):
+            out.append(Violation(f"capacity.{r}", f"allocated {u:g} > capacity {c:g} (Optimus eq. 7)"))
+
+    expected_paused = [j.id for j in instance.jobs if j.id not in alloc]
+    if sorted(plan.paused) != sorted(expected_paused):
+        out.append(Violation("paused", f"paused {sorted(plan.paused)} != jobs without an allocation {sorted(expected_paused)}"))
+
+    obj = plan.objective
+    if obj.admitted is not None and obj.admitted != len(alloc):
+        out.append(Violation("objective.admitted", f"{obj.admitted} != {len(alloc)} jobs allocated"))
+    if obj.admitted_bound is not None and obj.admitted_bound < len(alloc):
+        out.append(Violation("objective.admitted_bound", f"bound {obj.admitted_bound} < {len(alloc)} jobs admitted"))
+    if plan.has_solution:
+        total = sum(remaining_time_s(instance, j, c) for j, c in alloc.items())
+        if obj.value is None or abs(obj.value - total) > REL_TOL * max(1.0, abs(total)):
+            out.append(Violation("objective.value", f"reported {obj.value} != recomputed Σ Q_j/f_j = {total:.9g}"))
+        metrics = allocation_metrics(instance, alloc)
+        for key in ("admitted", "paused", "tasks"):
+            if key in plan.metrics and plan.metrics[key] != metrics[key]:
+                out.append(Violation(f"metrics.{key}", f"{plan.metrics[key]} != recomputed {metrics[key]}"))
+        for r, u in metrics["utilization"].items():
+            got = plan.metrics.get("utilization", {}).get(r)
+            if got is not None and abs(got - u) > 1e-6:
+                out.append(Violation(f"metrics.utilization.{r}", f"{got} != recomputed {u:.6g}"))
+    if plan.placement is not None:
+        _check_placement(instance, plan, out)
+
+
+def _check_placement(instance: Instance, plan: Plan, out: list[Violation]) -> None:
+    names = {n: i for i, n in enumerate(instance.server_names)}
+    load = np.zeros_like(instance.server_capacity)
+    for job_id, per_server in (plan.placement or {}).items():
+        path = f"placement.{job_id}"
+        if job_id not in plan.allocation:
+            out.append(Violation(path, "placed but not allocated"))
+            continue
+        job = instance.jobs[instance.job_index[job_id]]
+        totals: dict[str, int] = {}
+        for server, counts in per_server.items():
+            if server not in names:
+                out.append(Violation(f"{path}.{server}", f'unknown server "{server}"'))
+                continue
+            for role, n in counts.items():
+                if role not in job.roles:
+                    out.append(Violation(f"{path}.{server}.{role}", f'job has no role "{role}"'))
+                    continue
+                totals[role] = totals.get(role, 0) + n
+                load[names[server]] += n * instance.vector(job.roles[role].demand)
+        if totals != {r: n for r, n in plan.allocation[job_id].items() if n}:
+            out.append(Violation(path, f"placed counts {totals} != allocation {plan.allocation[job_id]}"))
+    over = load > instance.server_capacity + 1e-9
+    for s, r in zip(*np.nonzero(over)):
+        out.append(Violation(f"placement.capacity.{instance.server_names[s]}.{instance.resources[r]}",
+                             f"load {load[s, r]:g} > capacity {instance.server_capacity[s, r]:g}"))
+
+
+_CHECKERS = {"allocation": _check_allocation}

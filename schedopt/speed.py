@@ -1,0 +1,157 @@
+"""Speed functions: training steps per second as a function of task counts.
+
+Every form exposes ``step_time_s(c0, c1)``: seconds per training step
+(``1 / f``) for ``c0`` tasks of the job's first role and ``c1`` of its second.
+For two-role jobs the roles are ordered ``(ps, worker)``, so ``c0 = p`` and
+``c1 = w``; one-role jobs ignore ``c1``. The arithmetic is written once and
+works on Python floats (the greedy's hot loop) and on numpy arrays (choice
+enumeration) alike. Configurations a form does not allow cost ``inf``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, model_validator
+
+from schedopt.io import number_validator
+
+NonNeg = Annotated[float, PlainValidator(number_validator(ge=0))]
+Positive = Annotated[float, PlainValidator(number_validator(gt=0))]
+
+
+class _Form(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    @property
+    def n_roles(self) -> int:
+        """How many roles the form speaks of (2: ps and worker; 1: a single role)."""
+        return 2
+
+
+class OptimusSync(_Form):
+    """Optimus eq. 4: f(p, w) = 1 / (θ0·M/w + θ1 + θ2·w/p + θ3·w + θ4·p), M = ``batch``."""
+
+    form: Literal["optimus-sync"] = "optimus-sync"
+    theta: Annotated[list[NonNeg], Field(min_length=5, max_length=5)]
+    batch: Positive
+
+    @model_validator(mode="after")
+    def _not_all_zero(self) -> "OptimusSync":
+        if sum(self.theta) <= 0:
+            raise ValueError("theta: at least one coefficient must be > 0 (else the speed is infinite)")
+        return self
+
+    def step_time_s(self, c0: Any, c1: Any) -> Any:
+        t0, t1, t2, t3, t4 = self.theta
+        p, w = c0, c1
+        return t0 * self.batch / w + t1 + t2 * w / p + t3 * w + t4 * p
+
+
+class OptimusAsync(_Form):
+    """Optimus eq. 3: f(p, w) = w / (θ0 + θ1·w/p + θ2·w + θ3·p)."""
+
+    form: Literal["optimus-async"] = "optimus-async"
+    theta: Annotated[list[NonNeg], Field(min_length=4, max_length=4)]
+
+    @model_validator(mode="after")
+    def _not_all_zero(self) -> "OptimusAsync":
+        if sum(self.theta) <= 0:
+            raise ValueError("theta: at least one coefficient must be > 0 (else the speed is infinite)")
+        return self
+
+    def step_time_s(self, c0: Any, c1: Any) -> Any:
+        t0, t1, t2, t3 = self.theta
+        p, w = c0, c1
+        return (t0 + t1 * w / p + t2 * w + t3 * p) / w
+
+
+class Amdahl(_Form):
+    """One role (SLAQ executors, all-reduce jobs): f(n) = 1 / (serial + parallel/n)."""
+
+    form: Literal["amdahl"] = "amdahl"
+    serial: NonNeg
+    parallel: NonNeg
+
+    @property
+    def n_roles(self) -> int:
+        return 1
+
+    @model_validator(mode="after")
+    def _not_all_zero(self) -> "Amdahl":
+        if self.serial + self.parallel <= 0:
+            raise ValueError("serial + parallel must be > 0 (else the speed is infinite)")
+        return self
+
+    def step_time_s(self, c0: Any, c1: Any) -> Any:
+        return self.serial + self.parallel / c0
+
+
+class TableSpeed(_Form):
+    """Measured configurations only: ``points: [[p, w, steps_per_s], ...]`` for
+    two-role jobs, ``[[n, steps_per_s], ...]`` for one-role jobs."""
+
+    form: Literal["table"] = "table"
+    points: Annotated[list[list[NonNeg]], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _points(self) -> "TableSpeed":
+        widths = {len(pt) for pt in self.points}
+        if len(widths) != 1 or widths.pop() not in (2, 3):
+            raise ValueError("points: every point must be [p, w, speed] (two roles) or [n, speed] (one role)")
+        seen: set[tuple[int, ...]] = set()
+        for i, pt in enumerate(self.points):
+            counts, speed = pt[:-1], pt[-1]
+            if any(c != int(c) or c < 1 for c in counts):
+                raise ValueError(f"points[{i}]: task counts must be integers >= 1, got {counts}")
+            if speed <= 0:
+                raise ValueError(f"points[{i}]: speed must be > 0, got {speed}")
+            key = tuple(int(c) for c in counts)
+            if key in seen:
+                raise ValueError(f"points[{i}]: configuration {list(key)} is listed twice")
+            seen.add(key)
+        return self
+
+    @property
+    def n_roles(self) -> int:
+        return len(self.points[0]) - 1
+
+    def _lookup(self) -> dict[tuple[int, int], float]:
+        cache = self.__dict__.get("_lookup_cache")
+        if cache is None:
+            cache = {}
+            for pt in self.points:
+                key = (int(pt[0]), int(pt[1])) if len(pt) == 3 else (int(pt[0]), 0)
+                cache[key] = 1.0 / pt[-1]
+            self.__dict__["_lookup_cache"] = cache
+        return cache
+
+    def step_time_s(self, c0: Any, c1: Any) -> Any:
+        table = self._lookup()
+        if self.n_roles == 1:
+            c1 = 0 if np.isscalar(c0) else np.zeros_like(c0)
+        if np.isscalar(c0) and np.isscalar(c1):
+            return table.get((int(c0), int(c1)), float("inf"))
+        a, b = np.broadcast_arrays(np.asarray(c0), np.asarray(c1))
+        out = np.fromiter(
+            (table.get((int(x), int(y)), np.inf) for x, y in zip(a.ravel(), b.ravel())),
+            dtype=float, count=a.size,
+        )
+        return out.reshape(a.shape)
+
+    def configurations(self) -> list[tuple[int, ...]]:
+        """The measured configurations, as task-count tuples in role order."""
+        return [tuple(int(c) for c in pt[:-1]) for pt in self.points]
+
+
+SpeedForm = Annotated[
+    Union[OptimusSync, OptimusAsync, TableSpeed, Amdahl], Field(discriminator="form")
+]
+SPEED_FORMS = ("optimus-sync", "optimus-async", "table", "amdahl")
+
+
+def steps_per_s(speed: SpeedForm, c0: Any, c1: Any = 1) -> Any:
+    """f(c0, c1) in training steps per second (0 where the form does not allow it)."""
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(speed.step_time_s(c0, c1), dtype=float)
