@@ -14,9 +14,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from schedopt.allocation.greedy import greedy_allocate
+from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.problem import (
     AllocationData,
     ChoiceSet,
+    admit_smallest_first,
     all_fit_at_minimum,
     build_plan,
     compile_allocation,
@@ -52,6 +55,27 @@ class ExactBackend(Protocol):
 def check_time_limit(time_limit: float | None, solver: str) -> None:
     if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
         raise InputError(solver, f"time_limit: expected a number of seconds > 0, got {time_limit!r}")
+
+
+def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any]) -> ChoiceSet:
+    """Reduced-cost fixing (see :mod:`schedopt.allocation.lagrange`): keep only the
+    configurations that can be in a plan no worse than the best incumbent."""
+    t0 = time.perf_counter()
+    lag = solve_lp(data, cs)
+    candidates = []
+    rounded = round_lp(data, cs, lag.x)
+    if rounded is not None:
+        candidates.append(float(cs.cost[rounded].sum()))
+    _, start = admit_smallest_first(data)
+    config, _ = greedy_allocate(data, start)
+    candidates.append(float(sum(data.time_s(j, *c) for j, c in config.items())))
+    incumbent = min(candidates)
+    reduced = cs.subset(fix_by_reduced_cost(cs, lag, incumbent))
+    metrics.update({
+        "lp_bound": lag.bound, "lp_rounds": lag.rounds, "lp_columns": lag.columns, "incumbent": incumbent,
+        "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
+    })
+    return reduced
 
 
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
@@ -98,6 +122,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
             return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,
                         message="no job fits the cluster at its minimum")
 
+    if every_job:
+        cs = _reduce(data, cs, metrics)
     s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,
                              time_limit=left(), seed=seed)
     metrics.update(s2.info)

@@ -136,6 +136,13 @@ class ChoiceSet:
     def of(self, j: int) -> slice:
         return slice(int(self.start[j]), int(self.start[j + 1]))
 
+    def subset(self, keep: np.ndarray) -> "ChoiceSet":
+        """The configurations where ``keep`` is True, still grouped by job."""
+        n_jobs = len(self.start) - 1
+        counts = np.bincount(self.job[keep], minlength=n_jobs)
+        return ChoiceSet(job=self.job[keep], counts=self.counts[keep], cost=self.cost[keep], use=self.use[keep],
+                         start=np.concatenate([[0], np.cumsum(counts)]), enumerated=self.enumerated)
+
 
 def job_configurations(data: AllocationData, j: int) -> tuple[np.ndarray, np.ndarray]:
     """All allowed configurations of job j within its bounds: counts (n, 2), cost (n,)."""

@@ -1,0 +1,190 @@
+"""The ``schedopt`` command. Exit status: 0 success, 1 infeasible or a failed
+check, 2 bad input (a message naming the file and field; nothing written)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from schedopt.api import compare as compare_solvers
+from schedopt.api import solve as solve_instance
+from schedopt.errors import InputError
+from schedopt.instance import load_instance, save_instance
+from schedopt.plan import Plan, Status, check as check_plan, load_plan, save_plan
+from schedopt.registry import solver_info, solvers as list_solvers
+
+def _console(stderr: bool = False) -> Console:
+    # Piped output gets a wide table rather than rich's 80-column default.
+    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
+    return Console(stderr=stderr, width=width)
+
+
+def handles_bad_input(fn: Callable[..., None]) -> Callable[..., None]:
+    """Bad input: one message naming the file and field, exit status 2, no traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except InputError as exc:
+            err.print("error: " + exc.render(), highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(EXIT_BAD_INPUT) from None
+
+    return wrapper
+
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+                  help="Deep-learning cluster scheduling: exact models and published heuristics.")
+out = _console()
+err = _console(stderr=True)
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _fmt(x: Any, spec: str = ".6g") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def _parse_options(pairs: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError("--option", f'expected KEY=VALUE, got "{pair}"')
+        options[key.strip()] = yaml.safe_load(value)
+    return options
+
+
+def _check_out_path(path: Optional[Path]) -> None:
+    if path is not None and path.suffix.lower() not in (".json", ".yaml", ".yml"):
+        raise InputError(str(path), "unknown file type; expected .json, .yaml or .yml")
+    if path is not None and not path.parent.is_dir():
+        raise InputError(str(path), f"directory {str(path.parent)!r} does not exist")
+
+
+def _summary(plan: Plan) -> None:
+    o = plan.objective
+    out.print(f"[bold]{plan.solver}[/bold] on {plan.instance}: status [bold]{plan.status.value}[/bold] "
+              f"(stopped: {plan.termination.value}), admitted {o.admitted}, paused {len(plan.paused)}")
+    out.print(f"  {o.name} = {_fmt(o.value)}  bound = {_fmt(o.bound)}  gap = "
+              f"{'-' if o.gap is None else f'{100 * o.gap:.4g}%'}  in {plan.solve_seconds:.3f} s")
+    if plan.message:
+        out.print(f"  note: {plan.message}", markup=False)
+
+
+@app.command()
+@handles_bad_input
+def solve(
+    file: Path = typer.Argument(..., help="instance file (.yaml/.json)"),
+    solver: str = typer.Option(..., "--solver", "-s", help="solver name (see `schedopt solvers`)"),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds (exact solvers)"),
+    seed: Optional[int] = typer.Option(None, "--seed"),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="write the plan here (.yaml/.json)"),
+    option: list[str] = typer.Option([], "--option", "-o", help="solver option KEY=VALUE (repeatable)"),
+) -> None:
+    """Solve FILE with one solver; print a summary and optionally write the plan."""
+    _check_out_path(out_path)
+    instance = load_instance(file)
+    plan = solve_instance(instance, solver, time_limit=time_limit, seed=seed, **_parse_options(option))
+    violations = check_plan(instance, plan)
+    _summary(plan)
+    for v in violations:
+        err.print(f"check: {v}", markup=False, highlight=False)
+    if out_path is not None:
+        save_plan(plan, out_path)
+        out.print(f"  plan written to {out_path}")
+    if violations or not plan.has_solution:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+@handles_bad_input
+def compare(
+    file: Path = typer.Argument(..., help="instance file (.yaml/.json)"),
+    solvers: Optional[str] = typer.Option(None, "--solvers", help="comma-separated names (default: all allocation solvers)"),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds per exact solver"),
+    seed: Optional[int] = typer.Option(None, "--seed"),
+) -> None:
+    """Run several solvers on FILE and print status, objective, bound, gap, seconds and check."""
+    instance = load_instance(file)
+    names = [s.strip() for s in solvers.split(",") if s.strip()] if solvers else None
+    result = compare_solvers(instance, names, time_limit=time_limit, seed=seed)
+    table = Table(title=f"{instance.name}: {len(instance.jobs)} jobs, {len(instance.server_names)} servers")
+    for col, justify in [("solver", "left"), ("status", "left"), ("admitted", "right"), ("objective", "right"),
+                         ("bound", "right"), ("gap %", "right"), ("seconds", "right"), ("check", "left")]:
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for rec in result.records():
+        table.add_row(rec["solver"], rec["status"], _fmt(rec["admitted"], "d"), _fmt(rec["objective"]),
+                      _fmt(rec["bound"]), "-" if rec["gap"] is None else f"{100 * rec['gap']:.4f}",
+                      f"{rec['seconds']:.3f}", rec["check"])
+    out.print(table)
+    if any(not row.ok for row in result.rows):
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+@handles_bad_input
+def check(
+    file: Path = typer.Argument(..., help="instance file"),
+    plan_file: Path = typer.Argument(..., metavar="PLAN", help="plan file"),
+) -> None:
+    """Recompute PLAN's objective and constraints from FILE alone; list violations."""
+    instance = load_instance(file)
+    plan = load_plan(plan_file)
+    violations = check_plan(instance, plan)
+    if violations:
+        for v in violations:
+            out.print(f"violation {v}", markup=False, highlight=False)
+        raise typer.Exit(EXIT_FAILED)
+    out.print(f"ok: {plan.solver} plan for {instance.name} passes every check "
+              f"({plan.objective.name} = {_fmt(plan.objective.value)})")
+
+
+@app.command()
+@handles_bad_input
+def solvers() -> None:
+    """List the registered solvers with their capability flags and options."""
+    table = Table(title="schedopt solvers")
+    for col in ("name", "problem", "kind", "backend", "time limit", "options", "description"):
+        table.add_column(col)
+    for info in list_solvers():
+        opts = ", ".join(f"{k}={v}" for k, v in info.options.items()) or "-"
+        table.add_row(info.name, info.problem, "exact" if info.exact else "heuristic", info.backend,
+                      "yes" if info.supports_time_limit else "-", opts, info.description)
+    out.print(table)
+
+
+@app.command()
+@handles_bad_input
+def generate(
+    family: str = typer.Argument(..., help="instance family (e.g. optimus)"),
+    jobs: int = typer.Option(..., "--jobs", min=0),
+    servers: int = typer.Option(..., "--servers", min=1),
+    seed: int = typer.Option(0, "--seed"),
+    out_path: Path = typer.Option(..., "--out", help="instance file to write (.yaml/.json)"),
+    max_tasks: int = typer.Option(32, "--max-tasks", min=1, help="max PS and max workers per job"),
+    name: Optional[str] = typer.Option(None, "--name", help="instance name (default: from family and sizes)"),
+) -> None:
+    """Generate an instance of FAMILY, deterministic in --seed."""
+    from schedopt.generate import generate_instance
+
+    _check_out_path(out_path)
+    instance = generate_instance(family, jobs=jobs, servers=servers, seed=seed, max_tasks=max_tasks, name=name)
+    save_instance(instance, out_path)
+    out.print(f"wrote {out_path}: {len(instance.jobs)} jobs, {len(instance.server_names)} servers")
+
+
+def main() -> None:
+    app(prog_name="schedopt")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""DL job profiles (``models/*.yaml``): one per model, with the source of every number."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from schedopt.errors import InputError
+from schedopt.io import problems_from_validation, read_document
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    display_name: str
+    params_million: float
+    dataset_examples: int
+    model_size_mb: float
+    batch: int
+    epochs: int = 10
+    dataset_downscale: float = 1.0
+    speed: dict[str, dict[str, Any]]
+    demand: dict[str, dict[str, float]]
+
+    def total_steps(self) -> int:
+        """Steps to train ``epochs`` epochs over the (downscaled) dataset."""
+        per_epoch = max(1, round(self.dataset_examples * self.dataset_downscale / self.batch))
+        return per_epoch * self.epochs
+
+
+@lru_cache(maxsize=4)
+def load_profiles(directory: str | None = None) -> tuple[Profile, ...]:
+    """All profiles in ``directory`` (default: the repository's ``models/``), by name."""
+    d = Path(directory) if directory else MODELS_DIR
+    files = sorted(d.glob("*.yaml"))
+    if not files:
+        raise InputError(str(d), "no model profiles (*.yaml) found")
+    out = []
+    for f in files:
+        try:
+            out.append(Profile.model_validate(read_document(f)))
+        except ValidationError as exc:
+            raise InputError(str(f), problems_from_validation(exc)) from None
+    return tuple(out)
