@@ -33,6 +33,7 @@ from schedopt.allocation.problem import (
     enumerate_choices,
     lp_bound,
 )
+from schedopt.allocation.lagrange import solve_lp
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
@@ -166,7 +167,10 @@ class OptimusGreedy:
             admitted_bound = admitted_upper_bound(data) if len(admitted) < data.J else data.J
             if admitted_bound == len(admitted):
                 cs: ChoiceSet = enumerate_choices(data)
-                bound = lp_bound(data, cs, len(admitted))
+                if len(admitted) == data.J:  # every job admitted: the fast Lagrangian LP bound
+                    bound = solve_lp(data, cs).bound if data.J else 0.0
+                else:
+                    bound = lp_bound(data, cs, len(admitted))
         status = Status.HEURISTIC if admitted or data.J == 0 else Status.INFEASIBLE
         return build_plan(
             data, solver=self.name, config=config, status=status,

@@ -103,9 +103,10 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, max_rounds: int = 500) -> Lagr
 
 
 def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray) -> list[int] | None:
-    """An integer plan from the LP primal: integral jobs keep their configuration,
-    each fractional job takes its cheapest configuration that still fits. None if
-    that fails."""
+    """An integer plan from the LP primal: integral jobs keep their configuration;
+    fractional jobs (at most about R of them) first reserve their smallest
+    configuration, then each takes its cheapest one that fits. None if the
+    reservation itself does not fit."""
     chosen: dict[int, int] = {}
     fractional = []
     used = np.zeros(data.R)
@@ -118,15 +119,19 @@ def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray) -> list[int] | 
         else:
             fractional.append(j)
     limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    # reserve each fractional job's smallest configuration, then upgrade them one by one
+    dominant = (cs.use / np.where(data.cap > 0, data.cap, np.inf)).max(axis=1) if data.R else np.zeros(cs.K)
+    smallest = {j: cs.of(j).start + int(np.argmin(dominant[cs.of(j)])) for j in fractional}
+    for j in fractional:
+        used += cs.use[smallest[j]]
     if np.any(used > limit):
         return None
     for j in fractional:
+        used -= cs.use[smallest[j]]
         s = cs.of(j)
         ks = np.arange(s.start, s.stop)
         ok = ks[np.all(used + cs.use[ks] <= limit, axis=1)]
-        if len(ok) == 0:
-            return None
-        k = int(ok[np.argmin(cs.cost[ok])])
+        k = int(ok[np.argmin(cs.cost[ok])]) if len(ok) else smallest[j]
         chosen[j] = k
         used += cs.use[k]
     return [chosen[j] for j in range(data.J)]
