@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, PrivateAttr, ValidationError
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.io import number_validator, problems_from_validation, read_document, write_document
@@ -99,6 +99,12 @@ class Instance(_Strict):
     allocation: dict[str, dict[str, Count]] | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    _source: str = PrivateAttr(default="<instance>")
+
+    @property
+    def source(self) -> str:
+        """Where the instance came from (a file path), for error messages."""
+        return self._source
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -115,6 +121,7 @@ class Instance(_Strict):
         problems = inst._cross_check()
         if problems:
             raise InputError(source, problems)
+        inst._source = source
         return inst
 
     def to_dict(self) -> dict[str, Any]:

@@ -104,9 +104,9 @@ def problems_from_validation(err: ValidationError, skip: frozenset[str] = frozen
         elif kind in ("too_short", "too_long"):
             msg = f"expected {_length_words(ctx)}, got {ctx.get('actual_length')} items"
         elif kind == "union_tag_invalid":
-            msg = f"unknown {ctx.get('discriminator', 'tag')} {show(ctx.get('tag'))}; expected one of {ctx.get('expected_tags')}"
+            msg = f"unknown {str(ctx.get('discriminator', 'tag')).strip(chr(39))} {show(ctx.get('tag'))}; expected one of {ctx.get('expected_tags')}"
         elif kind == "union_tag_not_found":
-            msg = f"missing {ctx.get('discriminator', 'tag')}"
+            msg = f"missing {str(ctx.get('discriminator', 'tag')).strip(chr(39))}"
         elif kind == "literal_error":
             msg = f"expected {ctx.get('expected')}, got {got}"
         elif kind in _TYPE_WORDS:

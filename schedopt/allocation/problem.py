@@ -89,7 +89,7 @@ def compile_allocation(instance: Instance) -> AllocationData:
         if job.remaining_steps is None:
             problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "required by the allocation problem"))
     if problems:
-        raise InputError(instance.name, problems)
+        raise InputError(instance.source, problems)
     J, R = len(instance.jobs), len(instance.resources)
     n_roles = np.array([len(j.roles) for j in instance.jobs], dtype=int)
     lo = np.zeros((J, 2), dtype=np.int64)

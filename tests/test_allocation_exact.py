@@ -1,0 +1,104 @@
+"""Exact solvers against brute force and against each other; the greedy against both."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import schedopt
+from schedopt.allocation import solve_bruteforce
+from tests.conftest import INSTANCES, assert_checked, random_tiny_instance
+
+SEEDS = range(40)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_exact_equals_brute_force_and_greedy_is_never_better(seed: int) -> None:
+    inst = random_tiny_instance(seed)
+    admitted, total, _ = solve_bruteforce(inst)
+    plans = {name: assert_checked(inst, schedopt.solve(inst, name)) for name in ("optimus-milp", "optimus-cpsat", "optimus-greedy")}
+    for name in ("optimus-milp", "optimus-cpsat"):
+        p = plans[name]
+        if admitted == 0:
+            assert p.status == schedopt.Status.INFEASIBLE and p.objective.admitted == 0
+            continue
+        assert p.status == schedopt.Status.OPTIMAL, (name, p.message)
+        assert p.objective.admitted == admitted
+        assert p.objective.value == pytest.approx(total, rel=1e-9, abs=1e-9)
+        assert p.objective.bound <= total * (1 + 1e-9) + 1e-9
+    g = plans["optimus-greedy"]
+    if g.objective.admitted == admitted and admitted > 0:
+        assert g.objective.value >= total * (1 - 1e-9) - 1e-9  # never better than the optimum
+        if g.objective.bound is not None:
+            assert g.objective.bound <= total * (1 + 1e-9) + 1e-9  # the LP bound really bounds
+            assert g.objective.gap >= 0
+    else:
+        assert g.objective.admitted <= admitted
+
+
+def test_hand_verified_optimum() -> None:
+    inst = schedopt.load_instance(INSTANCES / "small-hand.yaml")
+    for name in ("optimus-milp", "optimus-cpsat", "optimus-greedy"):
+        p = assert_checked(inst, schedopt.solve(inst, name))
+        assert p.allocation == {"a": {"worker": 2}, "b": {"worker": 1}}
+        assert p.objective.value == pytest.approx(9.0)
+
+
+def test_milp_and_cpsat_agree_on_the_testbed(testbed: schedopt.Instance) -> None:
+    milp = assert_checked(testbed, schedopt.solve(testbed, "optimus-milp"))
+    cpsat = assert_checked(testbed, schedopt.solve(testbed, "optimus-cpsat"))
+    greedy = assert_checked(testbed, schedopt.solve(testbed, "optimus-greedy"))
+    assert milp.status == cpsat.status == schedopt.Status.OPTIMAL
+    assert milp.objective.value == pytest.approx(cpsat.objective.value, rel=1e-9)
+    assert greedy.objective.value >= milp.objective.value * (1 - 1e-12)
+    # the greedy's certified gap is measured against a bound no greater than the optimum
+    assert greedy.objective.bound <= milp.objective.value * (1 + 1e-9)
+
+
+def test_reduced_cost_fixing_keeps_the_optimum_on_100_jobs() -> None:
+    inst = schedopt.load_instance(INSTANCES / "optimus-100.yaml")
+    milp = assert_checked(inst, schedopt.solve(inst, "optimus-milp"))
+    assert milp.status == schedopt.Status.OPTIMAL and milp.objective.gap <= 1e-6
+    assert milp.metrics["after_fixing"] < milp.metrics["after_pruning"]
+    # the same model without fixing (CP-SAT on the full pruned set is too slow; HiGHS LP instead):
+    # the optimum can't be below the Lagrangian bound, and the bound is tight here
+    assert milp.metrics["lp_bound"] <= milp.objective.value * (1 + 1e-12)
+
+
+def test_oversubscribed_admits_the_most_jobs() -> None:
+    # 3 GPUs; jobs need 2, 2 and 1 GPU at minimum: the most jobs is 2 (the 1-GPU job plus one 2-GPU job)
+    from tests.conftest import make_instance
+
+    jobs = []
+    for jid, gpus in (("big1", 2), ("big2", 2), ("small", 1)):
+        jobs.append({"id": jid, "roles": {"worker": {"demand": {"gpu": 1}, "min": gpus, "max": 3}},
+                     "speed": {"form": "amdahl", "serial": 0.1, "parallel": 1.0}, "remaining_steps": 100})
+    inst = make_instance(jobs, {"gpu": 3})
+    admitted, total, _ = solve_bruteforce(inst)
+    assert admitted == 2
+    for name in ("optimus-milp", "optimus-cpsat", "optimus-greedy"):
+        p = assert_checked(inst, schedopt.solve(inst, name))
+        assert p.objective.admitted == 2 and len(p.paused) == 1
+        assert "small" in p.allocation
+        if name != "optimus-greedy":
+            assert p.objective.value == pytest.approx(total)
+            assert p.objective.admitted_bound == 2
+
+
+def test_time_limit_comes_back_as_status_not_exception() -> None:
+    inst = schedopt.load_instance(INSTANCES / "optimus-100.yaml")
+    for name in ("optimus-milp", "optimus-cpsat"):
+        p = schedopt.solve(inst, name, time_limit=1e-3)
+        assert p.status in (schedopt.Status.OPTIMAL, schedopt.Status.FEASIBLE, schedopt.Status.TIME_LIMIT)
+        if p.has_solution:
+            assert_checked(inst, p)
+    with pytest.raises(schedopt.InputError):
+        schedopt.solve(inst, "optimus-milp", time_limit=-1)
+
+
+def test_cpsat_bound_accounts_for_cost_scaling(testbed: schedopt.Instance) -> None:
+    p = schedopt.solve(testbed, "optimus-cpsat")
+    assert p.metrics["scaling_error_s"] > 0
+    assert p.objective.bound <= p.objective.value
+    assert math.isfinite(p.objective.gap) and p.objective.gap < 1e-6

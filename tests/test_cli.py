@@ -1,0 +1,85 @@
+"""The CLI verbs and their exit codes (0 ok, 1 infeasible or failed check, 2 bad input)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+import schedopt
+from schedopt.cli import app
+from tests.conftest import INSTANCES
+
+runner = CliRunner()
+
+
+def test_solve_writes_a_plan_that_checks(tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    r = runner.invoke(app, ["solve", str(INSTANCES / "optimus-testbed.yaml"), "--solver", "optimus-milp", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["check", str(INSTANCES / "optimus-testbed.yaml"), str(out)])
+    assert r.exit_code == 0 and "passes every check" in r.output
+
+
+def test_check_fails_on_a_tampered_plan(tmp_path: Path) -> None:
+    inst = str(INSTANCES / "small-hand.yaml")
+    out = tmp_path / "plan.yaml"
+    assert runner.invoke(app, ["solve", inst, "--solver", "optimus-greedy", "--out", str(out)]).exit_code == 0
+    plan = yaml.safe_load(out.read_text())
+    plan["allocation"]["b"]["worker"] = 3  # 5 GPUs on a 3-GPU cluster
+    out.write_text(yaml.safe_dump(plan))
+    r = runner.invoke(app, ["check", inst, str(out)])
+    assert r.exit_code == 1
+    assert "capacity.gpu" in r.output and "objective.value" in r.output
+
+
+def test_solver_options_pass_through(tmp_path: Path) -> None:
+    out = tmp_path / "p.yaml"
+    r = runner.invoke(app, ["solve", str(INSTANCES / "optimus-testbed.yaml"), "-s", "optimus-greedy",
+                            "-o", "stop_rule=paper", "-o", "priority_factor=1", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert yaml.safe_load(out.read_text())["options"]["stop_rule"] == "paper"
+
+
+def test_infeasible_exits_1(tmp_path: Path) -> None:
+    inst = tmp_path / "inf.yaml"
+    inst.write_text(yaml.safe_dump({
+        "schema": "schedopt/instance@1", "name": "inf", "resources": ["gpu"],
+        "servers": [{"name": "n", "capacity": {"gpu": 1}}],
+        "jobs": [{"id": "a", "roles": {"worker": {"demand": {"gpu": 1}, "min": 2, "max": 2}},
+                  "speed": {"form": "amdahl", "serial": 1, "parallel": 1}, "remaining_steps": 5}],
+    }))
+    r = runner.invoke(app, ["solve", str(inst), "--solver", "optimus-milp"])
+    assert r.exit_code == 1 and "infeasible" in r.output
+
+
+def test_compare_and_solvers() -> None:
+    r = runner.invoke(app, ["compare", str(INSTANCES / "optimus-testbed.yaml")])
+    assert r.exit_code == 0, r.output
+    for name in ("optimus-greedy", "optimus-milp", "optimus-cpsat"):
+        assert name in r.output
+    r = runner.invoke(app, ["solvers"])
+    assert r.exit_code == 0 and "optimus-cpsat" in r.output and "exact" in r.output
+
+
+def test_generate_is_deterministic(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    for out in (a, b):
+        r = runner.invoke(app, ["generate", "optimus", "--jobs", "20", "--servers", "30", "--seed", "5", "--out", str(out)])
+        assert r.exit_code == 0, r.output
+    assert a.read_text() == b.read_text()
+    inst = schedopt.load_instance(a)
+    assert len(inst.jobs) == 20 and len(inst.server_names) == 30
+    r = runner.invoke(app, ["generate", "nope", "--jobs", "1", "--servers", "1", "--out", str(tmp_path / "c.yaml")])
+    assert r.exit_code == 2 and not (tmp_path / "c.yaml").exists()
+
+
+def test_bundled_instances_load_and_round_trip(tmp_path: Path) -> None:
+    for f in sorted(INSTANCES.glob("*.y*ml")) + sorted(INSTANCES.glob("*.json")):
+        inst = schedopt.load_instance(f)
+        out = tmp_path / ("copy" + f.suffix)
+        schedopt.save_instance(inst, out)
+        again = schedopt.load_instance(out)
+        assert again.to_dict() == inst.to_dict()
+        assert again.server_names == inst.server_names
