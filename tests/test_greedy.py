@@ -1,0 +1,72 @@
+"""The eq. 9 greedy: its stop rules, priority factor, and a property test against the exact model."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import schedopt
+from schedopt.allocation.greedy import greedy_allocate
+from schedopt.allocation.problem import admit_smallest_first, compile_allocation
+from tests.conftest import assert_checked, make_instance, random_tiny_instance
+
+
+def _one_role(job_id: str, parallel: float, gpus_max: int = 4, new: bool = False) -> dict:
+    return {"id": job_id, "roles": {"worker": {"demand": {"gpu": 1}, "min": 1, "max": gpus_max}},
+            "speed": {"form": "amdahl", "serial": 0.0, "parallel": parallel}, "remaining_steps": 1, "new": new}
+
+
+def test_marginal_gain_order() -> None:
+    # 4 GPUs, t_a = 12/n, t_b = 2/n. Start (1,1): gains a: 6/0.25, b: 1/0.25 -> a gets 2; then a: 2/0.25 vs b -> a gets 3
+    inst = make_instance([_one_role("a", 12), _one_role("b", 2)], {"gpu": 4})
+    plan = assert_checked(inst, schedopt.solve(inst, "optimus-greedy"))
+    assert plan.allocation == {"a": {"worker": 3}, "b": {"worker": 1}}
+
+
+def test_stop_rules_differ_when_an_increment_does_not_fit() -> None:
+    # 5 GPUs; a's workers need 2 each, b's and c's 1. The start (1, 1, 1) uses 4 GPUs. a has the
+    # largest gain but its next worker does not fit: 'paper' stops there; 'skip' drops a and
+    # goes on, so b grows to 2 (5 GPUs) and is then stopped by capacity too.
+    a = {"id": "a", "roles": {"worker": {"demand": {"gpu": 2}, "min": 1, "max": 3}},
+         "speed": {"form": "amdahl", "serial": 0, "parallel": 100}, "remaining_steps": 1}
+    b = {"id": "b", "roles": {"worker": {"demand": {"gpu": 1}, "min": 1, "max": 3}},
+         "speed": {"form": "amdahl", "serial": 0, "parallel": 1}, "remaining_steps": 1}
+    c = {"id": "c", "roles": {"worker": {"demand": {"gpu": 1, "cpu": 1}, "min": 1, "max": 1}},
+         "speed": {"form": "amdahl", "serial": 0, "parallel": 1}, "remaining_steps": 1}
+    inst = make_instance([a, b, c], {"gpu": 5, "cpu": 1})
+    data = compile_allocation(inst)
+    _, start = admit_smallest_first(data)
+    paper, _ = greedy_allocate(data, start, stop_rule="paper")
+    skip, counters = greedy_allocate(data, start, stop_rule="skip")
+    assert paper == start
+    assert skip[0] == (1, 0) and skip[1] == (2, 0) and counters["jobs_stopped_by_capacity"] == 2
+    for rule in ("paper", "skip"):
+        assert_checked(inst, schedopt.solve(inst, "optimus-greedy", stop_rule=rule))
+
+
+def test_priority_factor_lowers_new_jobs_gain() -> None:
+    # equal jobs; the new one's gains are scaled by 0.5 so the old one grows first
+    inst = make_instance([_one_role("old", 10), _one_role("fresh", 10, new=True)], {"gpu": 3})
+    plan = schedopt.solve(inst, "optimus-greedy", priority_factor=0.5)
+    assert plan.allocation == {"old": {"worker": 2}, "fresh": {"worker": 1}}
+    plan = schedopt.solve(inst, "optimus-greedy", priority_factor=1.0)
+    assert plan.allocation["old"]["worker"] + plan.allocation["fresh"]["worker"] == 3
+
+
+def test_greedy_reports_a_certified_gap(testbed: schedopt.Instance) -> None:
+    plan = assert_checked(testbed, schedopt.solve(testbed, "optimus-greedy"))
+    assert plan.status == schedopt.Status.HEURISTIC
+    assert plan.objective.bound is not None and 0 <= plan.objective.gap < 1
+    assert schedopt.solve(testbed, "optimus-greedy", bound=False).objective.bound is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=1000, max_value=10_000))
+def test_greedy_never_beats_the_exact_optimum(seed: int) -> None:
+    inst = random_tiny_instance(seed)
+    exact = assert_checked(inst, schedopt.solve(inst, "optimus-milp"))
+    greedy = assert_checked(inst, schedopt.solve(inst, "optimus-greedy"))
+    assert greedy.objective.admitted <= exact.objective.admitted
+    if greedy.objective.admitted == exact.objective.admitted and exact.has_solution:
+        assert greedy.objective.value >= exact.objective.value * (1 - 1e-9) - 1e-9
