@@ -1,0 +1,166 @@
+"""Allocation benchmarks (issue 2). Prints markdown tables for docs/benchmarks.md.
+
+    .venv/bin/python benchmarks/bench_allocation.py            # everything (~3-5 min on 2 cores)
+    .venv/bin/python benchmarks/bench_allocation.py --only gap # one part: scale-greedy | scale-milp | gap
+
+Medians of several runs in one process; the machines are shared and noisy, so
+compare ratios measured in the same run rather than absolute seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import schedopt
+from schedopt.allocation.greedy import greedy_allocate
+from schedopt.allocation.problem import admit_smallest_first, compile_allocation
+from schedopt.generate import generate_instance
+from schedopt.instance import Instance
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def median_seconds(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
+    times, out = [], None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def dense_cluster(instance: Instance, servers: int) -> Instance:
+    """The same jobs on ``servers`` identical servers of 24 cores, 4 GPUs, 160 GB,
+    so that capacity admits about 100,000 tasks (Optimus §6.4's scale)."""
+    data = instance.to_dict()
+    data["servers"] = [{"name": "node", "count": servers, "capacity": {"cpu": 24, "gpu": 4, "mem_gb": 160}}]
+    data["name"] = f"dense-{len(instance.jobs)}j-{servers}s"
+    return Instance.from_dict(data)
+
+
+def bench_greedy_scale(runs: int) -> dict[str, Any]:
+    base = generate_instance("optimus", jobs=4000, servers=16000, seed=3)
+    out: dict[str, Any] = {}
+    for label, inst in (("optimus-cluster", base), ("dense-cluster", dense_cluster(base, 16000))):
+        data = compile_allocation(inst)
+        _, start = admit_smallest_first(data)
+        core_s, (config, counters) = median_seconds(lambda: greedy_allocate(data, start), runs)
+        solve_s, plan = median_seconds(lambda: schedopt.solve(inst, "optimus-greedy", bound=False), runs)
+        bound_s, bplan = median_seconds(lambda: schedopt.solve(inst, "optimus-greedy"), 1)
+        assert not schedopt.check(inst, plan) and not schedopt.check(inst, bplan)
+        out[label] = {
+            "jobs": len(inst.jobs), "servers": len(inst.server_names), "tasks": plan.metrics["tasks"],
+            "greedy_core_s": core_s, "solve_no_bound_s": solve_s, "solve_with_bound_s": bound_s,
+            "gap_vs_lp_bound": bplan.objective.gap,
+        }
+    return out
+
+
+def bench_milp_scale(runs: int) -> dict[str, Any]:
+    inst = schedopt.load_instance(ROOT / "instances" / "optimus-1000.json")
+    out: dict[str, Any] = {}
+    for name in ("optimus-milp", "optimus-cpsat"):
+        secs, plan = median_seconds(lambda: schedopt.solve(inst, name), runs)
+        assert not schedopt.check(inst, plan)
+        out[name] = {
+            "seconds": secs, "status": plan.status.value, "gap": plan.objective.gap,
+            "configurations": plan.metrics["configurations"], "after_pruning": plan.metrics["after_pruning"],
+            "after_fixing": plan.metrics.get("after_fixing"), "presolve_s": plan.metrics.get("presolve_seconds"),
+            "value": plan.objective.value,
+        }
+    return out
+
+
+# light / medium / heavy / oversubscribed: about 7, 2, 1 and 0.7 GPUs per job (50 jobs; 6/13 of servers have 2 GPUs)
+CONTENTION = {"light": 400, "medium": 110, "heavy": 55, "oversubscribed": 40}
+
+
+def bench_gap(seeds: int, jobs: int = 50) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for level, servers in CONTENTION.items():
+        rows = []
+        for seed in range(seeds):
+            inst = generate_instance("optimus", jobs=jobs, servers=servers, seed=1000 + seed)
+            exact = schedopt.solve(inst, "optimus-milp")
+            assert exact.status == schedopt.Status.OPTIMAL, exact.message
+            for rule in ("skip", "paper"):
+                g = schedopt.solve(inst, "optimus-greedy", stop_rule=rule, priority_factor=1.0)
+                assert not schedopt.check(inst, g) and not schedopt.check(inst, exact)
+                same = g.objective.admitted == exact.objective.admitted
+                rows.append({
+                    "seed": seed, "rule": rule, "admitted": g.objective.admitted, "opt_admitted": exact.objective.admitted,
+                    "gap_vs_opt": (g.objective.value - exact.objective.value) / g.objective.value if same else None,
+                    "gap_vs_bound": g.objective.gap,
+                })
+        summary = {}
+        for rule in ("skip", "paper"):
+            gaps = [r["gap_vs_opt"] for r in rows if r["rule"] == rule and r["gap_vs_opt"] is not None]
+            certified = [r["gap_vs_bound"] for r in rows if r["rule"] == rule and r["gap_vs_bound"] is not None]
+            assert all(gp >= -1e-9 for gp in gaps), "a heuristic beat the optimum"
+            summary[rule] = {
+                "instances": seeds, "mean_gap": float(np.mean(gaps)) if gaps else None,
+                "worst_gap": float(np.max(gaps)) if gaps else None,
+                "mean_certified_gap": float(np.mean(certified)) if certified else None,
+                "fewer_admitted": sum(1 for r in rows if r["rule"] == rule and r["admitted"] < r["opt_admitted"]),
+            }
+        out[level] = {"servers": servers, "jobs": jobs, "gpus": 2 * round(servers * 6 / 13), "by_rule": summary}
+    return out
+
+
+def markdown(res: dict[str, Any]) -> str:
+    lines = []
+    if "greedy_scale" in res:
+        lines += ["| cluster | jobs | servers | tasks placed | greedy core (s) | solve, no bound (s) | solve + LP bound (s) | certified gap |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for label, r in res["greedy_scale"].items():
+            lines.append(f"| {label} | {r['jobs']} | {r['servers']} | {r['tasks']} | {r['greedy_core_s']:.3f} | "
+                         f"{r['solve_no_bound_s']:.3f} | {r['solve_with_bound_s']:.2f} | {100 * r['gap_vs_lp_bound']:.2f}% |")
+        lines.append("")
+    if "milp_scale" in res:
+        lines += ["| solver | status | gap | seconds (median) | configurations | after dominance | after fixing | presolve (s) |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for name, r in res["milp_scale"].items():
+            lines.append(f"| {name} | {r['status']} | {r['gap']:.1e} | {r['seconds']:.2f} | {r['configurations']} | "
+                         f"{r['after_pruning']} | {r['after_fixing']} | {r['presolve_s']:.2f} |")
+        lines.append("")
+    if "gap" in res:
+        lines += ["| contention | servers (GPUs) for 50 jobs | stop rule | mean gap to optimum | worst gap | mean certified gap (LP) | instances admitting fewer jobs |",
+                  "|---|---|---|---|---|---|---|"]
+        for level, r in res["gap"].items():
+            for rule, s in r["by_rule"].items():
+                mg = "-" if s["mean_gap"] is None else f"{100 * s['mean_gap']:.2f}%"
+                wg = "-" if s["worst_gap"] is None else f"{100 * s['worst_gap']:.2f}%"
+                cg = "-" if s["mean_certified_gap"] is None else f"{100 * s['mean_certified_gap']:.2f}%"
+                lines.append(f"| {level} | {r['servers']} ({r['gpus']}) | {rule} | {mg} | {wg} | {cg} | {s['fewer_admitted']}/{s['instances']} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=["scale-greedy", "scale-milp", "gap"])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--seeds", type=int, default=10)
+    args = ap.parse_args()
+    res: dict[str, Any] = {"machine": {"python": platform.python_version(), "cpu_count": __import__("os").cpu_count()}}
+    if args.only in (None, "scale-greedy"):
+        res["greedy_scale"] = bench_greedy_scale(args.runs)
+    if args.only in (None, "scale-milp"):
+        res["milp_scale"] = bench_milp_scale(max(1, args.runs // 2))
+    if args.only in (None, "gap"):
+        res["gap"] = bench_gap(args.seeds)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "allocation.json").write_text(json.dumps(res, indent=2))
+    print(markdown(res))
+
+
+if __name__ == "__main__":
+    main()
