@@ -21,6 +21,10 @@ from schedopt.allocation.problem import (
     ChoiceSet,
     admit_smallest_first,
     all_fit_at_minimum,
+    count_minimal,
+    fits,
+    min_configuration,
+    use_of,
     build_plan,
     compile_allocation,
     enumerate_choices,
@@ -57,18 +61,28 @@ def check_time_limit(time_limit: float | None, solver: str) -> None:
         raise InputError(solver, f"time_limit: expected a number of seconds > 0, got {time_limit!r}")
 
 
-def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any]) -> ChoiceSet:
+def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], admit: int | None = None,
+            stage1: list[int] | None = None) -> ChoiceSet:
     """Reduced-cost fixing (see :mod:`schedopt.allocation.lagrange`): keep only the
-    configurations that can be in a plan no worse than the best incumbent."""
+    configurations that can be in a plan no worse than the best incumbent.
+
+    ``admit``/``stage1``: at least ``admit`` jobs must run; ``stage1`` is a
+    feasible plan that does (choice indices), used to seed the LP and as an incumbent."""
     t0 = time.perf_counter()
-    lag = solve_lp(data, cs)
+    lag = solve_lp(data, cs, admit=admit, seed_columns=stage1)
     candidates = []
-    rounded = round_lp(data, cs, lag.x)
+    if stage1 is not None:
+        candidates.append(float(cs.cost[stage1].sum()))
+    rounded = round_lp(data, cs, lag.x, admit=admit)
     if rounded is not None:
         candidates.append(float(cs.cost[rounded].sum()))
-    _, start = admit_smallest_first(data)
-    config, _ = greedy_allocate(data, start)
-    candidates.append(float(sum(data.time_s(j, *c) for j, c in config.items())))
+    # the greedy from the admitted set's minimum configurations, when they fit together
+    admitted_jobs = sorted({int(cs.job[k]) for k in stage1}) if stage1 is not None else admit_smallest_first(data)[0]
+    start = {j: c for j in admitted_jobs if (c := min_configuration(data, j)) is not None}
+    used = sum((use_of(data, j, c) for j, c in start.items()), np.zeros(data.R))
+    if len(start) == len(admitted_jobs) and fits(np.zeros(data.R), used, data.cap):
+        config, _ = greedy_allocate(data, start)
+        candidates.append(float(sum(data.time_s(j, *c) for j, c in config.items())))
     incumbent = min(candidates)
     reduced = cs.subset(fix_by_reduced_cost(cs, lag, incumbent))
     metrics.update({
@@ -106,15 +120,19 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
 
     every_job = candidates == data.J and all_fit_at_minimum(data)
     k_min, admitted_bound, admit_proven = data.J, data.J, True
-    fallback: list[int] | None = None
+    fallback: dict[int, tuple[int, int]] | None = None  # stage 1's plan
     if not every_job:
-        s1 = backend.solve_stage(data, cs, stage="admit", every_job=False, min_admitted=0,
+        # stage 1 needs only each job's count-minimal configurations: a job admitted in any
+        # configuration fits in one of those too (demands are non-negative)
+        cs_min = cs.subset(count_minimal(cs))
+        metrics["admit_configurations"] = int(cs_min.K)
+        s1 = backend.solve_stage(data, cs_min, stage="admit", every_job=False, min_admitted=0,
                                  time_limit=left(), seed=seed)
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
         if s1.chosen is None:
             status = Status.INFEASIBLE if s1.termination == Termination.INFEASIBLE else Status.TIME_LIMIT
             return plan({}, status, s1.termination, message="stage 1 (max admitted jobs) found no plan")
-        fallback = s1.chosen
+        fallback = {int(cs_min.job[k]): (int(cs_min.counts[k, 0]), int(cs_min.counts[k, 1])) for k in s1.chosen}
         k_min = len(s1.chosen)
         admit_proven = s1.termination == Termination.OPTIMAL
         admitted_bound = k_min if admit_proven else int(np.floor((s1.bound or candidates) + 1e-6))
@@ -124,12 +142,14 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
 
     if every_job:
         cs = _reduce(data, cs, metrics)
+    else:
+        cs = _reduce(data, cs, metrics, admit=k_min, stage1=cs.indices_of(fallback))
     s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,
                              time_limit=left(), seed=seed)
     metrics.update(s2.info)
     if s2.chosen is None:
         if fallback is not None:  # stage 1's plan is feasible: keep it
-            return plan(config_of(fallback), Status.FEASIBLE, s2.termination, admitted_bound=admitted_bound,
+            return plan(fallback, Status.FEASIBLE, s2.termination, admitted_bound=admitted_bound,
                         message="stage 2 (min Σ t_j) found no plan in time; stage 1's plan is returned")
         status = Status.INFEASIBLE if s2.termination == Termination.INFEASIBLE else Status.TIME_LIMIT
         return plan({}, status, s2.termination, admitted_bound=admitted_bound)

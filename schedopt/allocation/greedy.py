@@ -31,7 +31,6 @@ from schedopt.allocation.problem import (
     build_plan,
     compile_allocation,
     enumerate_choices,
-    lp_bound,
 )
 from schedopt.allocation.lagrange import solve_lp
 from schedopt.errors import InputError
@@ -167,10 +166,8 @@ class OptimusGreedy:
             admitted_bound = admitted_upper_bound(data) if len(admitted) < data.J else data.J
             if admitted_bound == len(admitted):
                 cs: ChoiceSet = enumerate_choices(data)
-                if len(admitted) == data.J:  # every job admitted: the fast Lagrangian LP bound
-                    bound = solve_lp(data, cs).bound if data.J else 0.0
-                else:
-                    bound = lp_bound(data, cs, len(admitted))
+                # the LP bound by column generation (with an admission row when some jobs are paused)
+                bound = solve_lp(data, cs, admit=None if len(admitted) == data.J else len(admitted)).bound if admitted else 0.0
         status = Status.HEURISTIC if admitted or data.J == 0 else Status.INFEASIBLE
         return build_plan(
             data, solver=self.name, config=config, status=status,

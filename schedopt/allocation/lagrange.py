@@ -31,11 +31,13 @@ from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet
 
 @dataclass
 class LagrangeResult:
-    """``bound`` = L(λ); ``lam`` (R,) capacity prices; ``rc`` (K,) reduced costs;
+    """``bound`` = L(λ, ν); ``lam`` (R,) capacity prices; ``nu`` the price of the
+    admission row (0 when every job is admitted); ``rc`` (K,) reduced costs;
     ``x`` (K,) the master LP's primal (0 for columns never generated)."""
 
     bound: float
     lam: np.ndarray
+    nu: float
     rc: np.ndarray
     x: np.ndarray
     rounds: int
@@ -43,48 +45,82 @@ class LagrangeResult:
 
 
 def _segment_min(values: np.ndarray, cs: ChoiceSet) -> np.ndarray:
-    return np.minimum.reduceat(values, cs.start[:-1])
+    """Per-job minimum of ``values`` (K,), shape (J,); +inf for jobs with no configuration."""
+    n_jobs = len(cs.start) - 1
+    out = np.full(n_jobs, np.inf)
+    nonempty = np.diff(cs.start) > 0
+    if nonempty.any():
+        out[nonempty] = np.minimum.reduceat(values, cs.start[:-1][nonempty])
+    return out
 
 
-def lagrangian_bound(cs: ChoiceSet, cap: np.ndarray, lam: np.ndarray) -> tuple[float, np.ndarray]:
-    """(L(λ), rc) for prices ``lam`` (clipped at 0). Every job must own a configuration."""
+def lagrangian_bound(cs: ChoiceSet, cap: np.ndarray, lam: np.ndarray, nu: float = 0.0,
+                     admit: int | None = None) -> tuple[float, np.ndarray]:
+    """(L, rc) for prices ``lam`` >= 0 (and ``nu`` >= 0 on "admit at least ``admit``").
+
+    Every job admitted (``admit`` None): L = Σ_j min_k (t_k + λ·u_k) - λ·C.
+    Admission row: L = Σ_j min(0, min_k (t_k + λ·u_k - ν)) + ν·admit - λ·C,
+    where a job may also be paused (the 0)."""
     lam = np.maximum(lam, 0.0)
-    priced = cs.cost + cs.use @ lam
+    nu = max(nu, 0.0) if admit is not None else 0.0
+    priced = cs.cost + cs.use @ lam - nu
     best = _segment_min(priced, cs)
+    owned = np.isfinite(best)
+    if admit is None:
+        bound = float(best[owned].sum() - lam @ cap)
+    else:
+        best = np.minimum(best, 0.0)
+        bound = float(best[owned].sum() + nu * admit - lam @ cap)
     rc = priced - best[cs.job]
-    return float(best.sum() - lam @ cap), rc
+    return bound, rc
 
 
-def solve_lp(data: AllocationData, cs: ChoiceSet, max_rounds: int = 500) -> LagrangeResult:
-    """LP relaxation with every job admitted (each owns >= 1 configuration and
-    all fit at their minimum), by column generation."""
+def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
+             seed_columns: list[int] | None = None, max_rounds: int = 500) -> LagrangeResult:
+    """LP relaxation of the multiple-choice model by column generation.
+
+    ``admit`` None: every job takes one configuration (all must fit at their
+    minimum). Else at most one per job and at least ``admit`` jobs in total;
+    ``seed_columns`` (a known feasible plan) keep the first master feasible."""
     J, K = data.J, cs.K
+    owners = np.nonzero(np.diff(cs.start) > 0)[0]
     dominant = (cs.use / np.where(data.cap > 0, data.cap, np.inf)).max(axis=1) if data.R else np.zeros(K)
-    # initial columns: each job's cheapest and its smallest (feasible together: all fit at minimum)
-    first = cs.start[:-1]
-    cheapest = first + np.array([np.argmin(cs.cost[cs.of(j)]) for j in range(J)], dtype=np.int64)
-    smallest = first + np.array([np.argmin(dominant[cs.of(j)]) for j in range(J)], dtype=np.int64)
+    # initial columns: each job's cheapest and its smallest, and the seed plan
     active = np.zeros(K, dtype=bool)
-    active[cheapest] = True
-    active[smallest] = True
-    scale = max(1.0, float(np.abs(cs.cost).max()))
-    lam = np.zeros(data.R)
+    for j in owners:
+        s = cs.of(j)
+        active[s.start + int(np.argmin(cs.cost[s]))] = True
+        active[s.start + int(np.argmin(dominant[s]))] = True
+    if seed_columns:
+        active[np.asarray(seed_columns, dtype=np.int64)] = True
+    scale = max(1.0, float(np.abs(cs.cost).max())) if K else 1.0
+    lam, nu = np.zeros(data.R), 0.0
     x_full = np.zeros(K)
     rounds = 0
     for rounds in range(1, max_rounds + 1):
         cols = np.nonzero(active)[0]
-        pick = sp.csr_matrix((np.ones(len(cols)), (cs.job[cols], np.arange(len(cols)))), shape=(J, len(cols)))
-        res = scipy.optimize.linprog(
-            cs.cost[cols] / scale, A_ub=sp.csr_matrix(cs.use[cols].T), b_ub=data.cap * (1 + FIT_TOL),
-            A_eq=pick, b_eq=np.ones(J), bounds=(0, 1), method="highs",
-        )
+        pick = sp.csr_matrix((np.ones(len(cols)), (cs.job[cols], np.arange(len(cols)))), shape=(J, len(cols)))[owners]
+        cap_rows = sp.csr_matrix(cs.use[cols].T)
+        if admit is None:
+            res = scipy.optimize.linprog(cs.cost[cols] / scale, A_ub=cap_rows, b_ub=data.cap * (1 + FIT_TOL),
+                                         A_eq=pick, b_eq=np.ones(len(owners)), bounds=(0, 1), method="highs")
+        else:
+            A_ub = sp.vstack([cap_rows, pick, sp.csr_matrix(-np.ones((1, len(cols))))])
+            b_ub = np.concatenate([data.cap * (1 + FIT_TOL), np.ones(len(owners)), [-float(admit)]])
+            res = scipy.optimize.linprog(cs.cost[cols] / scale, A_ub=A_ub, b_ub=b_ub, bounds=(0, 1), method="highs")
         if res.status != 0:
             raise RuntimeError(f"master LP failed: {res.message}")
-        lam = np.maximum(-np.asarray(res.ineqlin.marginals) * scale, 0.0)
-        mu = np.asarray(res.eqlin.marginals) * scale
+        marg = np.asarray(res.ineqlin.marginals) * scale
+        lam = np.maximum(-marg[: data.R], 0.0)
+        job_dual = np.zeros(J)
+        if admit is None:
+            job_dual[owners] = np.asarray(res.eqlin.marginals) * scale
+        else:
+            job_dual[owners] = marg[data.R: data.R + len(owners)]
+            nu = max(-float(marg[-1]), 0.0)
         x_full[:] = 0.0
         x_full[cols] = res.x
-        priced = cs.cost + cs.use @ lam - mu[cs.job]
+        priced = cs.cost + cs.use @ lam - nu - job_dual[cs.job]
         best = _segment_min(priced, cs)
         # each improving job's most negative configuration enters (if not already in)
         improving = np.nonzero(best < -1e-9 * scale)[0]
@@ -97,34 +133,36 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, max_rounds: int = 500) -> Lagr
                 active[s.start + int(new[0])] = True
                 added += 1
         if added == 0:
-            break  # optimal up to the LP's tolerances; L(λ) below is a valid bound regardless
-    bound, rc = lagrangian_bound(cs, data.cap, lam)
-    return LagrangeResult(bound=bound, lam=lam, rc=rc, x=x_full, rounds=rounds, columns=int(active.sum()))
+            break  # optimal up to the LP's tolerances; L below is a valid bound regardless
+    bound, rc = lagrangian_bound(cs, data.cap, lam, nu, admit)
+    return LagrangeResult(bound=bound, lam=lam, nu=nu, rc=rc, x=x_full, rounds=rounds, columns=int(active.sum()))
 
 
-def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray) -> list[int] | None:
-    """An integer plan from the LP primal: integral jobs keep their configuration;
-    fractional jobs (at most about R of them) first reserve their smallest
-    configuration, then each takes its cheapest one that fits. None if the
-    reservation itself does not fit."""
+def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray, admit: int | None = None) -> list[int] | None:
+    """An integer plan from the LP primal. Integral jobs keep their configuration.
+    The other jobs needed (all of them, or enough to admit ``admit``, most-admitted
+    first) reserve their smallest configuration, then each takes its cheapest
+    configuration that still fits. None if the reservation does not fit."""
+    owners = np.nonzero(np.diff(cs.start) > 0)[0]
+    need = len(owners) if admit is None else admit
     chosen: dict[int, int] = {}
     fractional = []
     used = np.zeros(data.R)
-    for j in range(data.J):
+    for j in owners:
         s = cs.of(j)
         k = s.start + int(np.argmax(x[s]))
         if x[k] >= 1 - 1e-6:
             chosen[j] = k
             used += cs.use[k]
         else:
-            fractional.append(j)
+            fractional.append((-float(x[s].sum()), int(j)))
+    fractional = [j for _, j in sorted(fractional)][: max(0, need - len(chosen))]
     limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
-    # reserve each fractional job's smallest configuration, then upgrade them one by one
     dominant = (cs.use / np.where(data.cap > 0, data.cap, np.inf)).max(axis=1) if data.R else np.zeros(cs.K)
     smallest = {j: cs.of(j).start + int(np.argmin(dominant[cs.of(j)])) for j in fractional}
     for j in fractional:
         used += cs.use[smallest[j]]
-    if np.any(used > limit):
+    if np.any(used > limit) or len(chosen) + len(fractional) < need:
         return None
     for j in fractional:
         used -= cs.use[smallest[j]]
@@ -134,7 +172,7 @@ def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray) -> list[int] | 
         k = int(ok[np.argmin(cs.cost[ok])]) if len(ok) else smallest[j]
         chosen[j] = k
         used += cs.use[k]
-    return [chosen[j] for j in range(data.J)]
+    return [chosen[j] for j in sorted(chosen)]
 
 
 def fix_by_reduced_cost(cs: ChoiceSet, lag: LagrangeResult, incumbent_value: float) -> np.ndarray:

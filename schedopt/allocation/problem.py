@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 import scipy.optimize
-import scipy.sparse as sp
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
@@ -136,6 +135,15 @@ class ChoiceSet:
     def of(self, j: int) -> slice:
         return slice(int(self.start[j]), int(self.start[j + 1]))
 
+    def indices_of(self, config: dict[int, tuple[int, int]]) -> list[int]:
+        """Indices of the given per-job configurations (each must be in the set)."""
+        out = []
+        for j, c in config.items():
+            s = self.of(j)
+            hit = np.nonzero((self.counts[s, 0] == c[0]) & (self.counts[s, 1] == c[1]))[0]
+            out.append(s.start + int(hit[0]))
+        return out
+
     def subset(self, keep: np.ndarray) -> "ChoiceSet":
         """The configurations where ``keep`` is True, still grouped by job."""
         n_jobs = len(self.start) - 1
@@ -186,6 +194,17 @@ def pareto_prune(counts: np.ndarray, cost: np.ndarray) -> np.ndarray:
         dom = (counts[:, 0] <= counts[i, 0]) & (counts[:, 1] <= counts[i, 1]) & (cost <= cost[i])
         dom[i] = False
         keep[i] = not dom.any()
+    return keep
+
+
+def count_minimal(cs: ChoiceSet) -> np.ndarray:
+    """Mask of configurations with no other configuration of the same job using
+    no more tasks of either role (for grid forms: just the minimum)."""
+    keep = np.zeros(cs.K, dtype=bool)
+    for j in range(len(cs.start) - 1):
+        s = cs.of(j)
+        if s.stop > s.start:
+            keep[s] = pareto_prune(cs.counts[s], np.zeros(s.stop - s.start))
     return keep
 
 
@@ -297,30 +316,6 @@ def admitted_upper_bound(data: AllocationData) -> int:
     if res.status != 0:
         return len(ok)
     return min(len(ok), int(math.floor(-res.fun + 1e-7)))
-
-
-def lp_bound(data: AllocationData, cs: ChoiceSet, admitted: int) -> float | None:
-    """LP relaxation of the multiple-choice model with exactly ``admitted`` jobs
-    admitted (each job at most one configuration): a lower bound on Σ t_j of
-    every plan that admits that many jobs. None if the LP is infeasible."""
-    if admitted == 0:
-        return 0.0
-    K = cs.K
-    if K == 0:
-        return None
-    pick = sp.csr_matrix((np.ones(K), (cs.job, np.arange(K))), shape=(data.J, K))
-    owners = np.unique(cs.job)
-    pick = pick[owners]
-    A_ub = sp.vstack([sp.csr_matrix(cs.use.T), pick]) if admitted < len(owners) else sp.csr_matrix(cs.use.T)
-    b_ub = np.concatenate([data.cap, np.ones(len(owners))]) if admitted < len(owners) else data.cap
-    if admitted < len(owners):
-        A_eq, b_eq = sp.csr_matrix(np.ones((1, K))), np.array([float(admitted)])
-    else:
-        A_eq, b_eq = pick, np.ones(len(owners))
-    res = scipy.optimize.linprog(cs.cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=(0, 1), method="highs")
-    if res.status != 0:
-        return None
-    return float(res.fun)
 
 
 # ---- building plans -------------------------------------------------------------------------
