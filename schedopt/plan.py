@@ -213,11 +213,13 @@ def _check_allocation(instance: Instance, plan: Plan, out: list[Violation]) -> N
         if set(counts) != set(job.roles):
             out.append(Violation(path, f"roles {sorted(counts)} != the job's roles {sorted(job.roles)}"))
             continue
+        in_bounds = True
         for role, n in counts.items():
             r = job.roles[role]
             if not (r.min <= n <= r.max_count):
                 out.append(Violation(f"{path}.{role}", f"count {n} outside [{r.min}, {r.max_count}]"))
-        if not math.isfinite(remaining_time_s(instance, job_id, counts)):
+                in_bounds = False
+        if in_bounds and not math.isfinite(remaining_time_s(instance, job_id, counts)):
             out.append(Violation(path, f"configuration {counts} is not allowed by the job's speed ({job.speed.form if job.speed else 'none'})"))
     if any(v.path.startswith("allocation.") for v in out):
         return  # the sums below need valid jobs and roles
