@@ -43,10 +43,15 @@ class OptimusSync(_Form):
             raise ValueError("theta: at least one coefficient must be > 0 (else the speed is infinite)")
         return self
 
+    @staticmethod
+    def formula(t0: Any, t1: Any, t2: Any, t3: Any, t4: Any, batch: Any, p: Any, w: Any) -> Any:
+        return t0 * batch / w + t1 + t2 * w / p + t3 * w + t4 * p
+
+    def params(self) -> tuple[float, ...]:
+        return (*self.theta, self.batch)
+
     def step_time_s(self, c0: Any, c1: Any) -> Any:
-        t0, t1, t2, t3, t4 = self.theta
-        p, w = c0, c1
-        return t0 * self.batch / w + t1 + t2 * w / p + t3 * w + t4 * p
+        return self.formula(*self.params(), c0, c1)
 
 
 class OptimusAsync(_Form):
@@ -61,10 +66,15 @@ class OptimusAsync(_Form):
             raise ValueError("theta: at least one coefficient must be > 0 (else the speed is infinite)")
         return self
 
-    def step_time_s(self, c0: Any, c1: Any) -> Any:
-        t0, t1, t2, t3 = self.theta
-        p, w = c0, c1
+    @staticmethod
+    def formula(t0: Any, t1: Any, t2: Any, t3: Any, p: Any, w: Any) -> Any:
         return (t0 + t1 * w / p + t2 * w + t3 * p) / w
+
+    def params(self) -> tuple[float, ...]:
+        return tuple(self.theta)
+
+    def step_time_s(self, c0: Any, c1: Any) -> Any:
+        return self.formula(*self.params(), c0, c1)
 
 
 class Amdahl(_Form):
@@ -84,8 +94,15 @@ class Amdahl(_Form):
             raise ValueError("serial + parallel must be > 0 (else the speed is infinite)")
         return self
 
+    @staticmethod
+    def formula(serial: Any, parallel: Any, n: Any, _unused: Any) -> Any:
+        return serial + parallel / n
+
+    def params(self) -> tuple[float, ...]:
+        return (self.serial, self.parallel)
+
     def step_time_s(self, c0: Any, c1: Any) -> Any:
-        return self.serial + self.parallel / c0
+        return self.formula(*self.params(), c0, c1)
 
 
 class TableSpeed(_Form):
@@ -144,6 +161,9 @@ class TableSpeed(_Form):
         """The measured configurations, as task-count tuples in role order."""
         return [tuple(int(c) for c in pt[:-1]) for pt in self.points]
 
+
+#: forms with a closed formula: ``cls.formula(*params, c0, c1)`` works on arrays of jobs
+FORMULA_FORMS = (OptimusSync, OptimusAsync, Amdahl)
 
 SpeedForm = Annotated[
     Union[OptimusSync, OptimusAsync, TableSpeed, Amdahl], Field(discriminator="form")

@@ -70,3 +70,31 @@ def test_greedy_never_beats_the_exact_optimum(seed: int) -> None:
     assert greedy.objective.admitted <= exact.objective.admitted
     if greedy.objective.admitted == exact.objective.admitted and exact.has_solution:
         assert greedy.objective.value >= exact.objective.value * (1 - 1e-9) - 1e-9
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=10**6), st.sampled_from(["skip", "paper"]), st.sampled_from([1.0, 0.95, 0.5]))
+def test_vectorised_greedy_equals_the_heap(seed: int, rule: str, factor: float) -> None:
+    """The numpy greedy (sort by running-minimum gain) takes the heap's steps exactly."""
+    from schedopt.allocation.greedy import greedy_allocate_heap
+
+    inst = random_tiny_instance(seed)
+    data = compile_allocation(inst)
+    for job in data.jobs[::2]:
+        job.new = True
+    _, start = admit_smallest_first(data)
+    assert greedy_allocate(data, start, stop_rule=rule, priority_factor=factor) == \
+        greedy_allocate_heap(data, start, stop_rule=rule, priority_factor=factor)
+
+
+@pytest.mark.parametrize("family_seed", range(3))
+def test_vectorised_greedy_equals_the_heap_on_generated_instances(family_seed: int) -> None:
+    from schedopt.allocation.greedy import greedy_allocate_heap
+    from schedopt.generate import generate_instance
+
+    for servers in (40, 110, 400):
+        inst = generate_instance("optimus", jobs=60, servers=servers, seed=family_seed)
+        data = compile_allocation(inst)
+        _, start = admit_smallest_first(data)
+        for rule in ("skip", "paper"):
+            assert greedy_allocate(data, start, stop_rule=rule) == greedy_allocate_heap(data, start, stop_rule=rule)

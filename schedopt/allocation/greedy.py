@@ -6,7 +6,7 @@ with the default bounds). The gain of adding a task of role r to job j is
     (Q_j/f_j(c) - Q_j/f_j(c + e_r)) / share_r          (eq. 9)
 
 where share_r = max_res demand_r,res / C_res is the task's dominant share.
-Each step takes the job with the largest gain (a max-heap) and adds the better
+Each step takes the job with the largest gain and adds the better
 of its two moves; the job's gain is then recomputed. It stops when every gain
 is non-positive, and on an increment that does not fit: ``stop_rule='paper'``
 stops there, ``'skip'`` (default) drops that job and goes on. Jobs flagged
@@ -37,7 +37,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
-from schedopt.speed import TableSpeed
+from schedopt.speed import FORMULA_FORMS, TableSpeed
 
 StopRule = Literal["skip", "paper"]
 
@@ -69,7 +69,7 @@ def _next_count_fn(data: AllocationData, j: int):
     return nxt_table
 
 
-def greedy_allocate(
+def greedy_allocate_heap(
     data: AllocationData,
     start: dict[int, tuple[int, int]],
     *,
@@ -77,7 +77,8 @@ def greedy_allocate(
     priority_factor: float = 0.95,
 ) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
     """Run eq. 9's greedy from ``start`` (job -> configuration) under the
-    cluster capacity. Returns the final configurations and step counters."""
+    cluster capacity, literally: a max-heap of each job's best move.
+    The reference for :func:`greedy_allocate`, which returns the same plan."""
     cap = [float(c) * (1 + 1e-12) + 1e-12 for c in data.cap]
     R = len(cap)
     used = [0.0] * R
@@ -142,7 +143,154 @@ def greedy_allocate(
     return config, {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
 
 
-@register("optimus-greedy", problem="allocation", exact=False, backend="python-heap")
+def _job_path_python(data: AllocationData, j: int, c: tuple[int, int], factor: float) -> list[tuple[int, int, float]]:
+    """Job j's sequence of moves (role, new count, gain) from c, as in the heap
+    version: the better move each time (worker on ties), until no move has a
+    positive gain. Used for ``table`` speeds."""
+    nxt = _next_count_fn(data, j)
+    tfun = data.jobs[j].speed.step_time_s
+    q = float(data.Q[j])
+    share = (float(data.share[j, 0]), float(data.share[j, 1]))
+    cur = q * tfun(*c) if q > 0 else 0.0
+    c0, c1 = c
+    path = []
+    while True:
+        best = None
+        for role in (1, 0):
+            n = nxt(c0, c1, role)
+            if n is None:
+                continue
+            t_new = tfun(n, c1) if role == 0 else tfun(c0, n)
+            if not math.isfinite(t_new):
+                continue
+            delta = cur - q * t_new
+            s = share[role] * (n - (c0 if role == 0 else c1))
+            gain = (delta / s if s > 0 else (math.inf if delta > 0 else 0.0)) * factor
+            if best is None or gain > best[0]:
+                best = (gain, role, n)
+        if best is None or best[0] <= 0:
+            return path
+        path.append((best[1], best[2], best[0]))
+        c0, c1 = (best[2], c1) if best[1] == 0 else (c0, best[2])
+        cur = q * tfun(c0, c1) if q > 0 else 0.0
+
+
+def _formula_paths(data: AllocationData, jobs: np.ndarray, start: dict[int, tuple[int, int]],
+                   factor: np.ndarray, form: type) -> list[np.ndarray]:
+    """Every job's move sequence at once, for jobs whose speed is ``form.formula``.
+    Returns arrays (job, role, new count, gain, running-min gain, step index)."""
+    params = np.array([data.jobs[j].speed.params() for j in jobs], dtype=float)
+    f = form.formula
+    c0 = np.array([start[j][0] for j in jobs], dtype=np.int64)
+    c1 = np.array([start[j][1] for j in jobs], dtype=np.int64)
+    hi0, hi1 = data.hi[jobs, 0], data.hi[jobs, 1]
+    two = data.n_roles[jobs] == 2
+    q = data.Q[jobs]
+    sh0, sh1 = data.share[jobs, 0], data.share[jobs, 1]
+    fac = factor[jobs]
+    cols = params.T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cur = np.where(q > 0, q * f(*cols, c0, c1), 0.0)
+    running = np.full(len(jobs), np.inf)
+    out: list[list[np.ndarray]] = [[], [], [], [], [], []]
+    alive = np.arange(len(jobs))
+    k = 0
+    while len(alive):
+        a = alive
+        pa = [col[a] for col in cols]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d1 = cur[a] - q[a] * f(*pa, c0[a], c1[a] + 1)
+            d0 = cur[a] - q[a] * f(*pa, c0[a] + 1, c1[a])
+            g1 = np.where(sh1[a] > 0, d1 / sh1[a], np.where(d1 > 0, np.inf, 0.0)) * fac[a]
+            g0 = np.where(sh0[a] > 0, d0 / sh0[a], np.where(d0 > 0, np.inf, 0.0)) * fac[a]
+        can1 = two[a] & (c1[a] < hi1[a])
+        can0 = c0[a] < hi0[a]
+        take1 = can1 & (~can0 | ~(g0 > g1))  # the worker wins ties (eq. 9: "the larger of the two")
+        gain = np.where(take1, g1, g0)
+        moves = (can0 | can1) & (gain > 0)
+        a, take1, gain = a[moves], take1[moves], gain[moves]
+        if not len(a):
+            break
+        c1[a] += take1
+        c0[a] += ~take1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cur[a] = np.where(q[a] > 0, q[a] * f(*[col[a] for col in cols], c0[a], c1[a]), 0.0)
+        running[a] = np.minimum(running[a], gain)
+        for lst, arr in zip(out, (jobs[a], np.where(take1, 1, 0), np.where(take1, c1[a], c0[a]),
+                                  gain, running[a], np.full(len(a), k))):
+            lst.append(arr)
+        alive = a
+        k += 1
+    return [np.concatenate(lst) if lst else np.zeros(0) for lst in out]
+
+
+def greedy_allocate(
+    data: AllocationData,
+    start: dict[int, tuple[int, int]],
+    *,
+    stop_rule: StopRule = "skip",
+    priority_factor: float = 0.95,
+) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
+    """Eq. 9's greedy, vectorised; the same plan as :func:`greedy_allocate_heap`.
+
+    A job's moves depend only on its own state, so every job's move sequence is
+    computed at once (numpy, one step of all jobs per iteration). Popping a heap
+    of the jobs' next moves visits the moves in order of each move's *running
+    minimum* gain along its job's sequence (ties by job, then step), so one sort
+    replaces the heap; a last pass applies the moves under the capacity with the
+    stop rule."""
+    factor = np.array([priority_factor if job.new else 1.0 for job in data.jobs])
+    jobs = np.array(sorted(start), dtype=np.int64)
+    parts = []
+    for form in FORMULA_FORMS:
+        group = np.array([j for j in jobs if isinstance(data.jobs[j].speed, form)], dtype=np.int64)
+        if len(group):
+            parts.append(_formula_paths(data, group, start, factor, form))
+    for j in jobs:
+        if not isinstance(data.jobs[j].speed, FORMULA_FORMS):
+            path = _job_path_python(data, int(j), start[int(j)], float(factor[j]))
+            if path:
+                roles, counts, gains = (np.array(x) for x in zip(*path))
+                parts.append([np.full(len(path), j), roles, counts, gains, np.minimum.accumulate(gains), np.arange(len(path))])
+    config = {j: list(c) for j, c in start.items()}
+    added = dropped = 0
+    if parts:
+        job, role, count, _, running, step = (np.concatenate([p[i] for p in parts]) for i in range(6))
+        job, role, count, step = (x.astype(np.int64) for x in (job, role, count, step))
+        order = np.lexsort((step, job, -running))
+        cap = [float(c) * (1 + 1e-12) + 1e-12 for c in data.cap]
+        R = len(cap)
+        used = [0.0] * R
+        for j, c in start.items():
+            for r in range(R):
+                used[r] += c[0] * data.demand[j, 0, r] + c[1] * data.demand[j, 1, r]
+        demand = data.demand.tolist()
+        stopped = set()
+        for j, r, n in zip(job[order].tolist(), role[order].tolist(), count[order].tolist()):
+            if j in stopped:
+                continue
+            cfg = config[j]
+            k = n - cfg[r]
+            d = demand[j][r]
+            ok = True
+            for i in range(R):
+                if used[i] + k * d[i] > cap[i]:
+                    ok = False
+                    break
+            if ok:
+                for i in range(R):
+                    used[i] += k * d[i]
+                cfg[r] = n
+                added += k
+            elif stop_rule == "paper":
+                break
+            else:
+                stopped.add(j)
+                dropped += 1
+    return {j: (c[0], c[1]) for j, c in config.items()}, {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
+
+
+@register("optimus-greedy", problem="allocation", exact=False, backend="numpy")
 class OptimusGreedy:
     """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
 
