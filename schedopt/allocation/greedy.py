@@ -69,6 +69,46 @@ def _next_count_fn(data: AllocationData, j: int):
     return nxt_table
 
 
+class _Moves:
+    """Eq. 9 for one job: its time t_j(c) and its better move from c."""
+
+    def __init__(self, data: AllocationData, j: int, factor: float):
+        self.next = _next_count_fn(data, j)
+        self.step_time = data.jobs[j].speed.step_time_s
+        self.q = float(data.Q[j])
+        self.share = (float(data.share[j, 0]), float(data.share[j, 1]))
+        self.factor = factor
+
+    def time(self, c0: int, c1: int) -> float:
+        return self.q * self.step_time(c0, c1) if self.q > 0 else 0.0
+
+    def best(self, c0: int, c1: int, cur: float) -> tuple[float, int, int] | None:
+        """(gain, role, new count) of the better move from (c0, c1), whose time is
+        ``cur``; the worker wins ties; None when neither role can grow."""
+        best = None
+        for role in (1, 0):  # worker first: on equal gains the worker is added
+            n = self.next(c0, c1, role)
+            if n is None:
+                continue
+            t_new = self.step_time(n, c1) if role == 0 else self.step_time(c0, n)
+            if not math.isfinite(t_new):
+                continue
+            delta = cur - self.q * t_new
+            s = self.share[role] * (n - (c0 if role == 0 else c1))
+            gain = (delta / s if s > 0 else (math.inf if delta > 0 else 0.0)) * self.factor
+            if best is None or gain > best[0]:
+                best = (gain, role, n)
+        return best
+
+
+def _start_usage(data: AllocationData, start: dict[int, tuple[int, int]]) -> list[float]:
+    """Resources used by the starting configurations, per resource."""
+    used = np.zeros(data.R)
+    for j, c in start.items():
+        used += c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1]
+    return used.tolist()
+
+
 def greedy_allocate_heap(
     data: AllocationData,
     start: dict[int, tuple[int, int]],
@@ -81,37 +121,14 @@ def greedy_allocate_heap(
     The reference for :func:`greedy_allocate`, which returns the same plan."""
     cap = [float(c) * (1 + 1e-12) + 1e-12 for c in data.cap]
     R = len(cap)
-    used = [0.0] * R
-    for j, c in start.items():
-        for r in range(R):
-            used[r] += c[0] * data.demand[j, 0, r] + c[1] * data.demand[j, 1, r]
+    used = _start_usage(data, start)
     config = dict(start)
     dem = {j: (tuple(float(x) for x in data.demand[j, 0]), tuple(float(x) for x in data.demand[j, 1])) for j in start}
-    share = {j: (float(data.share[j, 0]), float(data.share[j, 1])) for j in start}
-    factor = {j: (priority_factor if data.jobs[j].new else 1.0) for j in start}
-    nxt = {j: _next_count_fn(data, j) for j in start}
-    tfun = {j: data.jobs[j].speed.step_time_s for j in start}
-    Q = {j: float(data.Q[j]) for j in start}
-    cur_t = {j: Q[j] * tfun[j](*start[j]) if Q[j] > 0 else 0.0 for j in start}
+    moves = {j: _Moves(data, j, priority_factor if data.jobs[j].new else 1.0) for j in start}
+    cur_t = {j: moves[j].time(*start[j]) for j in start}
 
     def best_move(j: int) -> tuple[float, int, int] | None:
-        """(gain, role, new count) of j's better move (worker wins ties), or None."""
-        c0, c1 = config[j]
-        best = None
-        for role in (1, 0):  # worker first: on equal gains the worker is added
-            n = nxt[j](c0, c1, role)
-            if n is None:
-                continue
-            t_new = tfun[j](n, c1) if role == 0 else tfun[j](c0, n)
-            if not math.isfinite(t_new):
-                continue
-            delta = cur_t[j] - Q[j] * t_new
-            steps = n - (c0 if role == 0 else c1)
-            s = share[j][role] * steps
-            gain = (delta / s if s > 0 else (math.inf if delta > 0 else 0.0)) * factor[j]
-            if best is None or gain > best[0]:
-                best = (gain, role, n)
-        return best
+        return moves[j].best(*config[j], cur_t[j])
 
     heap: list[tuple[float, int, int, int]] = []
     for j in start:
@@ -131,7 +148,7 @@ def greedy_allocate_heap(
             for r in range(R):
                 used[r] += k * d[r]
             config[j] = (n, c1) if role == 0 else (c0, n)
-            cur_t[j] = Q[j] * tfun[j](*config[j]) if Q[j] > 0 else 0.0
+            cur_t[j] = moves[j].time(*config[j])
             added += k
             mv = best_move(j)
             if mv is not None:
@@ -144,35 +161,17 @@ def greedy_allocate_heap(
 
 
 def _job_path_python(data: AllocationData, j: int, c: tuple[int, int], factor: float) -> list[tuple[int, int, float]]:
-    """Job j's sequence of moves (role, new count, gain) from c, as in the heap
-    version: the better move each time (worker on ties), until no move has a
-    positive gain. Used for ``table`` speeds."""
-    nxt = _next_count_fn(data, j)
-    tfun = data.jobs[j].speed.step_time_s
-    q = float(data.Q[j])
-    share = (float(data.share[j, 0]), float(data.share[j, 1]))
-    cur = q * tfun(*c) if q > 0 else 0.0
+    """Job j's sequence of moves (role, new count, gain) from c, as the heap takes
+    them: the better move each time, until no move has a positive gain.
+    Used for ``table`` speeds, which have no closed formula to vectorise."""
+    moves = _Moves(data, j, factor)
     c0, c1 = c
     path = []
-    while True:
-        best = None
-        for role in (1, 0):
-            n = nxt(c0, c1, role)
-            if n is None:
-                continue
-            t_new = tfun(n, c1) if role == 0 else tfun(c0, n)
-            if not math.isfinite(t_new):
-                continue
-            delta = cur - q * t_new
-            s = share[role] * (n - (c0 if role == 0 else c1))
-            gain = (delta / s if s > 0 else (math.inf if delta > 0 else 0.0)) * factor
-            if best is None or gain > best[0]:
-                best = (gain, role, n)
-        if best is None or best[0] <= 0:
-            return path
-        path.append((best[1], best[2], best[0]))
-        c0, c1 = (best[2], c1) if best[1] == 0 else (c0, best[2])
-        cur = q * tfun(c0, c1) if q > 0 else 0.0
+    while (mv := moves.best(c0, c1, moves.time(c0, c1))) is not None and mv[0] > 0:
+        gain, role, n = mv
+        path.append((role, n, gain))
+        c0, c1 = (n, c1) if role == 0 else (c0, n)
+    return path
 
 
 def _formula_paths(data: AllocationData, jobs: np.ndarray, start: dict[int, tuple[int, int]],
@@ -260,10 +259,7 @@ def greedy_allocate(
         order = np.lexsort((step, job, -running))
         cap = [float(c) * (1 + 1e-12) + 1e-12 for c in data.cap]
         R = len(cap)
-        used = [0.0] * R
-        for j, c in start.items():
-            for r in range(R):
-                used[r] += c[0] * data.demand[j, 0, r] + c[1] * data.demand[j, 1, r]
+        used = _start_usage(data, start)
         demand = data.demand.tolist()
         stopped = set()
         for j, r, n in zip(job[order].tolist(), role[order].tolist(), count[order].tolist()):
