@@ -109,6 +109,8 @@ class _CpSatBackend:
             else:
                 info["scaling_note"] = "demands not integral at 10^6: rounded up, bound dropped"
         info[f"{stage}_demand_unit"] = unit
+        if term == Termination.ERROR:
+            info[f"{stage}_backend_status"] = solver.status_name(code)
         return StageResult(termination=term, chosen=chosen, value=solver.objective_value if chosen else None,
                            bound=bound, info=info)
 

@@ -56,6 +56,13 @@ class ExactBackend(Protocol):
         ...
 
 
+def _no_plan_message(stage: str, result: StageResult) -> str:
+    if result.termination == Termination.ERROR:
+        detail = ", ".join(f"{k}={v}" for k, v in result.info.items() if "status" in k)
+        return f"{stage}: the backend stopped with an error ({detail or 'no detail'}); no plan"
+    return f"{stage} found no plan ({result.termination.value})"
+
+
 def check_time_limit(time_limit: float | None, solver: str) -> None:
     if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
         raise InputError(solver, f"time_limit: expected a number of seconds > 0, got {time_limit!r}")
@@ -131,7 +138,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
         if s1.chosen is None:
             status = Status.INFEASIBLE if s1.termination == Termination.INFEASIBLE else Status.TIME_LIMIT
-            return plan({}, status, s1.termination, message="stage 1 (max admitted jobs) found no plan")
+            return plan({}, status, s1.termination, message=_no_plan_message("stage 1 (max admitted jobs)", s1))
         fallback = {int(cs_min.job[k]): (int(cs_min.counts[k, 0]), int(cs_min.counts[k, 1])) for k in s1.chosen}
         k_min = len(s1.chosen)
         admit_proven = s1.termination == Termination.OPTIMAL
@@ -152,7 +159,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
             return plan(fallback, Status.FEASIBLE, s2.termination, admitted_bound=admitted_bound,
                         message="stage 2 (min Σ t_j) found no plan in time; stage 1's plan is returned")
         status = Status.INFEASIBLE if s2.termination == Termination.INFEASIBLE else Status.TIME_LIMIT
-        return plan({}, status, s2.termination, admitted_bound=admitted_bound)
+        return plan({}, status, s2.termination, admitted_bound=admitted_bound,
+                    message=_no_plan_message("stage 2 (min Σ t_j)", s2))
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     term = s2.termination if admit_proven else Termination.TIME_LIMIT
