@@ -175,3 +175,110 @@ def steps_per_s(speed: SpeedForm, c0: Any, c1: Any = 1) -> Any:
     """f(c0, c1) in training steps per second (0 where the form does not allow it)."""
     with np.errstate(divide="ignore"):
         return 1.0 / np.asarray(speed.step_time_s(c0, c1), dtype=float)
+
+
+# ---- fitting (Optimus §3.2) -------------------------------------------------------------
+
+class FitError(ValueError):
+    """Samples that cannot be fitted (too few, non-finite, non-positive speeds)."""
+
+
+def _features(form: str, p: np.ndarray, w: np.ndarray, batch: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """The linearised model: (A, scale) with A·θ = scale / f.
+
+    sync (eq. 4):  1/f = θ0·M/w + θ1 + θ2·w/p + θ3·w + θ4·p   -> scale 1
+    async (eq. 3): w/f = θ0 + θ1·w/p + θ2·w + θ3·p              -> scale w
+    """
+    if form == "optimus-sync":
+        if batch is None or not batch > 0:
+            raise FitError("optimus-sync needs the batch size M > 0")
+        return np.column_stack([batch / w, np.ones_like(w), w / p, w, p]), np.ones_like(w)
+    if form == "optimus-async":
+        return np.column_stack([np.ones_like(w), w / p, w, p]), w
+    raise FitError(f'cannot fit speed form "{form}"; expected optimus-sync or optimus-async')
+
+
+class SpeedFit(BaseModel):
+    """A fitted speed form and how well it explains the samples.
+
+    ``rel_error`` per sample: |f̂ - f| / f. ``underdetermined``: fewer distinct
+    configurations than coefficients, so θ is not unique (a flagged fit)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    speed: Union[OptimusSync, OptimusAsync]
+    samples: int
+    configurations: int
+    residual_ss: float  # Σ (A·θ - scale/f)^2 of the linearised model (the paper's "residual sum of squares")
+    rel_error: list[float]
+    underdetermined: bool
+
+    @property
+    def mean_rel_error(self) -> float:
+        return float(np.mean(self.rel_error)) if self.rel_error else float("nan")
+
+    @property
+    def max_rel_error(self) -> float:
+        return float(np.max(self.rel_error)) if self.rel_error else float("nan")
+
+
+def fit_speed(samples: Any, form: str = "optimus-sync", *, batch: float | None = None,
+              relative: bool = False) -> SpeedFit:
+    """Fit Optimus eq. 3 or 4 to samples ``(p, w, steps_per_s)`` by non-negative
+    least squares on the linearised form, as the paper does (scipy's NNLS).
+
+    ``relative=True`` weights each row by f, so the residuals are relative
+    errors of the step time rather than absolute ones."""
+    import scipy.optimize
+
+    arr = np.asarray(samples, dtype=float)
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise FitError(f"expected samples of shape (n, 3) as (p, w, speed), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise FitError("samples contain NaN or infinite values")
+    p, w, f = arr[:, 0], arr[:, 1], arr[:, 2]
+    if np.any(p < 1) or np.any(w < 1):
+        raise FitError("task counts p and w must be >= 1")
+    if np.any(f <= 0):
+        raise FitError("speeds must be > 0")
+    A, scale = _features(form, p, w, batch)
+    b = scale / f
+    weights = f if relative else np.ones_like(f)
+    theta, _ = scipy.optimize.nnls(A * weights[:, None], b * weights)
+    if form == "optimus-sync":
+        speed: OptimusSync | OptimusAsync = OptimusSync(theta=[float(t) for t in theta], batch=float(batch))  # type: ignore[arg-type]
+    else:
+        speed = OptimusAsync(theta=[float(t) for t in theta])
+    predicted = steps_per_s(speed, p, w)
+    configs = len({(int(a), int(c)) for a, c in zip(p, w)})
+    return SpeedFit(
+        speed=speed, samples=len(f), configurations=configs,
+        residual_ss=float(np.sum((A @ theta - b) ** 2)),
+        rel_error=[float(x) for x in np.abs(predicted - f) / f],
+        underdetermined=configs < A.shape[1],
+    )
+
+
+class SpeedFitter:
+    """Collects ``(p, w, speed)`` samples as they arrive and refits on demand."""
+
+    def __init__(self, form: str = "optimus-sync", *, batch: float | None = None, relative: bool = False):
+        _features(form, np.ones(1), np.ones(1), batch)  # fail early on a bad form or batch
+        self.form, self.batch, self.relative = form, batch, relative
+        self._samples: list[tuple[float, float, float]] = []
+
+    def add(self, p: int, w: int, steps_per_s: float) -> None:
+        self._samples.append((float(p), float(w), float(steps_per_s)))
+
+    def fit(self) -> SpeedFit:
+        if not self._samples:
+            raise FitError("no samples yet")
+        return fit_speed(self._samples, self.form, batch=self.batch, relative=self.relative)
+
+
+def explain_table(table: TableSpeed, form: str = "optimus-sync", *, batch: float | None = None,
+                  relative: bool = False) -> SpeedFit:
+    """How well a fitted Optimus form explains a measured table (all its points)."""
+    if table.n_roles != 2:
+        raise FitError("only two-role tables (p, w, speed) can be fitted to Optimus forms")
+    return fit_speed(table.points, form, batch=batch, relative=relative)

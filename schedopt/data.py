@@ -1,0 +1,44 @@
+"""Readers for the shared measured data (``--data-dir``, default ``../shared/data``).
+
+The files are not ours to redistribute: they are read at run time and never
+copied into the repository."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from schedopt.errors import InputError
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+def dl2_config_speeds(data_dir: str | Path | None = None) -> dict[str, dict[str, object]]:
+    """``measured/dl2_config_speed.txt`` (DL2 testbed, synchronous MXNet) by model:
+    ``{model: {"batch": M, "points": array (n, 3) of (p, w, speed), "dropped": k}}``
+    where speed is the sum of the per-worker speeds in mini-batches per second (the
+    file's README). Rows whose measured speed is 0 (runs that made no progress) are
+    dropped and counted."""
+    path = Path(data_dir or DEFAULT_DATA_DIR) / "measured" / "dl2_config_speed.txt"
+    if not path.is_file():
+        raise InputError(str(path), "file not found (pass --data-dir pointing at the shared data folder)")
+    rows: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    batch: dict[str, float] = {}
+    dropped: dict[str, int] = defaultdict(int)
+    for i, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            model, _mode, total_batch, n_ps, n_workers, per_worker, _ps_cpu, _w_cpu = ast.literal_eval(line)
+        except (ValueError, SyntaxError) as exc:
+            raise InputError(f"{path}:{i}", f"cannot parse line: {exc}") from None
+        batch[model] = float(total_batch)
+        speed = float(sum(per_worker))
+        if speed > 0:
+            rows[model].append((float(n_ps), float(n_workers), speed))
+        else:
+            dropped[model] += 1
+    return {m: {"batch": batch[m], "points": np.array(pts), "dropped": dropped[m]} for m, pts in rows.items()}
