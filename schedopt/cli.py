@@ -18,8 +18,8 @@ from schedopt.api import compare as compare_solvers
 from schedopt.api import solve as solve_instance
 from schedopt.errors import InputError
 from schedopt.instance import load_instance, save_instance
-from schedopt.plan import Plan, Status, check as check_plan, load_plan, save_plan
-from schedopt.registry import solver_info, solvers as list_solvers
+from schedopt.plan import Plan, check as check_plan, load_plan, save_plan
+from schedopt.registry import solvers as list_solvers
 
 def _console(stderr: bool = False) -> Console:
     # Piped output gets a wide table rather than rich's 80-column default.

@@ -11,7 +11,6 @@ true optimum, and ``scaling_error_s`` says what the rounding can cost.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 

@@ -298,16 +298,17 @@ def admitted_upper_bound(data: AllocationData) -> int:
     componentwise least use over j's allowed configurations: a proven bound."""
     rows, ok = [], []
     for j in range(data.J):
-        counts, _ = job_configurations(data, j) if isinstance(data.jobs[j].speed, TableSpeed) else (None, None)
-        if counts is None:
+        if isinstance(data.jobs[j].speed, TableSpeed):
+            counts, _ = job_configurations(data, j)
+            if not len(counts):
+                continue
+            least = (counts[:, :, None] * data.demand[j][None]).sum(axis=1).min(axis=0)
+        else:
             c = min_configuration(data, j)
             if c is None:
                 continue
-            rows.append(use_of(data, j, c))
-        elif len(counts):
-            rows.append((counts[:, :, None] * data.demand[j][None]).sum(axis=1).min(axis=0))
-        else:
-            continue
+            least = use_of(data, j, c)  # grid forms: the minimum uses least of every resource
+        rows.append(least)
         ok.append(j)
     if not ok:
         return 0
