@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import scipy.optimize
 from numpy.lib.stride_tricks import sliding_window_view
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class CurveFitError(ValueError):
@@ -207,3 +209,84 @@ def fit_slaq_curve(steps: np.ndarray | list[float], loss: np.ndarray | list[floa
     res = scipy.optimize.least_squares(lambda p: (model(p) - y) * w, x0, bounds=(lower, upper), method="trf")
     return SlaqFit(family=family, params=tuple(float(v) for v in res.x),
                    rmse=float(np.sqrt(np.mean((model(res.x) - y) ** 2))))
+
+
+# ---- curves as instance data ----------------------------------------------------------------
+
+CURVE_FAMILIES = {"optimus": 3, "sublinear": 4, "linear": 3}
+
+
+class LossCurve(BaseModel):
+    """A job's predicted *normalised* loss l(k) (1 = the largest loss seen) and
+    the steps it has done. ``params``: optimus [β0, β1, β2] (eq. 1), sublinear
+    [a, b, c, d], linear [μ, b, c] (SLAQ §2)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    family: Literal["optimus", "sublinear", "linear"] = "optimus"
+    params: list[float]
+    step: Annotated[float, Field(ge=0)] = 0.0
+
+    @model_validator(mode="after")
+    def _shape(self) -> "LossCurve":
+        need = CURVE_FAMILIES[self.family]
+        if len(self.params) != need:
+            raise ValueError(f'family "{self.family}" takes {need} params, got {len(self.params)}')
+        if not all(math.isfinite(p) for p in self.params):
+            raise ValueError("params must be finite numbers")
+        if self.family in ("optimus", "sublinear") and any(p < 0 for p in self.params):
+            raise ValueError(f'family "{self.family}" takes params >= 0')
+        if self.family == "optimus" and self.params[1] <= 0:
+            raise ValueError("optimus family: beta1 must be > 0 (else l(0) is infinite)")
+        if self.family == "sublinear" and self.params[2] <= 0:
+            raise ValueError("sublinear family: c must be > 0 (else l(0) is infinite)")
+        if self.family == "linear" and not 0 < self.params[0] <= 1:
+            raise ValueError("linear family: mu must be in (0, 1]")
+        return self
+
+    def loss(self, k: Any) -> Any:
+        """l(k) for a scalar or an array of steps."""
+        p = self.params
+        if self.family == "optimus":
+            return 1.0 / (p[0] * k + p[1]) + p[2]
+        if self.family == "sublinear":
+            return 1.0 / (p[0] * k * k + p[1] * k + p[2]) + p[3]
+        return p[0] ** (k - p[1]) + p[2]
+
+    def reduction(self, steps_ahead: Any) -> Any:
+        """l(step) - l(step + steps_ahead): the predicted loss reduction (SLAQ's objective term)."""
+        return self.loss(self.step) - self.loss(self.step + steps_ahead)
+
+
+@dataclass
+class HistoryFit:
+    """A loss history turned into a :class:`LossCurve` (and, for the optimus
+    family, the steps to convergence), with the fit's diagnostics."""
+
+    curve: LossCurve
+    rmse: float  # on the normalised losses
+    flags: list[str]
+    total_steps: float | None = None  # optimus family: K(δ)
+
+
+def fit_history(steps: Any, loss: Any, *, family: str = "optimus", decay: float = 0.9,
+                threshold: float = 0.05) -> HistoryFit:
+    """Fit a raw loss history to a normalised :class:`LossCurve`. The optimus
+    family uses Optimus eq. 1 with its preprocessing; the SLAQ families fit the
+    losses divided by the largest one, with exponentially decaying weights."""
+    if family == "optimus":
+        fit = fit_loss_curve(steps, loss)
+        curve = LossCurve(family="optimus", params=list(fit.beta), step=fit.last_step)
+        return HistoryFit(curve=curve, rmse=fit.rmse, flags=list(fit.flags), total_steps=fit.total_steps(threshold))
+    if family not in CURVE_FAMILIES:
+        raise CurveFitError(f'unknown family "{family}"; expected one of {", ".join(CURVE_FAMILIES)}')
+    y = np.asarray(loss, dtype=float)
+    k = np.asarray(steps, dtype=float)
+    _validate(k, y, minimum=4)
+    scale = float(y.max())
+    if scale <= 0:
+        raise CurveFitError("all losses are 0: nothing to fit")
+    fit = fit_slaq_curve(k, y / scale, family, decay=decay)
+    flags = ["loss did not decrease over the history"] if y[-1] >= y[0] else []
+    return HistoryFit(curve=LossCurve(family=family, params=list(fit.params), step=float(k[-1])),
+                      rmse=fit.rmse, flags=flags)

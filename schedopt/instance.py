@@ -17,9 +17,10 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, PrivateAttr, ValidationError
 
+from schedopt.convergence import CurveFitError, LossCurve, fit_history
 from schedopt.errors import FieldProblem, InputError
 from schedopt.io import number_validator, problems_from_validation, read_document, write_document
-from schedopt.speed import SPEED_FORMS, SpeedForm
+from schedopt.speed import SPEED_FORMS, FitError, SpeedForm, fit_speed
 
 INSTANCE_SCHEMA = "schedopt/instance@1"
 
@@ -54,6 +55,26 @@ class Bandwidth(_Strict):
     worker: Positive
 
 
+class LossHistory(_Strict):
+    """Observed training losses, fitted on load (Optimus eq. 1 or a SLAQ family)
+    into ``loss_curve`` and, for the optimus family, ``remaining_steps``."""
+
+    steps: list[NonNeg] = Field(min_length=1)
+    loss: list[NonNeg] = Field(min_length=1)
+    family: Literal["optimus", "sublinear", "linear"] = "optimus"
+    decay: Annotated[float, PlainValidator(number_validator(gt=0, le=1))] = 0.9  # SLAQ history weight
+    threshold: Annotated[float, PlainValidator(number_validator(gt=0, lt=1))] = 0.05  # Optimus δ
+
+
+class SpeedSamples(_Strict):
+    """Observed speeds, fitted on load by NNLS (Optimus §3.2) into ``speed``.
+    ``points``: ``[[p, w, steps_per_s], ...]`` (optimus forms) or ``[[n, steps_per_s], ...]`` (amdahl)."""
+
+    form: Literal["optimus-sync", "optimus-async", "amdahl"]
+    batch: Positive | None = None
+    points: list[list[float]] = Field(min_length=1)
+
+
 class Job(_Strict):
     """A training job. Time in seconds, work in training steps."""
 
@@ -67,6 +88,9 @@ class Job(_Strict):
     model_size: NonNeg | None = None  # MB per PS<->worker exchange
     bandwidth: Bandwidth | None = None  # MB/s at each end
     new: bool = False  # flagged as just started (Optimus priority factor)
+    loss_curve: LossCurve | None = None  # predicted normalised loss (SLAQ quality problem)
+    loss_history: LossHistory | None = None  # fitted on load when loss_curve / remaining_steps are absent
+    speed_samples: SpeedSamples | None = None  # fitted on load when speed is absent
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -83,6 +107,7 @@ class Server(_Strict):
 class Policy(_Strict):
     fairness_threshold: NonNeg = 0.1  # Dorm theta1
     adjustment_threshold: NonNeg = 0.1  # Dorm theta2
+    horizon_s: Positive = 60.0  # SLAQ scheduling epoch T, seconds
 
 
 class Instance(_Strict):
@@ -100,6 +125,7 @@ class Instance(_Strict):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     _source: str = PrivateAttr(default="<instance>")
+    _fits: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     @property
     def source(self) -> str:
@@ -119,10 +145,66 @@ class Instance(_Strict):
         except ValidationError as exc:
             raise InputError(source, problems_from_validation(exc, skip=frozenset(SPEED_FORMS))) from None
         problems = inst._cross_check()
+        if not problems:
+            problems = inst._fit_observations()
         if problems:
             raise InputError(source, problems)
         inst._source = source
         return inst
+
+    @property
+    def fits(self) -> dict[str, dict[str, Any]]:
+        """Diagnostics of the fits made on load, by job id (empty if none)."""
+        return self._fits
+
+    @property
+    def horizon_s(self) -> float:
+        """SLAQ's scheduling epoch T in seconds (``policy.horizon_s``)."""
+        return (self.policy or Policy()).horizon_s
+
+    def _fit_observations(self) -> list[FieldProblem]:
+        """Close the loop (Optimus §3, SLAQ §2): fit ``speed_samples`` into ``speed``
+        and ``loss_history`` into ``loss_curve``/``remaining_steps`` where those are absent."""
+        out: list[FieldProblem] = []
+        for i, job in enumerate(self.jobs):
+            path = f"jobs[{i}]"
+            diag: dict[str, Any] = {}
+            samples = job.speed_samples
+            if samples is not None and job.speed is None:
+                n_roles = 1 if samples.form == "amdahl" else 2
+                if n_roles != len(job.roles):
+                    out.append(FieldProblem(f"{path}.speed_samples.form", f'form "{samples.form}" needs {"one role" if n_roles == 1 else "two roles (ps and worker)"}; the job has {len(job.roles)}'))
+                    continue
+                try:
+                    sf = fit_speed(samples.points, samples.form, batch=samples.batch)
+                except FitError as exc:
+                    out.append(FieldProblem(f"{path}.speed_samples", f"cannot fit: {exc}"))
+                    continue
+                job.speed = sf.speed
+                diag["speed"] = {"form": samples.form, "samples": sf.samples, "mean_rel_error": sf.mean_rel_error,
+                                 "max_rel_error": sf.max_rel_error, "underdetermined": sf.underdetermined}
+            hist = job.loss_history
+            if hist is not None and (job.loss_curve is None or job.remaining_steps is None):
+                if len(hist.steps) != len(hist.loss):
+                    out.append(FieldProblem(f"{path}.loss_history", f"steps ({len(hist.steps)}) and loss ({len(hist.loss)}) differ in length"))
+                    continue
+                try:
+                    hf = fit_history(hist.steps, hist.loss, family=hist.family, decay=hist.decay, threshold=hist.threshold)
+                except CurveFitError as exc:
+                    out.append(FieldProblem(f"{path}.loss_history", f"cannot fit: {exc}"))
+                    continue
+                if job.remaining_steps is None and hist.family == "optimus":
+                    if hf.total_steps is None or not np.isfinite(hf.total_steps):
+                        out.append(FieldProblem(f"{path}.loss_history", "the fitted curve never reaches the threshold (no downward trend); give remaining_steps"))
+                        continue
+                    job.remaining_steps = max(0.0, hf.total_steps - hf.curve.step)
+                if job.loss_curve is None:
+                    job.loss_curve = hf.curve
+                diag["loss"] = {"family": hist.family, "rmse": hf.rmse, "flags": hf.flags,
+                                "remaining_steps": job.remaining_steps}
+            if diag:
+                self._fits[job.id] = diag
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=False)

@@ -30,19 +30,17 @@ def show(value: Any) -> str:
 
 
 def number_validator(
-    *, ge: float | None = None, gt: float | None = None, integer: bool = False
+    *, ge: float | None = None, gt: float | None = None, le: float | None = None, lt: float | None = None,
+    integer: bool = False,
 ) -> Callable[[Any], float | int]:
     """A strict number check with a message that states the expectation.
 
     Booleans and strings are rejected (``"4"`` is not a number in our files).
     """
     kind = "an integer" if integer else "a number"
-    if ge is not None:
-        expected = f"{kind} >= {ge:g}"
-    elif gt is not None:
-        expected = f"{kind} > {gt:g}"
-    else:
-        expected = kind
+    low = f">= {ge:g}" if ge is not None else f"> {gt:g}" if gt is not None else None
+    high = f"<= {le:g}" if le is not None else f"< {lt:g}" if lt is not None else None
+    expected = " and ".join(x for x in (f"{kind} {low}" if low else kind, high) if x)
 
     def check(value: Any) -> float | int:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -53,6 +51,10 @@ def number_validator(
         if ok and ge is not None and value < ge:
             ok = False
         if ok and gt is not None and value <= gt:
+            ok = False
+        if ok and le is not None and value > le:
+            ok = False
+        if ok and lt is not None and value >= lt:
             ok = False
         if not ok:
             raise PydanticCustomError(

@@ -130,6 +130,20 @@ def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int]) ->
     return job.remaining_steps * step if job.remaining_steps > 0 else 0.0
 
 
+def predicted_reduction(instance: Instance, job_id: str, counts: dict[str, int]) -> float:
+    """SLAQ's term Loss_j(a_j, t) - Loss_j(a_j, t + T): the predicted drop of the
+    normalised loss over the horizon T = ``policy.horizon_s`` with a_j units of
+    the job's (single) role; nan if the job lacks a curve or speed or the
+    count is not allowed."""
+    job = instance.jobs[instance.job_index[job_id]]
+    if job.speed is None or job.loss_curve is None or len(job.roles) != 1:
+        return math.nan
+    step = float(job.speed.step_time_s(counts[job.role_names[0]], 0))
+    if not math.isfinite(step) or step <= 0:
+        return math.nan
+    return float(job.loss_curve.reduction(instance.horizon_s / step))
+
+
 def allocation_usage(instance: Instance, allocation: dict[str, dict[str, int]]) -> np.ndarray:
     """Σ_j (w_j·O_j + p_j·N_j), shape (resources,) (Optimus eq. 7's left side)."""
     used = np.zeros(len(instance.resources))
@@ -200,8 +214,27 @@ def _check_objective_bound(plan: Plan, out: list[Violation]) -> None:
         out.append(Violation("status", f"status optimal with a gap of {expected:.3g}"))
 
 
+@dataclass(frozen=True)
+class _Objective:
+    """How a count-allocation problem values a job: per-job term and its name."""
+
+    term: Any  # (instance, job_id, counts) -> float; non-finite = not allowed
+    formula: str
+    capacity_ref: str
+    sense: str
+
+
+_ALLOCATION_OBJECTIVES = {
+    "allocation": _Objective(remaining_time_s, "Σ Q_j/f_j", "Optimus eq. 7", "min"),
+    "quality": _Objective(predicted_reduction, "Σ predicted loss reduction", "SLAQ: Σ_j a_j <= C", "max"),
+}
+
+
 def _check_allocation(instance: Instance, plan: Plan, out: list[Violation]) -> None:
+    spec = _ALLOCATION_OBJECTIVES[plan.problem]
     alloc = plan.allocation
+    if plan.objective.sense != spec.sense:
+        out.append(Violation("objective.sense", f'problem "{plan.problem}" is a {spec.sense}imisation, the plan says {plan.objective.sense}'))
     if plan.status in (Status.INFEASIBLE, Status.TIME_LIMIT) and alloc:
         out.append(Violation("allocation", f"status {plan.status.value} but an allocation is given"))
     for job_id, counts in alloc.items():
@@ -219,7 +252,7 @@ def _check_allocation(instance: Instance, plan: Plan, out: list[Violation]) -> N
             if not (r.min <= n <= r.max_count):
                 out.append(Violation(f"{path}.{role}", f"count {n} outside [{r.min}, {r.max_count}]"))
                 in_bounds = False
-        if in_bounds and not math.isfinite(remaining_time_s(instance, job_id, counts)):
+        if in_bounds and not math.isfinite(spec.term(instance, job_id, counts)):
             out.append(Violation(path, f"configuration {counts} is not allowed by the job's speed ({job.speed.form if job.speed else 'none'})"))
     if any(v.path.startswith("allocation.") for v in out):
         return  # the sums below need valid jobs and roles
@@ -228,7 +261,7 @@ def _check_allocation(instance: Instance, plan: Plan, out: list[Violation]) -> N
     cap = instance.capacity_total
     for r, u, c in zip(instance.resources, used, cap):
         if u > c + 1e-9 * max(1.0, c):
-            out.append(Violation(f"capacity.{r}", f"allocated {u:g} > capacity {c:g} (Optimus eq. 7)"))
+            out.append(Violation(f"capacity.{r}", f"allocated {u:g} > capacity {c:g} ({spec.capacity_ref})"))
 
     expected_paused = [j.id for j in instance.jobs if j.id not in alloc]
     if sorted(plan.paused) != sorted(expected_paused):
@@ -240,9 +273,9 @@ def _check_allocation(instance: Instance, plan: Plan, out: list[Violation]) -> N
     if obj.admitted_bound is not None and obj.admitted_bound < len(alloc):
         out.append(Violation("objective.admitted_bound", f"bound {obj.admitted_bound} < {len(alloc)} jobs admitted"))
     if plan.has_solution:
-        total = sum(remaining_time_s(instance, j, c) for j, c in alloc.items())
+        total = sum(spec.term(instance, j, c) for j, c in alloc.items())
         if obj.value is None or abs(obj.value - total) > REL_TOL * max(1.0, abs(total)):
-            out.append(Violation("objective.value", f"reported {obj.value} != recomputed Σ Q_j/f_j = {total:.9g}"))
+            out.append(Violation("objective.value", f"reported {obj.value} != recomputed {spec.formula} = {total:.9g}"))
         metrics = allocation_metrics(instance, alloc)
         for key in ("admitted", "paused", "tasks"):
             if key in plan.metrics and plan.metrics[key] != metrics[key]:
@@ -283,4 +316,4 @@ def _check_placement(instance: Instance, plan: Plan, out: list[Violation]) -> No
                              f"load {load[s, r]:g} > capacity {instance.server_capacity[s, r]:g}"))
 
 
-_CHECKERS = {"allocation": _check_allocation}
+_CHECKERS = {"allocation": _check_allocation, "quality": _check_allocation}

@@ -195,7 +195,9 @@ def _features(form: str, p: np.ndarray, w: np.ndarray, batch: float | None) -> t
         return np.column_stack([batch / w, np.ones_like(w), w / p, w, p]), np.ones_like(w)
     if form == "optimus-async":
         return np.column_stack([np.ones_like(w), w / p, w, p]), w
-    raise FitError(f'cannot fit speed form "{form}"; expected optimus-sync or optimus-async')
+    if form == "amdahl":
+        return np.column_stack([np.ones_like(p), 1.0 / p]), np.ones_like(p)
+    raise FitError(f'cannot fit speed form "{form}"; expected optimus-sync, optimus-async or amdahl')
 
 
 class SpeedFit(BaseModel):
@@ -206,7 +208,7 @@ class SpeedFit(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    speed: Union[OptimusSync, OptimusAsync]
+    speed: Union[OptimusSync, OptimusAsync, Amdahl]
     samples: int
     configurations: int
     residual_ss: float  # Σ (A·θ - scale/f)^2 of the linearised model (the paper's "residual sum of squares")
@@ -226,27 +228,40 @@ def fit_speed(samples: Any, form: str = "optimus-sync", *, batch: float | None =
               relative: bool = False) -> SpeedFit:
     """Fit Optimus eq. 3 or 4 to samples ``(p, w, steps_per_s)`` by non-negative
     least squares on the linearised form, as the paper does (scipy's NNLS).
+    ``amdahl`` (one role) takes samples ``(n, steps_per_s)``: 1/f = serial + parallel/n.
 
     ``relative=True`` weights each row by f, so the residuals are relative
     errors of the step time rather than absolute ones."""
     import scipy.optimize
 
-    arr = np.asarray(samples, dtype=float)
-    if arr.ndim != 2 or arr.shape[1] != 3:
-        raise FitError(f"expected samples of shape (n, 3) as (p, w, speed), got shape {arr.shape}")
+    try:
+        arr = np.asarray(samples, dtype=float)
+    except (TypeError, ValueError):
+        raise FitError("samples must be rows of numbers") from None
+    width = 2 if form == "amdahl" else 3
+    if arr.ndim != 2 or arr.shape[1] != width or len(arr) == 0:
+        layout = "(n, speed)" if width == 2 else "(p, w, speed)"
+        raise FitError(f"expected samples of shape (rows, {width}) as {layout}, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise FitError("samples contain NaN or infinite values")
+    if width == 2:
+        arr = np.column_stack([arr[:, 0], np.ones(len(arr)), arr[:, 1]])
     p, w, f = arr[:, 0], arr[:, 1], arr[:, 2]
     if np.any(p < 1) or np.any(w < 1):
-        raise FitError("task counts p and w must be >= 1")
+        raise FitError("task counts must be >= 1")
     if np.any(f <= 0):
         raise FitError("speeds must be > 0")
     A, scale = _features(form, p, w, batch)
     b = scale / f
     weights = f if relative else np.ones_like(f)
     theta, _ = scipy.optimize.nnls(A * weights[:, None], b * weights)
+    if not np.any(theta > 0):
+        raise FitError("the fit gives all-zero coefficients (infinite speed); the samples do not fit this form")
+    speed: OptimusSync | OptimusAsync | Amdahl
     if form == "optimus-sync":
-        speed: OptimusSync | OptimusAsync = OptimusSync(theta=[float(t) for t in theta], batch=float(batch))  # type: ignore[arg-type]
+        speed = OptimusSync(theta=[float(t) for t in theta], batch=float(batch))  # type: ignore[arg-type]
+    elif form == "amdahl":
+        speed = Amdahl(serial=float(theta[0]), parallel=float(theta[1]))
     else:
         speed = OptimusAsync(theta=[float(t) for t in theta])
     predicted = steps_per_s(speed, p, w)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from schedopt.data import dl2_config_speeds
-from schedopt.speed import FitError, OptimusAsync, OptimusSync, SpeedFitter, TableSpeed, explain_table, fit_speed, steps_per_s
+from schedopt.speed import Amdahl, FitError, OptimusAsync, OptimusSync, SpeedFitter, TableSpeed, explain_table, fit_speed, steps_per_s
 from tests.conftest import SHARED_DATA
 
 GRID = np.array([(p, w) for p in range(1, 7) for w in range(1, 9)], dtype=float)
@@ -59,7 +59,18 @@ def test_degenerate_data_is_flagged_or_refused() -> None:
     with pytest.raises(FitError, match="batch"):
         fit_speed([[1, 1, 1.0]], "optimus-sync")
     with pytest.raises(FitError, match="cannot fit"):
+        fit_speed([[1, 1, 1.0]], "table")
+    with pytest.raises(FitError, match=r"\(n, speed\)"):
         fit_speed([[1, 1, 1.0]], "amdahl")
+
+
+def test_amdahl_recovered_exactly_from_noiseless_samples() -> None:
+    truth = Amdahl(serial=0.05, parallel=2.0)
+    n = np.arange(1, 9, dtype=float)
+    fit = fit_speed(np.column_stack([n, 1.0 / truth.step_time_s(n, 0)]), "amdahl")
+    assert fit.speed.serial == pytest.approx(0.05, rel=1e-9)
+    assert fit.speed.parallel == pytest.approx(2.0, rel=1e-9)
+    assert fit.max_rel_error < 1e-9 and not fit.underdetermined
 
 
 def test_explain_table() -> None:

@@ -54,7 +54,7 @@ class _CpSatBackend:
         unit, exact_units = integer_scale(np.concatenate([data.demand.ravel(), data.cap]))
         use = np.ceil(np.round(cs.use * unit, 9)).astype(np.int64)
         cap = np.floor(np.round(data.cap * unit, 9)).astype(np.int64)
-        max_cost = float(cs.cost.max()) if cs.K else 0.0
+        max_cost = float(np.abs(cs.cost).max()) if cs.K else 0.0
         scale = COST_RESOLUTION / max_cost if max_cost > 0 else 1.0
         cost = np.round(cs.cost * scale).astype(np.int64)
         owners = sorted({int(j) for j in cs.job})
@@ -103,7 +103,9 @@ class _CpSatBackend:
                 bound = raw
             elif exact_units:
                 n = len(owners)
-                bound = max(0.0, (raw - 0.5 * n) / scale)
+                bound = (raw - 0.5 * n) / scale  # each chosen cost rounded by at most 1/2
+                if cs.K and cs.cost.min() >= 0:
+                    bound = max(0.0, bound)
                 info["scaling_error_s"] = 0.5 * n / scale
             else:
                 info["scaling_note"] = "demands not integral at 10^6: rounded up, bound dropped"

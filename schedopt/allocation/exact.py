@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -68,8 +68,16 @@ def check_time_limit(time_limit: float | None, solver: str) -> None:
         raise InputError(solver, f"time_limit: expected a number of seconds > 0, got {time_limit!r}")
 
 
-def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], admit: int | None = None,
-            stage1: list[int] | None = None) -> ChoiceSet:
+#: a heuristic that grows a feasible start (job -> counts) into a plan (an incumbent for fixing)
+Heuristic = Callable[[AllocationData, dict[int, tuple[int, int]]], dict[int, tuple[int, int]]]
+
+
+def _optimus_greedy(data: AllocationData, start: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    return greedy_allocate(data, start)[0]
+
+
+def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], heuristic: Heuristic,
+            admit: int | None = None, stage1: list[int] | None = None) -> ChoiceSet:
     """Reduced-cost fixing (see :mod:`schedopt.allocation.lagrange`): keep only the
     configurations that can be in a plan no worse than the best incumbent.
 
@@ -88,7 +96,7 @@ def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], admit:
     start = {j: c for j in admitted_jobs if (c := min_configuration(data, j)) is not None}
     used = sum((use_of(data, j, c) for j, c in start.items()), np.zeros(data.R))
     if len(start) == len(admitted_jobs) and fits(np.zeros(data.R), used, data.cap):
-        config, _ = greedy_allocate(data, start)
+        config = heuristic(data, start)
         candidates.append(float(sum(data.time_s(j, *c) for j, c in config.items())))
     incumbent = min(candidates)
     reduced = cs.subset(fix_by_reduced_cost(cs, lag, incumbent))
@@ -100,11 +108,15 @@ def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], admit:
 
 
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
-                seed: int | None, options: dict[str, Any]) -> Plan:
+                seed: int | None, options: dict[str, Any],
+                compile: Callable[[Instance], AllocationData] = compile_allocation,
+                heuristic: Heuristic = _optimus_greedy) -> Plan:
+    """Solve a multiple-choice allocation problem (``compile`` turns the instance
+    into arrays; ``heuristic`` supplies an incumbent) with ``backend``."""
     check_time_limit(time_limit, name)
     started = time.perf_counter()
     deadline = None if time_limit is None else started + time_limit
-    data = compile_allocation(instance)
+    data = compile(instance)
     cs = enumerate_choices(data)
     candidates = int(len(np.unique(cs.job)))
     metrics: dict[str, Any] = {"configurations": int(cs.enumerated), "after_pruning": int(cs.K)}
@@ -148,19 +160,19 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                         message="no job fits the cluster at its minimum")
 
     if every_job:
-        cs = _reduce(data, cs, metrics)
+        cs = _reduce(data, cs, metrics, heuristic)
     else:
-        cs = _reduce(data, cs, metrics, admit=k_min, stage1=cs.indices_of(fallback))
+        cs = _reduce(data, cs, metrics, heuristic, admit=k_min, stage1=cs.indices_of(fallback))
     s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,
                              time_limit=left(), seed=seed)
     metrics.update(s2.info)
     if s2.chosen is None:
         if fallback is not None:  # stage 1's plan is feasible: keep it
             return plan(fallback, Status.FEASIBLE, s2.termination, admitted_bound=admitted_bound,
-                        message="stage 2 (min Σ t_j) found no plan in time; stage 1's plan is returned")
+                        message="stage 2 (min Σ cost) found no plan in time; stage 1's plan is returned")
         status = Status.INFEASIBLE if s2.termination == Termination.INFEASIBLE else Status.TIME_LIMIT
         return plan({}, status, s2.termination, admitted_bound=admitted_bound,
-                    message=_no_plan_message("stage 2 (min Σ t_j)", s2))
+                    message=_no_plan_message("stage 2 (min Σ cost)", s2))
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     term = s2.termination if admit_proven else Termination.TIME_LIMIT

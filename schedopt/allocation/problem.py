@@ -53,6 +53,16 @@ class AllocationData:
     cap: np.ndarray
     share: np.ndarray
     arrival: np.ndarray
+    # the problem the arrays describe; the solvers minimise Σ cost (``time_s``),
+    # and a maximisation reports value = -Σ cost
+    problem: str = "allocation"
+    objective_name: str = OBJECTIVE_NAME
+    sense: str = "min"
+
+    @property
+    def sign(self) -> float:
+        """Reported objective = sign · Σ cost (+1 for min, -1 for max)."""
+        return 1.0 if self.sense == "min" else -1.0
 
     @property
     def J(self) -> int:
@@ -339,20 +349,24 @@ def build_plan(
     """A Plan from per-job configurations ``config`` (job index -> (c0, c1))."""
     instance = data.instance
     allocation = {data.jobs[j].id: data.counts_dict(j, *config[j]) for j in sorted(config)}
-    value = float(sum(data.time_s(j, *config[j]) for j in config)) if status not in (Status.INFEASIBLE, Status.TIME_LIMIT) else None
-    if value is not None and bound is not None and bound > value:
-        bound = value  # numerical noise of the relaxation/solver, never a better-than-optimal claim
+    cost = float(sum(data.time_s(j, *config[j]) for j in config)) if status not in (Status.INFEASIBLE, Status.TIME_LIMIT) else None
+    if cost is not None and bound is not None and bound > cost:
+        bound = cost  # numerical noise of the relaxation/solver, never a better-than-optimal claim
     if admitted_bound is not None and admitted_bound > len(config):
-        bound = None  # the bound on Σ t_j holds only among plans admitting as many jobs
+        bound = None  # the bound on Σ cost holds only among plans admitting as many jobs
+    # ``bound`` is a lower bound on Σ cost; report both in the problem's sense
+    value = None if cost is None else data.sign * cost + 0.0
+    bound = None if bound is None else data.sign * bound + 0.0
     all_metrics = allocation_metrics(instance, allocation)
     all_metrics.update(metrics or {})
     return Plan(
         instance=instance.name,
+        problem=data.problem,
         solver=solver,
         status=status,
         termination=termination,
         objective=Objective(
-            name=OBJECTIVE_NAME, value=value, bound=bound, gap=relative_gap(value, bound),
+            name=data.objective_name, sense=data.sense, value=value, bound=bound, gap=relative_gap(value, bound),
             admitted=len(config), admitted_bound=admitted_bound,
         ),
         solve_seconds=time.perf_counter() - started,
