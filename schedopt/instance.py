@@ -194,8 +194,9 @@ class Instance(_Strict):
                     out.append(FieldProblem(f"{path}.loss_history", f"cannot fit: {exc}"))
                     continue
                 if job.remaining_steps is None and hist.family == "optimus":
-                    if hf.total_steps is None or not np.isfinite(hf.total_steps):
-                        out.append(FieldProblem(f"{path}.loss_history", "the fitted curve never reaches the threshold (no downward trend); give remaining_steps"))
+                    if hf.flags or hf.total_steps is None or not np.isfinite(hf.total_steps):
+                        why = "; ".join(hf.flags) or "no downward trend"
+                        out.append(FieldProblem(f"{path}.loss_history", f"the fitted curve never reaches the threshold ({why}); give remaining_steps"))
                         continue
                     job.remaining_steps = max(0.0, hf.total_steps - hf.curve.step)
                 if job.loss_curve is None:

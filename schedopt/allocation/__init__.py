@@ -1,11 +1,13 @@
-"""The Optimus allocation problem (Optimus eq. 5-8): how many parameter
-servers and workers each job gets under the cluster's capacity.
+"""Count allocation: how many tasks of each role every job gets under the
+cluster's capacity.
 
-Solvers: ``optimus-greedy`` (eq. 9 heuristic), ``optimus-milp`` (Pyomo + HiGHS),
-``optimus-cpsat`` (OR-Tools CP-SAT). Importing this package registers them.
+Problem ``allocation`` (Optimus eq. 5-8): ``optimus-greedy`` (eq. 9 heuristic),
+``optimus-milp`` (Pyomo + HiGHS), ``optimus-cpsat`` (OR-Tools CP-SAT).
+Problem ``quality`` (SLAQ §2): ``slaq-greedy``, ``slaq-milp``, ``slaq-cpsat``.
+Importing this package registers them.
 """
 
-from schedopt.allocation import cpsat, greedy, milp  # noqa: F401  (registration)
+from schedopt.allocation import cpsat, greedy, milp, slaq  # noqa: F401  (registration)
 from schedopt.allocation.bruteforce import solve_bruteforce
 from schedopt.allocation.problem import AllocationData, ChoiceSet, compile_allocation, enumerate_choices
 
