@@ -244,14 +244,19 @@ class LossCurve(BaseModel):
             raise ValueError("linear family: mu must be in (0, 1]")
         return self
 
-    def loss(self, k: Any) -> Any:
-        """l(k) for a scalar or an array of steps."""
-        p = self.params
-        if self.family == "optimus":
+    @staticmethod
+    def formula(family: str, p: Any, k: Any) -> Any:
+        """l(k) of ``family`` with parameters ``p`` (a sequence, or columns
+        ``p[i]`` of arrays shaped like ``k``), written once for scalars and arrays."""
+        if family == "optimus":
             return 1.0 / (p[0] * k + p[1]) + p[2]
-        if self.family == "sublinear":
+        if family == "sublinear":
             return 1.0 / (p[0] * k * k + p[1] * k + p[2]) + p[3]
         return p[0] ** (k - p[1]) + p[2]
+
+    def loss(self, k: Any) -> Any:
+        """l(k) for a scalar or an array of steps."""
+        return self.formula(self.family, self.params, k)
 
     def reduction(self, steps_ahead: Any) -> Any:
         """l(step) - l(step + steps_ahead): the predicted loss reduction (SLAQ's objective term)."""

@@ -6,6 +6,9 @@ drawn uniformly from the nine Table 1 profiles, synchronous or asynchronous
 at random, arrivals uniform in [0, 12000] s, each job between 0% and 80% done.
 ``optimus-testbed``: the same cluster, jobs cycle through the nine profiles in
 Table 1 order, alternately synchronous and asynchronous, none started.
+``slaq``: SLAQ §3's setting, one resource: servers of 16 cores, jobs with one
+role (executors, one core each, 1 to ``max_tasks``), Amdahl speeds, loss
+curves drawn from the three families at a random point of training, T = 60 s.
 """
 
 from __future__ import annotations
@@ -71,9 +74,44 @@ def _testbed(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int) 
     ]
 
 
-FAMILIES: dict[str, Callable[[int, int, np.random.Generator, int], list[dict[str, Any]]]] = {
-    "optimus": _optimus,
-    "optimus-testbed": _testbed,
+def _slaq_curve(rng: np.random.Generator) -> dict[str, Any]:
+    family = ["optimus", "sublinear", "linear"][int(rng.integers(3))]
+    if family == "optimus":
+        params = [float(rng.uniform(1e-4, 1e-2)), 1.0, float(rng.uniform(0.0, 0.3))]
+    elif family == "sublinear":
+        params = [float(rng.uniform(0.0, 1e-6)), float(rng.uniform(1e-4, 1e-2)), 1.0, float(rng.uniform(0.0, 0.3))]
+    else:
+        params = [float(rng.uniform(0.99, 0.9999)), 0.0, float(rng.uniform(0.0, 0.3))]
+    return {"family": family, "params": [round(p, 8) for p in params], "step": float(rng.integers(0, 2000))}
+
+
+def _slaq(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int) -> dict[str, Any]:
+    out = []
+    for i in range(jobs):
+        out.append({
+            "id": f"ml-{i}",
+            "arrival": round(float(rng.uniform(0, 800)), 1),
+            "roles": {"executor": {"demand": {"cpu": 1}, "min": 1, "max": max_tasks}},
+            "speed": {"form": "amdahl", "serial": round(float(rng.uniform(0.0, 0.05)), 4),
+                      "parallel": round(float(rng.uniform(0.2, 2.0)), 4)},
+            "loss_curve": _slaq_curve(rng),
+        })
+    return {"resources": ["cpu"], "servers": [{"name": "node", "count": servers, "capacity": {"cpu": 16}}],
+            "jobs": out, "policy": {"horizon_s": 60.0}}
+
+
+def _with_optimus_cluster(make: Callable[[int, int, np.random.Generator, int], list[dict[str, Any]]]):
+    def family(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int) -> dict[str, Any]:
+        return {"resources": ["cpu", "gpu", "mem_gb"], "servers": _cluster(servers),
+                "jobs": make(jobs, servers, rng, max_tasks)}
+    return family
+
+
+#: family -> (jobs, servers, rng, max_tasks) -> {resources, servers, jobs[, policy]}
+FAMILIES: dict[str, Callable[[int, int, np.random.Generator, int], dict[str, Any]]] = {
+    "optimus": _with_optimus_cluster(_optimus),
+    "optimus-testbed": _with_optimus_cluster(_testbed),
+    "slaq": _slaq,
 }
 
 
@@ -88,8 +126,6 @@ def generate_instance(family: str, *, jobs: int, servers: int, seed: int = 0, ma
     data = {
         "schema": INSTANCE_SCHEMA,
         "name": name or f"{family}-{jobs}j-{servers}s-seed{seed}",
-        "resources": ["cpu", "gpu", "mem_gb"],
-        "servers": _cluster(servers),
-        "jobs": FAMILIES[family](jobs, servers, rng, max_tasks),
+        **FAMILIES[family](jobs, servers, rng, max_tasks),
     }
     return Instance.from_dict(data, source=f"generate {family}")

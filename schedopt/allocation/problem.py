@@ -274,21 +274,43 @@ def fits(used: np.ndarray, extra: np.ndarray, cap: np.ndarray) -> bool:
     return bool(np.all(used + extra <= cap + FIT_TOL * np.maximum(1.0, cap)))
 
 
+def _minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's allowed configuration of least dominant demand: (counts (J, 2),
+    ok (J,)). Formula forms allow every count in bounds, so theirs is the lower
+    bound (vectorised); tables are searched one job at a time."""
+    mins = data.lo.copy()
+    ok = np.ones(data.J, dtype=bool)
+    for j in range(data.J):
+        if isinstance(data.jobs[j].speed, TableSpeed):
+            c = min_configuration(data, j)
+            ok[j] = c is not None
+            if c is not None:
+                mins[j] = c
+    return mins, ok
+
+
 def admit_smallest_first(data: AllocationData) -> tuple[list[int], dict[int, tuple[int, int]]]:
     """Heuristic admission (DESIGN.md): jobs by dominant demand of their minimum
     configuration, ties by arrival then order; admit each that still fits.
     Returns the admitted jobs and their starting configurations."""
-    mins = {j: c for j in range(data.J) if (c := min_configuration(data, j)) is not None}
-    order = sorted(mins, key=lambda j: (_dominant(data, j, mins[j]), data.arrival[j], j))
-    used = np.zeros(data.R)
-    admitted = []
-    for j in order:
-        extra = use_of(data, j, mins[j])
-        if fits(used, extra, data.cap):
-            used += extra
+    mins, ok = _minimum_configurations(data)
+    use = mins[:, 0, None] * data.demand[:, 0] + mins[:, 1, None] * data.demand[:, 1]  # (J, R)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dominant = np.where(use > 0, use / data.cap, 0.0).max(axis=1) if data.R else np.zeros(data.J)
+    candidates = np.flatnonzero(ok)
+    order = candidates[np.lexsort((candidates, data.arrival[candidates], dominant[candidates]))]
+    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    # the prefix that fits as a whole is admitted at once; then one at a time
+    over = np.any(np.cumsum(use[order], axis=0) > limit, axis=1)
+    first = int(np.argmax(over)) if over.any() else len(order)
+    admitted = order[:first].tolist()
+    used = use[order[:first]].sum(axis=0)
+    for j in order[first:].tolist():
+        if fits(used, use[j], data.cap):
+            used = used + use[j]
             admitted.append(j)
     admitted.sort()
-    return admitted, {j: mins[j] for j in admitted}
+    return admitted, {j: (int(mins[j, 0]), int(mins[j, 1])) for j in admitted}
 
 
 def all_fit_at_minimum(data: AllocationData) -> bool:

@@ -50,10 +50,12 @@ from schedopt.allocation.problem import (
     build_plan,
     enumerate_choices,
 )
+from schedopt.convergence import LossCurve
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
+from schedopt.speed import FORMULA_FORMS
 
 OBJECTIVE_NAME = "total_loss_reduction"
 StopRule = Literal["skip", "paper"]
@@ -80,6 +82,37 @@ class QualityData(AllocationData):
         ok = np.isfinite(step) & (step > 0)
         ahead = np.divide(self.horizon_s, step, out=np.zeros_like(step), where=ok)
         return np.where(ok, -np.asarray(job.loss_curve.reduction(ahead), dtype=float), np.inf)
+
+
+    def costs(self, jobs: np.ndarray, owner: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Cost -R of many (job, count) pairs at once: job ``jobs[owner[i]]`` with
+        ``counts[i]`` units (flat arrays). Jobs with a formula speed are evaluated
+        together per (form, curve family); tables one job at a time."""
+        out = np.full(len(counts), np.inf)
+        kinds: dict[tuple[type, str], list[int]] = {}
+        for i, j in enumerate(jobs.tolist()):
+            job = self.jobs[j]
+            kinds.setdefault((type(job.speed), job.loss_curve.family), []).append(i)
+        for (form, family), members in kinds.items():
+            rows = np.isin(owner, members)
+            if not isinstance(self.jobs[int(jobs[members[0]])].speed, FORMULA_FORMS):
+                for i in members:  # owner is sorted: job i's pairs are one slice
+                    at = slice(int(np.searchsorted(owner, i)), int(np.searchsorted(owner, i, side="right")))
+                    out[at] = self.time_s(int(jobs[i]), counts[at], 0)
+                continue
+            idx = np.full(len(jobs), -1)
+            idx[members] = np.arange(len(members))
+            sel = idx[owner[rows]]
+            speed_p = np.array([self.jobs[int(jobs[i])].speed.params() for i in members], dtype=float)[sel]
+            curve_p = np.array([self.jobs[int(jobs[i])].loss_curve.params for i in members], dtype=float)[sel]
+            k0 = np.array([self.jobs[int(jobs[i])].loss_curve.step for i in members], dtype=float)[sel]
+            step = np.asarray(form.formula(*speed_p.T, counts[rows].astype(float), 0.0), dtype=float)
+            good = np.isfinite(step) & (step > 0)
+            ahead = np.divide(self.horizon_s, step, out=np.zeros_like(step), where=good)
+            with np.errstate(over="ignore", invalid="ignore"):
+                red = LossCurve.formula(family, curve_p.T, k0) - LossCurve.formula(family, curve_p.T, k0 + ahead)
+            out[rows] = np.where(good, -red, np.inf)
+        return out
 
 
 def compile_quality(instance: Instance) -> QualityData:
@@ -115,39 +148,58 @@ def compile_quality(instance: Instance) -> QualityData:
 
 # ---- the greedy -------------------------------------------------------------------------------
 
-def _moves(data: QualityData, start: dict[int, tuple[int, int]]) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
-    """Each started job's moves: (job, count after the move, gain per unit share, units added).
+def _segment_starts(owner: np.ndarray) -> np.ndarray:
+    """Start index of each run of equal ``owner`` values (owner sorted)."""
+    return np.flatnonzero(np.concatenate([[True], owner[1:] != owner[:-1]])) if len(owner) else np.zeros(0, dtype=np.int64)
+
+
+def _moves(data: QualityData, start: dict[int, tuple[int, int]]) -> tuple[np.ndarray, ...]:
+    """Every started job's moves, flat and grouped by job in job order:
+    (job, count after the move, gain per unit share, units added, running
+    minimum of the gain along the job's path, step along the path).
 
     A move goes to the next allowed count (the next unit; the next measured
     point of a table). A job's path ends at its max, at the most units its
     demand could ever fit beside the start, or before the first move that
     gains nothing."""
-    used = sum((start[j][0] * data.demand[j, 0] for j in start), np.zeros(data.R))
-    free = data.cap * (1 + FIT_TOL) - used
-    out = []
-    for j in sorted(start):
-        n0, d = start[j][0], data.demand[j, 0]
-        room = int(data.hi[j, 0] - n0)
-        pos = d > 0
-        if pos.any():
-            room = min(room, int(np.floor(np.min(free[pos] / d[pos]) + 1e-9)))
-        if room <= 0:
-            continue
-        counts = np.arange(n0, n0 + room + 1)
-        cost = np.asarray(data.time_s(j, counts, 0), dtype=float)
-        allowed = np.isfinite(cost)
-        counts, cost = counts[allowed], cost[allowed]
-        units = np.diff(counts)
-        gain = (cost[:-1] - cost[1:]) / units  # per unit: (R(n') - R(n)) / (n' - n)
-        bad = ~(gain > 0)
-        if bad.any():
-            gain, units = gain[: int(np.argmax(bad))], units[: int(np.argmax(bad))]
-        if len(gain) == 0:
-            continue
-        share = float(data.share[j, 0])
-        per_share = gain / share if share > 0 else np.full(len(gain), np.inf)
-        out.append((j, counts[1: len(gain) + 1], per_share, units))
-    return out
+    jobs = np.array(sorted(start), dtype=np.int64)
+    n0 = np.array([start[j][0] for j in jobs], dtype=np.int64)
+    d = data.demand[jobs, 0]  # (S, R)
+    free = data.cap * (1 + FIT_TOL) - (n0[:, None] * d).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fit = np.where(d > 0, free / d, np.inf).min(axis=1) if data.R else np.full(len(jobs), np.inf)
+    room = data.hi[jobs, 0] - n0
+    room = np.where(np.isfinite(fit), np.minimum(room, np.floor(np.maximum(fit, -1) + 1e-9)), room).astype(np.int64)
+    keep = room > 0
+    jobs, n0, room = jobs[keep], n0[keep], room[keep]
+    # candidate counts n0 .. n0 + room of each job, flat
+    lengths = room + 1
+    owner = np.repeat(np.arange(len(jobs)), lengths)
+    offsets = np.cumsum(lengths) - lengths
+    counts = n0[owner] + np.arange(int(lengths.sum())) - offsets[owner]
+    cost = data.costs(jobs, owner, counts)
+    allowed = np.isfinite(cost)
+    owner, counts, cost = owner[allowed], counts[allowed], cost[allowed]
+    # a move between consecutive allowed counts of the same job
+    same = owner[1:] == owner[:-1]
+    units = (counts[1:] - counts[:-1])[same]
+    gain = ((cost[:-1] - cost[1:])[same]) / units  # per unit: (R(n') - R(n)) / (n' - n)
+    m_owner, m_count = owner[1:][same], counts[1:][same]
+    # cut each path before its first move that gains nothing
+    bad = ~(gain > 0)
+    seg = _segment_starts(m_owner)
+    seen_bad = np.cumsum(bad)
+    before = np.repeat(seen_bad[seg] - bad[seg], np.diff(np.append(seg, len(bad))))
+    ok = seen_bad - before == 0
+    m_owner, m_count, gain, units = m_owner[ok], m_count[ok], gain[ok], units[ok]
+    share = data.share[jobs[m_owner], 0]
+    with np.errstate(divide="ignore"):
+        per_share = np.where(share > 0, gain / np.where(share > 0, share, 1.0), np.inf)
+    seg = _segment_starts(m_owner)
+    bounds = np.append(seg, len(m_owner))
+    running = np.concatenate([np.minimum.accumulate(per_share[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]) if len(seg) else per_share
+    step = np.arange(len(m_owner)) - np.repeat(seg, np.diff(bounds))
+    return jobs[m_owner], m_count, per_share, units, running, step
 
 
 def slaq_greedy(data: QualityData, start: dict[int, tuple[int, int]], *,
@@ -158,24 +210,21 @@ def slaq_greedy(data: QualityData, start: dict[int, tuple[int, int]], *,
     sort replaces the heap; units are then taken in that order while they fit
     (``skip``: a job whose next unit does not fit stops; ``paper``: all stop)."""
     config = {j: [c[0], c[1]] for j, c in start.items()}
-    moves = _moves(data, start)
+    job, count, _, units, running, step = _moves(data, start)
     added = dropped = 0
-    if moves:
-        job = np.concatenate([np.full(len(n), j, dtype=np.int64) for j, n, _, _ in moves])
-        count = np.concatenate([n for _, n, _, _ in moves])
-        units = np.concatenate([u for _, _, _, u in moves])
-        running = np.concatenate([np.minimum.accumulate(g) for _, _, g, _ in moves])
-        step = np.concatenate([np.arange(len(n)) for _, n, _, _ in moves])
+    if len(job):
         order = np.lexsort((step, job, -running))
         job, count, units = job[order], count[order], units[order]
         use = data.demand[job, 0] * units[:, None]  # (moves, R)
         limit = data.cap * (1 + FIT_TOL) + FIT_TOL
         used = sum((start[j][0] * data.demand[j, 0] for j in start), np.zeros(data.R))
-        # the prefix that fits as a whole is taken at once
+        # the prefix that fits as a whole is taken at once (a job's moves come in count order)
         over = np.any(used + np.cumsum(use, axis=0) > limit, axis=1)
         first = int(np.argmax(over)) if over.any() else len(job)
-        for j, n in zip(job[:first].tolist(), count[:first].tolist()):
-            config[j][0] = n
+        final = np.zeros(data.J, dtype=np.int64)
+        np.maximum.at(final, job[:first], count[:first])
+        for j in np.flatnonzero(final).tolist():
+            config[j][0] = int(final[j])
         added = int(units[:first].sum())
         used = used + use[:first].sum(axis=0)
         stopped: set[int] = set()
@@ -201,23 +250,26 @@ def slaq_greedy_heap(data: QualityData, start: dict[int, tuple[int, int]], *,
                      stop_rule: StopRule = "skip") -> dict[int, tuple[int, int]]:
     """The literal algorithm with a heap (the reference the vectorised greedy is tested against)."""
     config = {j: c[0] for j, c in start.items()}
-    paths = {j: (counts, gains, units) for j, counts, gains, units in _moves(data, start)}
+    job, count, gain, units, _, _ = _moves(data, start)
+    paths: dict[int, list[tuple[int, float, int]]] = {}
+    for j, n, g, u in zip(job.tolist(), count.tolist(), gain.tolist(), units.tolist()):
+        paths.setdefault(j, []).append((n, g, u))
     used = sum((start[j][0] * data.demand[j, 0] for j in start), np.zeros(data.R))
     limit = data.cap * (1 + FIT_TOL) + FIT_TOL
-    heap = [(-float(g[0]), j, 0) for j, (_, g, _) in paths.items()]
+    heap = [(-path[0][1], j, 0) for j, path in paths.items()]
     heapq.heapify(heap)
     while heap:
         _, j, i = heapq.heappop(heap)
-        counts, gains, units = paths[j]
-        d = data.demand[j, 0] * units[i]
+        n, _, u = paths[j][i]
+        d = data.demand[j, 0] * u
         if np.any(used + d > limit):
             if stop_rule == "paper":
                 break
             continue  # skip: this job takes no more
         used = used + d
-        config[j] = int(counts[i])
-        if i + 1 < len(gains):
-            heapq.heappush(heap, (-float(gains[i + 1]), j, i + 1))
+        config[j] = n
+        if i + 1 < len(paths[j]):
+            heapq.heappush(heap, (-paths[j][i + 1][1], j, i + 1))
     return {j: (n, 0) for j, n in config.items()}
 
 
