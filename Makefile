@@ -7,10 +7,10 @@ STAMP := $(VENV)/.installed
 
 # Create the virtual environment and install schedopt (editable) with its test tools.
 # Re-runs only when pyproject.toml changes.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,plot]'
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -52,11 +52,28 @@ class Comparison:
         return out
 
 
+def infer_problem(instance: Instance) -> str:
+    """The problem an instance poses when nobody says: ``quality`` when every job
+    has a loss curve and one role but no remaining steps, else ``allocation``."""
+    jobs = instance.jobs
+    if jobs and all(j.loss_curve is not None and len(j.roles) == 1 and j.remaining_steps is None for j in jobs):
+        return "quality"
+    return "allocation"
+
+
 def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_limit: float | None = None,
-            seed: int | None = None) -> Comparison:
-    """Run several solvers (default: every solver of the allocation problem) and
-    check each plan."""
-    names = list(solvers_) if solvers_ is not None else [s.name for s in solvers("allocation")]
+            seed: int | None = None, problem: str | None = None) -> Comparison:
+    """Run several solvers (default: every solver of ``problem``, by default
+    :func:`infer_problem`) and check each plan."""
+    if solvers_ is None:
+        kind = problem or infer_problem(instance)
+        names = [s.name for s in solvers(kind)]
+        if not names:
+            from schedopt.errors import InputError
+
+            raise InputError("--problem", f'no solver is registered for problem "{kind}"')
+    else:
+        names = list(solvers_)
     for name in names:
         solver_info(name)  # fail fast on an unknown name, before any solve
     rows = []

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import yaml
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
@@ -185,3 +186,45 @@ def write_document(path: str | os.PathLike[str], data: Any) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def read_csv_numbers(path: str | os.PathLike[str], columns: tuple[str, ...]) -> np.ndarray:
+    """Rows of numbers from a CSV file, shape (rows, len(columns)). A first row
+    that is not numeric is a header and must name the columns; blank lines and
+    ``#`` comments are skipped. Raises :class:`InputError` naming the line."""
+    import csv
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(str(path), "no such file")
+    rows: list[list[float]] = []
+    problems: list[FieldProblem] = []
+    layout = ", ".join(columns)
+    try:
+        with p.open(newline="") as fh:
+            for line_no, row in enumerate(csv.reader(fh), start=1):
+                cells = [c.strip() for c in row]
+                if not any(cells) or cells[0].startswith("#"):
+                    continue
+                try:
+                    values = [float(c) for c in cells]
+                except ValueError:
+                    if not rows and not problems and line_no == 1:
+                        if [c.lower() for c in cells] != list(columns):
+                            problems.append(FieldProblem("line 1", f"header {cells} does not name the columns ({layout})"))
+                        continue
+                    problems.append(FieldProblem(f"line {line_no}", f"expected numbers ({layout}), got {row}"))
+                    continue
+                if len(values) != len(columns):
+                    problems.append(FieldProblem(f"line {line_no}", f"expected {len(columns)} values ({layout}), got {len(values)}"))
+                elif not all(math.isfinite(v) for v in values):
+                    problems.append(FieldProblem(f"line {line_no}", f"values must be finite, got {row}"))
+                else:
+                    rows.append(values)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(str(path), f"cannot read: {exc}") from None
+    if problems:
+        raise InputError(str(path), problems)
+    if not rows:
+        raise InputError(str(path), f"no data rows ({layout})")
+    return np.array(rows, dtype=float)

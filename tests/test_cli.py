@@ -83,3 +83,63 @@ def test_bundled_instances_load_and_round_trip(tmp_path: Path) -> None:
         again = schedopt.load_instance(out)
         assert again.to_dict() == inst.to_dict()
         assert again.server_names == inst.server_names
+
+
+# ---- fit (issue 3) ---------------------------------------------------------------------------
+
+def _write_loss_csv(path: Path) -> None:
+    rows = ["step,loss"] + [f"{k},{2.0 * (1 / (0.01 * k + 1) + 0.1):.6f}" for k in range(0, 1000, 10)]
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_fit_loss_prints_coefficients_and_draws(tmp_path: Path) -> None:
+    csv_path, png = tmp_path / "loss.csv", tmp_path / "loss.png"
+    _write_loss_csv(csv_path)
+    r = runner.invoke(app, ["fit", "loss", str(csv_path), "--threshold", "0.05", "--plot", str(png)])
+    assert r.exit_code == 0, r.output
+    assert "loss_curve: {family: optimus, params: [" in r.output and "steps remaining" in r.output
+    # noiseless eq. 1 with β0/β1 = 0.01: K(0.05) = 19/0.01 = 1900 steps
+    assert "converges (δ = 0.05) at step 1900" in r.output
+    assert png.is_file() and png.stat().st_size > 1000
+
+
+def test_fit_speed_recovers_the_coefficients(tmp_path: Path) -> None:
+    csv_path = tmp_path / "speed.csv"
+    rows = ["p,w,speed"] + [f"{p},{w},{1 / (0.3 * 32 / w + 1.0 + 0.5 * w / p + 0.1 * p):.12g}"
+                            for p in (1, 2, 4) for w in (1, 2, 4, 8)]
+    csv_path.write_text("\n".join(rows) + "\n")
+    r = runner.invoke(app, ["fit", "speed", str(csv_path), "--batch", "32", "--plot", str(tmp_path / "s.svg")])
+    assert r.exit_code == 0, r.output
+    assert "relative error: mean 0.00%" in r.output and (tmp_path / "s.svg").is_file()
+    r = runner.invoke(app, ["fit", "speed", str(csv_path), "--form", "amdahl"])  # wrong columns for amdahl
+    assert r.exit_code == 2 and "does not name the columns (n, speed)" in r.output
+
+
+def test_fit_bad_csv_exit_2_and_nothing_written(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("step,loss\n0,1.0\n10,abc\n20\n")
+    png = tmp_path / "never.png"
+    r = runner.invoke(app, ["fit", "loss", str(bad), "--plot", str(png)])
+    assert r.exit_code == 2
+    assert "bad.csv: line 3: expected numbers (step, loss)" in r.output
+    assert "bad.csv: line 4: expected 2 values (step, loss), got 1" in r.output
+    assert "Traceback" not in r.output and not png.exists()
+    short = tmp_path / "short.csv"
+    short.write_text("0,1.0\n10,0.5\n")
+    r = runner.invoke(app, ["fit", "loss", str(short)])
+    assert r.exit_code == 2 and "cannot fit the optimus family: need at least 3 loss points" in r.output
+    r = runner.invoke(app, ["fit", "loss", str(short), "--plot", str(tmp_path / "x.gif")])
+    assert r.exit_code == 2 and "unknown figure type" in r.output
+
+
+def test_compare_infers_the_quality_problem() -> None:
+    r = runner.invoke(app, ["compare", str(INSTANCES / "slaq-40.yaml")])
+    assert r.exit_code == 0, r.output
+    assert "slaq-greedy" in r.output and "slaq-milp" in r.output and "optimus" not in r.output
+
+
+def test_observations_in_an_instance_are_fitted_on_load() -> None:
+    r = runner.invoke(app, ["compare", str(INSTANCES / "slaq-observed.yaml"), "--problem", "quality"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["compare", str(INSTANCES / "slaq-observed.yaml"), "--problem", "allocation"])
+    assert r.exit_code == 0 and "optimus-milp" in r.output

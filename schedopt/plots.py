@@ -1,0 +1,84 @@
+"""Figures (matplotlib, optional: ``pip install 'schedopt[plot]'``): data and
+fitted curves in the shapes of Optimus Fig. 7 (loss vs. steps) and Fig. 9
+(speed vs. workers for several parameter-server counts)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schedopt.convergence import LossCurve
+from schedopt.errors import InputError
+from schedopt.speed import steps_per_s
+
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+def check_plot_path(path: str | os.PathLike[str]) -> None:
+    """Fail before any work on a plot path that cannot be written."""
+    p = Path(path)
+    if p.suffix.lower() not in PLOT_SUFFIXES:
+        raise InputError(str(path), f"unknown figure type; expected one of {', '.join(PLOT_SUFFIXES)}")
+    if not p.parent.is_dir():
+        raise InputError(str(path), f"directory {str(p.parent)!r} does not exist")
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError("--plot", "matplotlib is not installed; install schedopt[plot]") from None
+    return plt
+
+
+def plot_speed(samples: np.ndarray, speed: Any, path: str | os.PathLike[str], title: str) -> None:
+    """Measured speeds (points) and the fitted form (lines): one series per PS
+    count for two-role samples (p, w, speed), one for one-role (n, speed)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if samples.shape[1] == 2:
+        n = samples[:, 0]
+        grid = np.arange(1, int(n.max()) + 1)
+        ax.plot(n, samples[:, 1], "o", label="measured")
+        ax.plot(grid, steps_per_s(speed, grid, 1), "-", label="fitted")
+        ax.set_xlabel("tasks n")
+    else:
+        for p in np.unique(samples[:, 0]):
+            rows = samples[samples[:, 0] == p]
+            grid = np.arange(1, int(samples[:, 1].max()) + 1)
+            line = ax.plot(grid, steps_per_s(speed, np.full(len(grid), p), grid), "-", label=f"p = {int(p)} (fitted)")
+            ax.plot(rows[:, 1], rows[:, 2], "o", color=line[0].get_color())
+        ax.set_xlabel("workers w")
+    ax.set_ylabel("speed (steps/s)")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def plot_loss(steps: np.ndarray, loss: np.ndarray, curve: LossCurve, path: str | os.PathLike[str], title: str,
+              until_step: float | None = None) -> None:
+    """Normalised losses (points) and the fitted curve, extended to ``until_step``
+    (e.g. the predicted convergence step K(δ))."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    end = max(float(steps.max()), float(until_step or 0))
+    grid = np.linspace(float(steps.min()), end, 400)
+    ax.plot(steps, loss / loss.max(), ".", ms=3, label="observed (normalised)")
+    ax.plot(grid, curve.loss(grid), "-", label=f"fitted ({curve.family})")
+    if until_step is not None and np.isfinite(until_step):
+        ax.axvline(until_step, ls="--", color="grey", label="predicted convergence")
+    ax.set_xlabel("step k")
+    ax.set_ylabel("training loss / largest loss")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
