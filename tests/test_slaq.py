@@ -256,3 +256,14 @@ def test_greedy_moves_between_measured_points() -> None:
     inst = make_instance([quality_job("t", curve={"params": [0.01, 1.0, 0.0]}, speed=speed, hi=4)], {"cpu": 4})
     plan = assert_checked(inst, schedopt.solve(inst, "slaq-greedy"))
     assert plan.allocation == {"t": {"executor": 4}} and plan.metrics["units_added"] == 3
+
+
+@pytest.mark.parametrize("curve, message", [
+    ({"family": "linear", "params": [2, 0, 0]}, "linear family: mu must be in (0, 1]"),
+    ({"family": "optimus", "params": [1, 2]}, 'family "optimus" takes 3 params, got 2'),
+    ({"family": "optimus", "params": [1, 0, 0]}, "beta1 must be > 0"),
+])
+def test_bad_loss_curve_is_named(curve: dict[str, Any], message: str) -> None:
+    job = {"id": "a", "roles": {"e": {"demand": {"cpu": 1}}}, "loss_curve": curve}
+    with pytest.raises(InputError, match=r"jobs\[0\]\.loss_curve: " + message.replace("(", r"\(").replace(")", r"\)").replace("]", r"\]").replace("[", r"\[")):
+        make_instance([job], {"cpu": 1})
