@@ -261,7 +261,7 @@ def test_greedy_moves_between_measured_points() -> None:
 @pytest.mark.parametrize("curve, message", [
     ({"family": "linear", "params": [2, 0, 0]}, "linear family: mu must be in (0, 1]"),
     ({"family": "optimus", "params": [1, 2]}, 'family "optimus" takes 3 params, got 2'),
-    ({"family": "optimus", "params": [1, 0, 0]}, "beta1 must be > 0"),
+    ({"family": "optimus", "params": [1, 0, 0]}, "optimus family: beta1 must be > 0"),
 ])
 def test_bad_loss_curve_is_named(curve: dict[str, Any], message: str) -> None:
     job = {"id": "a", "roles": {"e": {"demand": {"cpu": 1}}}, "loss_curve": curve}
