@@ -38,13 +38,45 @@ class Profile(BaseModel):
 def load_profiles(directory: str | None = None) -> tuple[Profile, ...]:
     """All profiles in ``directory`` (default: the repository's ``models/``), by name."""
     d = Path(directory) if directory else MODELS_DIR
-    files = sorted(d.glob("*.yaml"))
+    files = sorted(d.glob("*.yaml"))  # Optimus Table 1 profiles (Dorm's are in models/dorm/)
     if not files:
         raise InputError(str(d), "no model profiles (*.yaml) found")
     out = []
     for f in files:
         try:
             out.append(Profile.model_validate(read_document(f)))
+        except ValidationError as exc:
+            raise InputError(str(f), problems_from_validation(exc)) from None
+    return tuple(out)
+
+
+class DormProfile(BaseModel):
+    """A Dorm application type (Dorm Table II): container demand, DRF weight,
+    container bounds, how many the workload holds and Swarm's static count."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    system: str
+    dataset: str
+    model: str
+    demand: dict[str, float]  # per container: cpu, gpu, mem_gb
+    weight: float
+    max: int
+    min: int
+    count: int  # applications of this type in the Table II workload
+    swarm_containers: int  # Swarm's static containers (Dorm §V-A4)
+    source: str
+
+
+@lru_cache(maxsize=4)
+def load_dorm_profiles(directory: str | None = None) -> tuple[DormProfile, ...]:
+    """The Dorm application types in ``directory`` (default ``models/dorm``)."""
+    d = Path(directory) if directory else MODELS_DIR / "dorm"
+    out = []
+    for f in sorted(d.glob("*.yaml")):
+        try:
+            out.append(DormProfile.model_validate(read_document(f)))
         except ValidationError as exc:
             raise InputError(str(f), problems_from_validation(exc)) from None
     return tuple(out)

@@ -1,0 +1,129 @@
+"""``dorm-cpsat``: Dorm's P2 in OR-Tools CP-SAT, the same model as ``dorm-milp``.
+
+CP-SAT needs integers. Demands and capacities are scaled by the smallest power
+of ten that makes them integral (U), and shares by L = lcm of the integral
+cluster totals C_k: then δ_i·L = max_k D_ik·(L/C_k), ŝ_i·L, the utilization
+Σ_k D_ik·(L/C_k) per container and the budget ceil(θ1·2m)·L are all integers,
+and the model is exactly P2. When L would overflow, shares are rounded at
+10^6 instead; the plan then says so and carries no bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from schedopt.allocation.cpsat import _TERMINATION, integer_scale
+from schedopt.instance import Instance
+from schedopt.partition.dorm import BackendResult, DormModel, solve_dorm, thresholds
+from schedopt.plan import Plan, Termination
+from schedopt.registry import register
+
+MAX_SCALE = 2**40
+
+
+def _integer_shares(model: DormModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]:
+    """(D (A,R), Cap (S,R), per-resource multiplier L/C_k (R,), L, exact)."""
+    d = model.data
+    unit, exact = integer_scale(np.concatenate([d.demand.ravel(), d.cap.ravel()]))
+    D = np.ceil(np.round(d.demand * unit, 9)).astype(np.int64)
+    cap = np.floor(np.round(d.cap * unit, 9)).astype(np.int64)
+    totals = [int(c) for c in cap.sum(axis=0)]
+    live = [c for c in totals if c > 0]
+    L = 1
+    for c in live:
+        L = L * c // math.gcd(L, c)
+        if L > MAX_SCALE:
+            break
+    if exact and L <= MAX_SCALE:
+        mult = np.array([L // c if c > 0 else 0 for c in totals], dtype=np.int64)
+        return D, cap, mult, L, True
+    L = 10**6
+    mult = np.array([round(L / c) if c > 0 else 0 for c in totals], dtype=np.int64)
+    return D, cap, mult, L, False
+
+
+class CpSatDorm:
+    def __init__(self, workers: int):
+        self.workers = workers
+
+    def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None) -> BackendResult:
+        t0 = time.perf_counter()
+        d = model.data
+        # -- data, as integers
+        D, cap, mult, L, exact = _integer_shares(model)
+        share = (D * mult[None, :]).max(axis=1) if d.R else np.zeros(d.A, dtype=np.int64)  # δ_i·L
+        util = (D * mult[None, :]).sum(axis=1) if d.R else np.zeros(d.A, dtype=np.int64)  # Σ_k d_ik/C_k · L
+        fair = model.fair.astype(np.int64) * share  # ŝ_i·L
+        down, up = model.big_m()
+        cm = cp_model.CpModel()
+        # -- variables
+        x = {(i, j): cm.new_int_var(0, int(d.ub[i, j]), f"x[{d.apps[i]},{d.servers[j]}]")  # eq. 9
+             for i in range(d.A) for j in range(d.S) if d.ub[i, j] > 0}
+        hi_loss = int(max(share[i] * d.n_max[i] + fair[i] for i in range(d.A))) if d.A else 0
+        loss = [cm.new_int_var(0, hi_loss, f"l[{a}]") for a in d.apps]  # eq. 17 (scaled by L)
+        kept = [i for i in range(d.A) if d.before[i]]
+        r = {i: cm.new_bool_var(f"r[{d.apps[i]}]") for i in kept}  # eq. 18
+        n = [sum(x[i, j] for j in range(d.S) if (i, j) in x) for i in range(d.A)]
+        # -- constraints
+        for j in range(d.S):  # Dorm eq. 6: server capacity
+            for k in range(d.R):
+                terms = [(int(D[i, k]), x[i, j]) for i in range(d.A) if (i, j) in x and D[i, k] > 0]
+                if terms:
+                    cm.add(sum(a * v for a, v in terms) <= int(cap[j, k]))
+        for i in range(d.A):
+            cm.add(n[i] <= int(d.n_max[i]))  # Dorm eq. 7
+            cm.add(n[i] >= int(d.n_min[i]))  # Dorm eq. 8
+            cm.add(loss[i] >= int(share[i]) * n[i] - int(fair[i]))  # Dorm eq. 11
+            cm.add(loss[i] >= int(fair[i]) - int(share[i]) * n[i])  # Dorm eq. 12
+        for i in kept:
+            for j in range(d.S):
+                xij = x.get((i, j), 0)
+                if down[i, j] > 0:
+                    cm.add(int(down[i, j]) * r[i] >= int(d.prev[i, j]) - xij)  # Dorm eq. 13
+                if up[i, j] > 0 and (i, j) in x:
+                    cm.add(int(up[i, j]) * r[i] >= xij - int(d.prev[i, j]))  # Dorm eq. 14
+        cm.add(sum(loss) <= int(round(model.fairness_budget * L)))  # Dorm eq. 15
+        if kept:
+            cm.add(sum(r.values()) <= model.adjustment_budget)  # Dorm eq. 16
+        # -- objective: Dorm eq. 10 (scaled by L)
+        cm.maximize(sum(int(util[i]) * v for (i, _), v in x.items()))
+
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = self.workers
+        solver.parameters.random_seed = int(seed or 0)
+        if time_limit is not None:
+            solver.parameters.max_time_in_seconds = float(time_limit)
+        built = time.perf_counter() - t0
+        code = solver.solve(cm)
+        term = _TERMINATION.get(code, Termination.ERROR)
+        info: dict[str, Any] = {"build_seconds": built, "solver_seconds": time.perf_counter() - t0 - built,
+                                "share_scale": L, "exact_scaling": exact}
+        if term == Termination.ERROR:
+            info["backend_status"] = solver.status_name(code)
+        if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return BackendResult(term, None, info=info)
+        xs = np.zeros((d.A, d.S), dtype=np.int64)
+        for (i, j), v in x.items():
+            xs[i, j] = solver.value(v)
+        bound = float(solver.best_objective_bound) / L if exact else None
+        return BackendResult(term, xs, bound=bound, info=info, proven=exact)
+
+
+@register("dorm-cpsat", problem="partition", exact=True, backend="cp-sat", supports_time_limit=True)
+class DormCpSat:
+    """Dorm's P2 (eq. 6-18) in OR-Tools CP-SAT, exactly integer-scaled; θ from the instance's policy."""
+
+    def __init__(self, *, fairness_threshold: float | None = None, adjustment_threshold: float | None = None,
+                 workers: int = 1):
+        self.fairness_threshold, self.adjustment_threshold = fairness_threshold, adjustment_threshold
+        self.workers = int(workers)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        theta = thresholds(instance, None, self.fairness_threshold, self.adjustment_threshold, self.name)
+        return solve_dorm(CpSatDorm(self.workers), self.name, instance, theta=theta, time_limit=time_limit,
+                          seed=seed, options={"workers": self.workers})
