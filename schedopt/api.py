@@ -54,10 +54,14 @@ class Comparison:
 
 def infer_problem(instance: Instance) -> str:
     """The problem an instance poses when nobody says: ``quality`` when every job
-    has a loss curve and one role but no remaining steps, else ``allocation``."""
+    has a loss curve and one role but no remaining steps; ``partition`` (Dorm)
+    when every job has one role and neither speed nor loss curve; else ``allocation``."""
     jobs = instance.jobs
     if jobs and all(j.loss_curve is not None and len(j.roles) == 1 and j.remaining_steps is None for j in jobs):
         return "quality"
+    if jobs and all(len(j.roles) == 1 and j.speed is None and j.loss_curve is None and j.remaining_steps is None
+                    for j in jobs):
+        return "partition"
     return "allocation"
 
 

@@ -111,7 +111,7 @@ def solve(
 def compare(
     file: Path = typer.Argument(..., help="instance file (.yaml/.json)"),
     solvers: Optional[str] = typer.Option(None, "--solvers", help="comma-separated names (default: every solver of the problem)"),
-    problem: Optional[str] = typer.Option(None, "--problem", help="allocation | quality (default: inferred from the jobs)"),
+    problem: Optional[str] = typer.Option(None, "--problem", help="allocation | quality | partition (default: inferred from the jobs)"),
     time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds per exact solver"),
     seed: Optional[int] = typer.Option(None, "--seed"),
 ) -> None:
@@ -174,12 +174,14 @@ def generate(
     out_path: Path = typer.Option(..., "--out", help="instance file to write (.yaml/.json)"),
     max_tasks: int = typer.Option(32, "--max-tasks", min=1, help="max PS and max workers per job"),
     name: Optional[str] = typer.Option(None, "--name", help="instance name (default: from family and sizes)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="shared data folder (alibaba-dorm; default ../shared/data)"),
 ) -> None:
     """Generate an instance of FAMILY, deterministic in --seed."""
     from schedopt.generate import generate_instance
 
     _check_out_path(out_path)
-    instance = generate_instance(family, jobs=jobs, servers=servers, seed=seed, max_tasks=max_tasks, name=name)
+    instance = generate_instance(family, jobs=jobs, servers=servers, seed=seed, max_tasks=max_tasks, name=name,
+                                 data_dir=data_dir)
     save_instance(instance, out_path)
     out.print(f"wrote {out_path}: {len(instance.jobs)} jobs, {len(instance.server_names)} servers")
 

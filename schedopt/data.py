@@ -42,3 +42,35 @@ def dl2_config_speeds(data_dir: str | Path | None = None) -> dict[str, dict[str,
         else:
             dropped[model] += 1
     return {m: {"batch": batch[m], "points": np.array(pts), "dropped": dropped[m]} for m, pts in rows.items()}
+
+
+def _read_csv_dicts(path: Path, need: tuple[str, ...]) -> list[dict[str, str]]:
+    import csv
+
+    if not path.is_file():
+        raise InputError(str(path), "file not found (pass --data-dir pointing at the shared data folder)")
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in need if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(str(path), f"missing columns: {', '.join(missing)}")
+        return list(reader)
+
+
+def alibaba_nodes(data_dir: str | Path | None = None) -> np.ndarray:
+    """``traces/alibaba_openb_node_list_gpu_node.csv`` (Alibaba GPU cluster trace
+    2023, Weng et al. ATC'23): node capacities as rows (cpu cores, gpu, mem_gb)."""
+    path = Path(data_dir or DEFAULT_DATA_DIR) / "traces" / "alibaba_openb_node_list_gpu_node.csv"
+    rows = _read_csv_dicts(path, ("cpu_milli", "memory_mib", "gpu"))
+    return np.array([[int(r["cpu_milli"]) / 1000, int(r["gpu"]), int(r["memory_mib"]) / 1024] for r in rows], dtype=float)
+
+
+def alibaba_pods(data_dir: str | Path | None = None) -> tuple[np.ndarray, list[str]]:
+    """``traces/alibaba_openb_pod_list_default.csv``: pod demands (cpu cores, gpu,
+    mem_gb) and QoS classes. A pod's GPU demand is num_gpu · gpu_milli / 1000
+    (fractional GPUs are shared GPUs)."""
+    path = Path(data_dir or DEFAULT_DATA_DIR) / "traces" / "alibaba_openb_pod_list_default.csv"
+    rows = _read_csv_dicts(path, ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "qos"))
+    demand = np.array([[int(r["cpu_milli"]) / 1000, int(r["num_gpu"]) * int(r["gpu_milli"] or 0) / 1000,
+                        int(r["memory_mib"]) / 1024] for r in rows], dtype=float)
+    return demand, [r["qos"] for r in rows]

@@ -111,7 +111,8 @@ class CpSatDorm:
         for (i, j), v in x.items():
             xs[i, j] = solver.value(v)
         bound = float(solver.best_objective_bound) / L if exact else None
-        return BackendResult(term, xs, bound=bound, info=info, proven=exact)
+        return BackendResult(term, xs, bound=bound, info=info, proven=exact,
+                             note=None if exact else "shares rounded at 1e-6 for CP-SAT: optimality is not proven")
 
 
 @register("dorm-cpsat", problem="partition", exact=True, backend="cp-sat", supports_time_limit=True)
@@ -119,11 +120,12 @@ class DormCpSat:
     """Dorm's P2 (eq. 6-18) in OR-Tools CP-SAT, exactly integer-scaled; θ from the instance's policy."""
 
     def __init__(self, *, fairness_threshold: float | None = None, adjustment_threshold: float | None = None,
-                 workers: int = 1):
+                 mode: str = "auto", workers: int = 1):
         self.fairness_threshold, self.adjustment_threshold = fairness_threshold, adjustment_threshold
+        self.mode = mode
         self.workers = int(workers)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         theta = thresholds(instance, None, self.fairness_threshold, self.adjustment_threshold, self.name)
         return solve_dorm(CpSatDorm(self.workers), self.name, instance, theta=theta, time_limit=time_limit,
-                          seed=seed, options={"workers": self.workers})
+                          seed=seed, options={"workers": self.workers}, mode=self.mode)

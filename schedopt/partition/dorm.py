@@ -11,7 +11,7 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Policy
-from schedopt.partition.problem import PartitionData, budgets, build_plan, compile_partition, drf_containers
+from schedopt.partition.problem import TOL, PartitionData, budgets, build_plan, compile_partition, drf_containers
 from schedopt.plan import Plan, Status, Termination
 
 #: DESIGN.md presets: (θ1 fairness, θ2 adjustment)
@@ -41,7 +41,8 @@ class BackendResult:
     x: np.ndarray | None  # (A, S) or None
     bound: float | None = None  # proven upper bound on Σ_k u_k
     info: dict[str, Any] = field(default_factory=dict)
-    proven: bool = True  # False: the backend solved an approximation (optimal there, not proven here)
+    proven: bool = True  # False: x is optimal for an approximation or relaxation only, not proven for P2
+    note: str | None = None  # why not proven
 
 
 class DormBackend(Protocol):
@@ -61,22 +62,182 @@ def thresholds(instance: Instance, preset: str | None, fairness_threshold: float
     return float(t1), float(t2)
 
 
+#: ``mode: auto`` solves the per-server model up to this many (application, server) pairs
+AUTO_PAIRS = 2000
+
+
+def pack_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    """Class counts y (A, C) onto servers, x (A, S). In each class, an application
+    whose class total is unchanged keeps its previous servers. The others are
+    spread evenly over the class's identical servers (each gets the floor or the
+    ceiling of its share, the remainders dealt round-robin), so a server's load
+    is the class average plus at most one container per application. Overloaded
+    servers then shed containers (largest first); those go first-fit wherever
+    they fit in the class. Containers that fit nowhere are left out."""
+    x = np.zeros((data.A, data.S), dtype=np.int64)
+    for c, servers in enumerate(classes):
+        k = len(servers)
+        prev_c = data.prev[:, servers]
+        same = y[:, c] == prev_c.sum(axis=1)
+        x[np.ix_(np.flatnonzero(same), servers)] = prev_c[same]
+        cap = data.cap[servers] * (1 + TOL) + TOL
+        size = (data.demand / np.where(data.cap[servers[0]] > 0, data.cap[servers[0]], np.inf)).max(axis=1)
+        order = [i for i in np.lexsort((np.arange(data.A), -size)).tolist() if not same[i] and y[i, c] > 0]
+        pointer = 0
+        for i in order:
+            base, rem = divmod(int(y[i, c]), k)
+            row = np.full(k, base, dtype=np.int64)
+            row[(pointer + np.arange(rem)) % k] += 1
+            pointer = (pointer + rem) % k
+            x[i, servers] = row
+        # shed from overloaded servers, largest containers first
+        load = x[:, servers].T.astype(float) @ data.demand
+        shed = np.zeros(data.A, dtype=np.int64)
+        for s_idx in np.flatnonzero(np.any(load > cap, axis=1)).tolist():
+            j = servers[s_idx]
+            for i in order:
+                while x[i, j] > 0 and np.any(load[s_idx] > cap[s_idx]):
+                    x[i, j] -= 1
+                    load[s_idx] -= data.demand[i]
+                    shed[i] += 1
+        # re-place what was shed, first fit in the class
+        for i in order:
+            need = int(shed[i])
+            if need == 0:
+                continue
+            d = data.demand[i]
+            pos = d > 0
+            if pos.any():
+                room = np.clip(np.floor(np.min((cap[:, pos] - load[:, pos]) / d[pos], axis=1) + TOL), 0, need).astype(np.int64)
+            else:
+                room = np.zeros(k, dtype=np.int64)
+                room[0] = need
+            take = np.clip(need - (np.cumsum(room) - room), 0, room)
+            x[i, servers] += take
+            load += take[:, None] * d[None, :]
+    return x
+
+
+def fill_up(model: DormModel, x: np.ndarray, targets: np.ndarray | None = None) -> np.ndarray:
+    """Greedy repair and improvement of a placement: applications in order of
+    utilization per container (highest first) get more containers, one at a
+    time on the first server with room, while the result stays within n_max
+    (and ``targets``, if given), the fairness-loss budget and the adjustment
+    budget. Containers are only added, so capacity and n_min stay met."""
+    d = model.data
+    x = x.copy()
+    load = x.T.astype(float) @ d.demand
+    limit = d.cap * (1 + TOL) + TOL
+    n = x.sum(axis=1)
+    fair = model.fair * d.delta
+    loss = np.abs(n * d.delta - fair)
+    changed = np.any(x != d.prev, axis=1) & d.before
+    cap_n = d.n_max if targets is None else np.minimum(d.n_max, targets)
+    for i in np.lexsort((np.arange(d.A), -d.util)).tolist():
+        dem = d.demand[i]
+        pos = dem > 0
+        while n[i] < cap_n[i]:
+            new_loss = abs((n[i] + 1) * d.delta[i] - fair[i])
+            if new_loss > loss[i] and loss.sum() - loss[i] + new_loss > model.fairness_budget + 1e-9:
+                break
+            if d.before[i] and not changed[i] and changed.sum() + 1 > model.adjustment_budget:
+                break
+            fits = np.all(load[:, pos] + dem[pos] <= limit[:, pos], axis=1) if pos.any() else np.ones(d.S, dtype=bool)
+            if not fits.any():
+                break
+            j = int(np.argmax(fits))
+            x[i, j] += 1
+            load[j] += dem
+            n[i] += 1
+            loss[i] = new_loss
+            changed[i] = d.before[i] and bool(np.any(x[i] != d.prev[i]))
+    return x
+
+
+def _p2_feasible(model: DormModel, x: np.ndarray) -> bool:
+    d = model.data
+    n = x.sum(axis=1)
+    loss = np.abs(n * d.delta - model.fair * d.delta).sum()
+    changed = int((np.any(x != d.prev, axis=1) & d.before).sum())
+    return bool(np.all(n >= d.n_min) and np.all(n <= d.n_max) and loss <= model.fairness_budget + 1e-9
+                and changed <= model.adjustment_budget)
+
+
+def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.ndarray], *,
+                     time_limit: float | None, seed: int | None, rounds: int = 6) -> BackendResult:
+    """Counts first, packing second. P2 on the class relaxation gives a proven
+    upper bound U (``PartitionData.aggregate``); its counts are packed onto the
+    servers. If everything fits, the plan's utilization equals U: optimal. If
+    containers are left out and the plan still meets P2, it is returned with
+    the bound U (the gap is what packing lost). Otherwise each class that lost
+    containers is shrunk by their demand and the relaxation solved again
+    (still within the time limit); U stays the first round's bound."""
+    d = model.data
+    started = time.perf_counter()
+    cap = d.aggregate(classes).cap.copy()
+    bound: float | None = None
+    info: dict[str, Any] = {"mode": "classes", "classes": len(classes)}
+    best: np.ndarray | None = None
+    term = Termination.ERROR
+    for k in range(rounds):
+        left = None if time_limit is None else time_limit - (time.perf_counter() - started)
+        if left is not None and left <= 0.05:
+            term = Termination.TIME_LIMIT
+            break
+        agg = d.aggregate(classes)
+        agg.cap = cap
+        res = backend.solve_model(DormModel(agg, model.fair, model.fairness_budget, model.adjustment_budget),
+                                  time_limit=left, seed=seed)
+        info[f"round{k}_seconds"] = time.perf_counter() - started
+        if k == 0:
+            bound = res.bound
+            term = res.termination
+            if res.x is None:
+                return BackendResult(res.termination, None, info={**info, **res.info})
+        if res.x is None:
+            break
+        x = pack_classes(d, classes, res.x)
+        lost = res.x - np.stack([x[:, c].sum(axis=1) for c in classes], axis=1)
+        info["rounds"] = k + 1
+        if lost.sum() > 0:  # put what did not fit anywhere it fits, then use what is left
+            x = fill_up(model, fill_up(model, x, targets=res.x.sum(axis=1)))
+        if _p2_feasible(model, x) and (best is None or d.util @ x.sum(axis=1) > d.util @ best.sum(axis=1)):
+            best = x
+        if lost.sum() == 0:
+            break
+        cap = cap - (lost.T.astype(float) @ d.demand)  # shrink each class by what did not fit
+    if best is None:
+        return BackendResult(Termination.TIME_LIMIT if term == Termination.TIME_LIMIT else Termination.ERROR, None,
+                             info={**info, "note": "no packing of the class counts met P2"})
+    value = float(d.util @ best.sum(axis=1))
+    proven = term == Termination.OPTIMAL and bound is not None and value >= bound - 1e-9 * max(1.0, abs(bound))
+    note = None if proven else "counts by server class, then packed: the bound is the class relaxation's"
+    return BackendResult(term, best, bound=bound, info=info, proven=proven, note=note)
+
+
 def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tuple[float, float],
-               time_limit: float | None, seed: int | None, options: dict[str, Any]) -> Plan:
+               time_limit: float | None, seed: int | None, options: dict[str, Any], mode: str = "auto") -> Plan:
     if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
         raise InputError(name, f"time_limit: expected a number of seconds > 0, got {time_limit!r}")
     started = time.perf_counter()
     data = compile_partition(instance)
     b1, b2 = budgets(data, *theta)
     model = DormModel(data=data, fair=drf_containers(data), fairness_budget=b1, adjustment_budget=b2)
-    opts = {**options, "fairness_threshold": theta[0], "adjustment_threshold": theta[1]}
+    if mode not in ("auto", "servers", "classes"):
+        raise InputError(name, f'mode: expected "auto", "servers" or "classes", got {mode!r}')
+    opts = {**options, "mode": mode, "fairness_threshold": theta[0], "adjustment_threshold": theta[1]}
     metrics = {"fairness_budget": b1, "adjustment_budget": b2}
     if data.A == 0:
         return build_plan(data, np.zeros((0, data.S), dtype=np.int64), solver=name, status=Status.OPTIMAL,
                           termination=Termination.OPTIMAL, started=started, bound=0.0, seed=seed, options=opts,
                           metrics=metrics)
+    classes = data.server_classes()
+    by_classes = mode == "classes" or (mode == "auto" and len(classes) < data.S and data.A * data.S > AUTO_PAIRS)
+    metrics["mode"] = "classes" if by_classes else "servers"
     if np.any(data.ub.sum(axis=1) < data.n_min):
         res = BackendResult(Termination.INFEASIBLE, None, info={"reason": "an application's n_min exceeds what the servers can hold"})
+    elif by_classes:
+        res = solve_by_classes(backend, model, classes, time_limit=time_limit, seed=seed)
     else:
         res = backend.solve_model(model, time_limit=time_limit, seed=seed)
     metrics.update(res.info)
@@ -92,5 +253,4 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
                           message=f"no plan: the backend stopped ({res.termination.value})")
     status = Status.OPTIMAL if res.termination == Termination.OPTIMAL and res.proven else Status.FEASIBLE
     return build_plan(data, res.x, solver=name, status=status, termination=res.termination, started=started,
-                      bound=res.bound if res.proven else None, seed=seed, options=opts, metrics=metrics,
-                      message=None if res.proven else "the backend solved a rounded model: optimality is not proven")
+                      bound=res.bound, seed=seed, options=opts, metrics=metrics, message=res.note)

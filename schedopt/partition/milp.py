@@ -133,14 +133,16 @@ class DormMilp:
     preset: str | None = None
 
     def __init__(self, *, fairness_threshold: float | None = None, adjustment_threshold: float | None = None,
-                 rel_gap: float = 1e-7, threads: int = 1):
+                 mode: str = "auto", rel_gap: float = 1e-7, threads: int = 1):
         self.fairness_threshold, self.adjustment_threshold = fairness_threshold, adjustment_threshold
+        self.mode = mode
         self.rel_gap, self.threads = float(rel_gap), int(threads)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         theta = thresholds(instance, self.preset, self.fairness_threshold, self.adjustment_threshold, self.name)
         return solve_dorm(HighsDorm(self.rel_gap, self.threads), self.name, instance, theta=theta,
-                          time_limit=time_limit, seed=seed, options={"rel_gap": self.rel_gap, "threads": self.threads})
+                          time_limit=time_limit, seed=seed, options={"rel_gap": self.rel_gap, "threads": self.threads},
+                          mode=self.mode)
 
 
 @register("dorm-1", problem="partition", exact=True, backend="pyomo+highs", supports_time_limit=True)

@@ -72,12 +72,28 @@ class PartitionData:
         return self.demand.shape[1]
 
     def server_classes(self) -> list[np.ndarray]:
-        """Groups of servers with identical capacity vectors (server indices each)."""
+        """Groups of servers with identical capacity vectors (server indices each,
+        classes in order of their first server)."""
         if self.S == 0:
             return []
-        _, inverse = np.unique(self.cap, axis=0, return_inverse=True)
+        _, first, inverse = np.unique(self.cap, axis=0, return_index=True, return_inverse=True)
         inverse = np.asarray(inverse).reshape(-1)
-        return [np.flatnonzero(inverse == c) for c in range(int(inverse.max()) + 1)]
+        return [np.flatnonzero(inverse == c) for c in np.argsort(first)]
+
+    def aggregate(self, classes: list[np.ndarray]) -> "PartitionData":
+        """The class relaxation: each class of identical servers becomes one
+        "server" with the class's summed capacity. Every placement x gives a
+        point of the relaxation (sum x over each class), with the same n_i,
+        shares and utilization, and r_i = 1 whenever a class total changed
+        (then some server changed too), so P2 on this data bounds P2 above."""
+        cap = np.array([self.cap[c].sum(axis=0) for c in classes]).reshape(len(classes), self.R)
+        prev = np.stack([self.prev[:, c].sum(axis=1) for c in classes], axis=1) if classes else np.zeros((self.A, 0), dtype=np.int64)
+        ub = np.stack([np.minimum(self.ub[:, c].sum(axis=1), self.n_max) for c in classes], axis=1) if classes else np.zeros((self.A, 0), dtype=np.int64)
+        names = [f"class{k}({self.servers[c[0]]} x{len(c)})" for k, c in enumerate(classes)]
+        return PartitionData(instance=self.instance, apps=self.apps, role=self.role, demand=self.demand,
+                             n_min=self.n_min, n_max=self.n_max, weight=self.weight, cap=cap, total=self.total,
+                             prev=prev.astype(np.int64), before=self.before, delta=self.delta, util=self.util,
+                             ub=ub.astype(np.int64), servers=names)
 
 
 def compile_partition(instance: Instance) -> PartitionData:
