@@ -13,7 +13,7 @@ import pytest
 import schedopt
 from schedopt.instance import Instance
 from schedopt.partition.problem import budgets, compile_partition, drf_containers
-from tests.conftest import assert_checked
+from tests.conftest import SHARED_DATA, assert_checked
 
 PARTITION_SOLVERS = [s.name for s in schedopt.solvers("partition")]
 EXACT = ["dorm-milp", "dorm-cpsat"]
@@ -238,3 +238,41 @@ def test_contract_oversubscribed(solver: str) -> None:
         assert plan.status == schedopt.Status.KEPT_PREVIOUS  # P2 needs n_min for every application
     else:
         assert len(plan.allocation) == 3 and len(plan.paused) == 2
+
+
+# ---- scale: counts by server class, then packing ---------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(8))
+def test_class_mode_bound_is_valid_and_plans_check(seed: int) -> None:
+    """The class relaxation's bound is never below the per-server optimum, and
+    the packed plan is a P2 plan (or Dorm's rule applies)."""
+    inst = random_partition_instance(300 + seed)
+    exact = assert_checked(inst, schedopt.solve(inst, "dorm-milp", mode="servers"))
+    by_class = assert_checked(inst, schedopt.solve(inst, "dorm-milp", mode="classes"))
+    assert by_class.metrics["mode"] == "classes"
+    if exact.status == schedopt.Status.OPTIMAL and by_class.has_solution and by_class.status != schedopt.Status.KEPT_PREVIOUS:
+        assert by_class.objective.value <= exact.objective.value + 1e-9
+        assert by_class.objective.bound >= exact.objective.value - 1e-9
+        if by_class.status == schedopt.Status.OPTIMAL:
+            assert by_class.objective.value == pytest.approx(exact.objective.value, rel=1e-9)
+
+
+def test_class_mode_on_the_table2_workload() -> None:
+    from schedopt.generate import generate_instance
+
+    inst = generate_instance("dorm-table2", jobs=60, servers=40, seed=3)
+    plan = assert_checked(inst, schedopt.solve(inst, "dorm-milp", mode="classes", time_limit=30))
+    assert plan.has_solution and plan.objective.bound >= plan.objective.value
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "traces" / "alibaba_openb_node_list_gpu_node.csv").is_file(),
+                    reason="needs ../shared/data/traces (Alibaba GPU trace 2023; not redistributed)")
+def test_alibaba_instances_from_real_capacities_and_demands() -> None:
+    from schedopt.generate import generate_instance
+
+    inst = generate_instance("alibaba-dorm", jobs=30, servers=20, seed=1, max_tasks=4, data_dir=SHARED_DATA)
+    assert len(inst.jobs) == 30 and len(inst.server_names) == 20
+    for name in ("drf-containers", "swarm-static"):
+        assert_checked(inst, schedopt.solve(inst, name))
+    plan = assert_checked(inst, schedopt.solve(inst, "dorm-milp", time_limit=20))
+    assert plan.has_solution
