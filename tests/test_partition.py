@@ -276,3 +276,20 @@ def test_alibaba_instances_from_real_capacities_and_demands() -> None:
         assert_checked(inst, schedopt.solve(inst, name))
     plan = assert_checked(inst, schedopt.solve(inst, "dorm-milp", time_limit=20))
     assert plan.has_solution
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_class_mode_with_patterns_is_exact_without_previous(seed: int) -> None:
+    """Identical servers, no previous placement: counts by class plus the
+    packing patterns give the per-server optimum, proven, in both backends."""
+    rng = np.random.default_rng(seed)
+    apps = [app(f"a{i}", {"cpu": float(rng.integers(1, 5)), "mem_gb": float(rng.integers(1, 9))},
+                weight=float(rng.integers(1, 4)), hi=int(rng.integers(1, 6))) for i in range(int(rng.integers(2, 5)))]
+    inst = partition_instance(apps, {"cpu": 6, "mem_gb": 10}, servers=4, theta=(1.0, 1.0), name=f"pat-{seed}")
+    exact = assert_checked(inst, schedopt.solve(inst, "dorm-milp", mode="servers"))
+    for name in EXACT:
+        plan = assert_checked(inst, schedopt.solve(inst, name, mode="classes"))
+        assert plan.metrics["patterns"] is not None
+        assert plan.status == exact.status
+        if exact.status == schedopt.Status.OPTIMAL:
+            assert plan.objective.value == pytest.approx(exact.objective.value, rel=1e-9), name

@@ -90,6 +90,18 @@ class CpSatDorm:
         cm.add(sum(loss) <= int(round(model.fairness_budget * L)))  # Dorm eq. 15
         if kept:
             cm.add(sum(r.values()) <= model.adjustment_budget)  # Dorm eq. 16
+        # class mode: exact packing of identical servers (Gilmore-Gomory patterns)
+        z: list[list[Any]] = []
+        if model.patterns is not None:
+            for c in range(d.S):
+                zc = [cm.new_int_var(0, model.class_size[c], f"z[{c},{p}]") for p in range(len(model.patterns[c]))]
+                z.append(zc)
+                cm.add(sum(zc) <= model.class_size[c])  # at most the class's servers use patterns
+                for t in range(model.patterns[c].shape[1]):  # shape t's containers fit the chosen slots
+                    users = [x[i, c] for i in range(d.A) if (i, c) in x and model.shape_of[i] == t]
+                    if users:
+                        cm.add(sum(users) <= sum(int(model.patterns[c][p, t]) * zc[p]
+                                                 for p in range(len(zc)) if model.patterns[c][p, t] > 0))
         # -- objective: Dorm eq. 10 (scaled by L)
         cm.maximize(sum(int(util[i]) * v for (i, _), v in x.items()))
 
@@ -111,7 +123,8 @@ class CpSatDorm:
         for (i, j), v in x.items():
             xs[i, j] = solver.value(v)
         bound = float(solver.best_objective_bound) / L if exact else None
-        return BackendResult(term, xs, bound=bound, info=info, proven=exact,
+        zs = [np.array([solver.value(v) for v in zc], dtype=np.int64) for zc in z] if z else None
+        return BackendResult(term, xs, bound=bound, info=info, proven=exact, z=zs,
                              note=None if exact else "shares rounded at 1e-6 for CP-SAT: optimality is not proven")
 
 

@@ -11,7 +11,16 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Policy
-from schedopt.partition.problem import TOL, PartitionData, budgets, build_plan, compile_partition, drf_containers
+from schedopt.partition.problem import (
+    TOL,
+    PartitionData,
+    budgets,
+    build_plan,
+    compile_partition,
+    container_shapes,
+    drf_containers,
+    maximal_patterns,
+)
 from schedopt.plan import Plan, Status, Termination
 
 #: DESIGN.md presets: (θ1 fairness, θ2 adjustment)
@@ -26,6 +35,11 @@ class DormModel:
     fair: np.ndarray  # n̂_i from weighted DRF (A,)
     fairness_budget: float  # ceil(θ1·2m)
     adjustment_budget: int  # ceil(θ2·|A^t ∩ A^(t-1)|)
+    # class mode only: per "server" (class) c, its maximal packing patterns (P_c, T),
+    # the shape index of each application (A,) and the class's server count
+    patterns: list[np.ndarray] | None = None
+    shape_of: np.ndarray | None = None
+    class_size: list[int] | None = None
 
     def big_m(self) -> tuple[np.ndarray, np.ndarray]:
         """The smallest valid big-M of eq. 13 and eq. 14 per (i, j): x_ij can
@@ -41,6 +55,7 @@ class BackendResult:
     x: np.ndarray | None  # (A, S) or None
     bound: float | None = None  # proven upper bound on Σ_k u_k
     info: dict[str, Any] = field(default_factory=dict)
+    z: list[np.ndarray] | None = None  # class mode with patterns: servers per pattern, per class
     proven: bool = True  # False: x is optimal for an approximation or relaxation only, not proven for P2
     note: str | None = None  # why not proven
 
@@ -64,6 +79,10 @@ def thresholds(instance: Instance, preset: str | None, fairness_threshold: float
 
 #: ``mode: auto`` solves the per-server model up to this many (application, server) pairs
 AUTO_PAIRS = 2000
+#: class mode adds exact packing patterns when there are at most this many container
+#: shapes and each class has at most this many maximal patterns
+MAX_SHAPES = 24
+MAX_PATTERNS = 3000
 
 
 def pack_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
@@ -115,6 +134,42 @@ def pack_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) 
             take = np.clip(need - (np.cumsum(room) - room), 0, room)
             x[i, servers] += take
             load += take[:, None] * d[None, :]
+    return x
+
+
+def decode_patterns(data: PartitionData, classes: list[np.ndarray], y: np.ndarray, z: list[np.ndarray],
+                    patterns: list[np.ndarray], shape_of: np.ndarray) -> np.ndarray | None:
+    """Exact packing from the pattern model: the servers of class c take the
+    patterns z_c chose (z_c[p] servers each), and each pattern's slots of
+    shape t take containers of the applications of shape t in order. None when
+    a class holds previous containers that must stay put (then the spread
+    packing is used)."""
+    x = np.zeros((data.A, data.S), dtype=np.int64)
+    for c, servers in enumerate(classes):
+        same = y[:, c] == data.prev[:, servers].sum(axis=1)
+        if np.any(same & (data.prev[:, servers].sum(axis=1) > 0)):
+            return None
+        need = y[:, c].astype(np.int64).copy()
+        queues: dict[int, list[int]] = {}
+        for i in np.flatnonzero(need > 0).tolist():
+            queues.setdefault(int(shape_of[i]), []).append(i)
+        s_iter = iter(servers.tolist())
+        for p in np.flatnonzero(z[c] > 0).tolist():
+            for _ in range(int(z[c][p])):
+                j = next(s_iter)
+                for t in np.flatnonzero(patterns[c][p]).tolist():
+                    slots = int(patterns[c][p][t])
+                    queue = queues.get(t, [])
+                    while slots and queue:
+                        i = queue[0]
+                        k = min(slots, int(need[i]))
+                        x[i, j] += k
+                        need[i] -= k
+                        slots -= k
+                        if need[i] == 0:
+                            queue.pop(0)
+        if need.sum() > 0:
+            return None  # the patterns do not cover y (cannot happen for an exact solution)
     return x
 
 
@@ -175,6 +230,18 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
     d = model.data
     started = time.perf_counter()
     cap = d.aggregate(classes).cap.copy()
+    # exact packing patterns per class, when the container shapes are few enough to enumerate
+    shapes, shape_of = container_shapes(d)
+    patterns: list[np.ndarray] | None = []
+    if len(shapes) <= MAX_SHAPES:
+        for servers in classes:
+            pc = maximal_patterns(shapes, d.cap[servers[0]], limit=MAX_PATTERNS)
+            if pc is None:
+                patterns = None
+                break
+            patterns.append(pc)
+    else:
+        patterns = None
     bound: float | None = None
     info: dict[str, Any] = {"mode": "classes", "classes": len(classes)}
     best: np.ndarray | None = None
@@ -186,8 +253,11 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
             break
         agg = d.aggregate(classes)
         agg.cap = cap
-        res = backend.solve_model(DormModel(agg, model.fair, model.fairness_budget, model.adjustment_budget),
+        res = backend.solve_model(DormModel(agg, model.fair, model.fairness_budget, model.adjustment_budget,
+                                            patterns=patterns, shape_of=shape_of if patterns else None,
+                                            class_size=[len(c) for c in classes] if patterns else None),
                                   time_limit=left, seed=seed)
+        info["patterns"] = None if patterns is None else int(sum(len(p) for p in patterns))
         info[f"round{k}_seconds"] = time.perf_counter() - started
         if k == 0:
             bound = res.bound
@@ -196,7 +266,11 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
                 return BackendResult(res.termination, None, info={**info, **res.info})
         if res.x is None:
             break
-        x = pack_classes(d, classes, res.x)
+        x = None
+        if patterns is not None and res.z is not None:
+            x = decode_patterns(d, classes, res.x, res.z, patterns, shape_of)
+        if x is None:
+            x = pack_classes(d, classes, res.x)
         lost = res.x - np.stack([x[:, c].sum(axis=1) for c in classes], axis=1)
         info["rounds"] = k + 1
         if lost.sum() > 0:  # put what did not fit anywhere it fits, then use what is left

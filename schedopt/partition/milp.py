@@ -91,6 +91,23 @@ def build_model(model: DormModel) -> pyo.ConcreteModel:
     if kept:
         m.adjustment_budget = pyo.Constraint(expr=sum(m.r[i] for i in m.KEPT) <= model.adjustment_budget)
 
+    # class mode: exact packing of identical servers (Gilmore-Gomory patterns)
+    if model.patterns is not None:
+        pat = [(c, p) for c in servers for p in range(len(model.patterns[c]))]
+        m.z = pyo.Var(pat, domain=pyo.NonNegativeIntegers, bounds=lambda m, c, p: (0, model.class_size[c]))
+        # a class has as many servers as it has patterns in use (at most)
+        m.servers_used = pyo.Constraint(servers, rule=lambda m, c: sum(m.z[c, p] for p in range(len(model.patterns[c]))) <= model.class_size[c])
+
+        # containers of each shape t in class c fit in the slots of the chosen patterns
+        def slots(m: pyo.ConcreteModel, c: int, t: int) -> Any:
+            users = [i for i in by_server[c] if model.shape_of[i] == t]
+            if not users:
+                return pyo.Constraint.Skip
+            return sum(m.x[i, c] for i in users) <= sum(int(model.patterns[c][p, t]) * m.z[c, p]
+                                                         for p in range(len(model.patterns[c])) if model.patterns[c][p, t] > 0)
+        n_shapes = model.patterns[0].shape[1] if model.patterns else 0
+        m.slots = pyo.Constraint(servers, range(n_shapes), rule=slots)
+
     # -- objective: Dorm eq. 10, Σ_k u_k = Σ_i n_i · Σ_k d_ik / C_k
     m.utilization = pyo.Objective(expr=sum(float(d.util[i]) * m.x[i, j] for i, j in pairs), sense=pyo.maximize)
     return m
@@ -120,10 +137,14 @@ class HighsDorm:
             x = np.zeros((d.A, d.S), dtype=np.int64)
             for (i, j), var in m.x.items():
                 x[i, j] = int(round(pyo.value(var)))
+        z = None
+        if x is not None and model.patterns is not None:
+            z = [np.array([int(round(pyo.value(m.z[c, p]))) for p in range(len(model.patterns[c]))], dtype=np.int64)
+                 for c in range(model.data.S)]
         bound = res.objective_bound
         if bound is not None and abs(bound) == float("inf"):
             bound = None
-        return BackendResult(termination=term, x=x, bound=bound, info=info)
+        return BackendResult(termination=term, x=x, bound=bound, info=info, z=z)
 
 
 @register("dorm-milp", problem="partition", exact=True, backend="pyomo+highs", supports_time_limit=True)
