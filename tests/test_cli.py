@@ -143,3 +143,16 @@ def test_observations_in_an_instance_are_fitted_on_load() -> None:
     assert r.exit_code == 0, r.output
     r = runner.invoke(app, ["compare", str(INSTANCES / "slaq-observed.yaml"), "--problem", "allocation"])
     assert r.exit_code == 0 and "optimus-milp" in r.output
+
+
+def test_compare_infers_the_partition_problem(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["compare", str(INSTANCES / "dorm-table2.yaml"), "--solvers", "dorm-3,drf-containers,swarm-static"])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "plan.yaml"
+    r = runner.invoke(app, ["solve", str(INSTANCES / "dorm-table2.yaml"), "-s", "dorm-milp", "-o", "mode=classes", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert runner.invoke(app, ["check", str(INSTANCES / "dorm-table2.yaml"), str(out)]).exit_code == 0
+    r = runner.invoke(app, ["solve", str(INSTANCES / "dorm-table2.yaml"), "-s", "dorm-milp", "-o", "mode=fast"])
+    assert r.exit_code == 2 and 'mode: expected "auto", "servers" or "classes"' in r.output
+    r = runner.invoke(app, ["compare", str(INSTANCES / "dorm-table2.yaml")])
+    assert r.exit_code == 0 and "swarm-static" in r.output and "optimus" not in r.output
