@@ -74,3 +74,18 @@ def alibaba_pods(data_dir: str | Path | None = None) -> tuple[np.ndarray, list[s
     demand = np.array([[int(r["cpu_milli"]) / 1000, int(r["num_gpu"]) * int(r["gpu_milli"] or 0) / 1000,
                         int(r["memory_mib"]) / 1024] for r in rows], dtype=float)
     return demand, [r["qos"] for r in rows]
+
+
+def mxnet_param_blocks(data_dir: str | Path | None = None) -> dict[str, list[int]]:
+    """``measured/mxnet_param_blocks.json``: MXNet's parameter blocks (parameters
+    per block, in MXNet's order) by model name, e.g. resnet-50: 157 blocks."""
+    import json
+
+    path = Path(data_dir or DEFAULT_DATA_DIR) / "measured" / "mxnet_param_blocks.json"
+    if not path.is_file():
+        raise InputError(str(path), "file not found (pass --data-dir pointing at the shared data folder)")
+    try:
+        raw = json.loads(path.read_text())
+        return {name: [int(b) for b in entry["block_sizes"]] for name, entry in raw.items()}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(str(path), f"unexpected content: {exc}") from None

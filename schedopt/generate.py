@@ -15,6 +15,10 @@ random order at exponential intervals (mean 20 min), on the paper's testbed
 scaled to ``servers``: a quarter of the servers hold one GPU, every server
 12 cores and 128 GB (20 servers: 240 cores, 5 GPUs, 2.5 TB). ``--jobs`` keeps
 the first N submitted (above 50, Table II's mix is repeated).
+``optimus-paa``: parameter assignment (Optimus §5.3): one job per profile in
+``models/`` that names a measured block list (``param_blocks``), cycled, with
+the blocks read from ``--data-dir`` and ``max_tasks`` PS each (Table 3: ResNet-50
+with 10 PS, ``--jobs 1 --max-tasks 10``).
 ``alibaba-dorm``: real node capacities and pod demands (Alibaba GPU trace 2023,
 read from ``--data-dir``, never copied): ``servers`` nodes sampled and grouped
 into classes of identical capacity, ``jobs`` applications whose container is a
@@ -149,6 +153,22 @@ def _alibaba_dorm(jobs: int, servers: int, rng: np.random.Generator, max_tasks: 
     return {"resources": ["cpu", "gpu", "mem_gb"], "servers": cluster, "jobs": apps}
 
 
+def _optimus_paa(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+    from schedopt.data import mxnet_param_blocks
+
+    blocks = mxnet_param_blocks(data_dir)
+    profiles = [p for p in load_profiles() if getattr(p, "param_blocks", None) in blocks]
+    profiles.sort(key=lambda p: TABLE1_ORDER.index(p.name) if p.name in TABLE1_ORDER else 99)
+    out, alloc = [], {}
+    for i in range(jobs):
+        prof = profiles[i % len(profiles)]
+        job = _job(i, prof, "sync", 1.0, 0.0, max_tasks)
+        job["param_blocks"] = blocks[prof.param_blocks]  # type: ignore[attr-defined]
+        out.append(job)
+        alloc[job["id"]] = {"ps": max_tasks, "worker": max_tasks}
+    return {"resources": ["cpu", "gpu", "mem_gb"], "servers": _cluster(servers), "jobs": out, "allocation": alloc}
+
+
 def _with_optimus_cluster(make: Callable[[int, int, np.random.Generator, int], list[dict[str, Any]]]):
     def family(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
         return {"resources": ["cpu", "gpu", "mem_gb"], "servers": _cluster(servers),
@@ -163,6 +183,7 @@ FAMILIES: dict[str, Callable[..., dict[str, Any]]] = {
     "slaq": _slaq,
     "dorm-table2": _dorm_table2,
     "alibaba-dorm": _alibaba_dorm,
+    "optimus-paa": _optimus_paa,
 }
 
 

@@ -91,6 +91,7 @@ class Job(_Strict):
     loss_curve: LossCurve | None = None  # predicted normalised loss (SLAQ quality problem)
     loss_history: LossHistory | None = None  # fitted on load when loss_curve / remaining_steps are absent
     speed_samples: SpeedSamples | None = None  # fitted on load when speed is absent
+    param_blocks: list[PositiveCount] | None = None  # parameters per block, in MXNet's order (ps-assignment)
 
     @property
     def role_names(self) -> tuple[str, ...]:

@@ -85,6 +85,7 @@ class Plan(BaseModel):
     solve_seconds: float
     allocation: dict[str, dict[str, int]] = Field(default_factory=dict)
     placement: dict[str, dict[str, dict[str, int]]] | None = None
+    ps_assignment: dict[str, list[dict[str, int]]] | None = None  # job -> [{ps, block, size}, ...]
     paused: list[str] = Field(default_factory=list)
     metrics: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = None
@@ -370,4 +371,50 @@ def _check_partition(instance: Instance, plan: Plan, out: list[Violation]) -> No
             out.append(Violation("metrics.adjustment_overhead", f"{metrics['adjustment_overhead']} > budget ceil(θ2·|A^t ∩ A^(t-1)|) = {b2} (Dorm eq. 16)"))
 
 
-_CHECKERS = {"allocation": _check_allocation, "quality": _check_allocation, "partition": _check_partition}
+def _check_ps_assignment(instance: Instance, plan: Plan, out: list[Violation]) -> None:
+    """Every block of every job is covered exactly by its entries, on PS 0..p-1;
+    the Table 3 metrics and the objective are recomputed."""
+    from schedopt.placement.paa import assignment_metrics, ps_counts
+
+    counts = ps_counts(instance)
+    assigned = plan.ps_assignment or {}
+    if plan.objective.sense != "min":
+        out.append(Violation("objective.sense", 'problem "ps-assignment" is a minimisation'))
+    for job_id, p in counts.items():
+        job = instance.jobs[instance.job_index[job_id]]
+        entries = assigned.get(job_id)
+        path = f"ps_assignment.{job_id}"
+        if entries is None:
+            out.append(Violation(path, "job has parameter blocks and PS but no assignment"))
+            continue
+        covered = [0] * len(job.param_blocks or [])
+        for e, entry in enumerate(entries):
+            if set(entry) != {"ps", "block", "size"}:
+                out.append(Violation(f"{path}[{e}]", "an entry has exactly ps, block and size"))
+                continue
+            if not 0 <= entry["ps"] < p:
+                out.append(Violation(f"{path}[{e}].ps", f"PS {entry['ps']} outside 0..{p - 1}"))
+            if not 0 <= entry["block"] < len(covered):
+                out.append(Violation(f"{path}[{e}].block", f"block {entry['block']} outside 0..{len(covered) - 1}"))
+                continue
+            if entry["size"] <= 0:
+                out.append(Violation(f"{path}[{e}].size", "a slice has a positive size"))
+            covered[entry["block"]] += entry["size"]
+        for b, (got, want) in enumerate(zip(covered, job.param_blocks or [])):
+            if got != want:
+                out.append(Violation(f"{path}", f"block {b}: slices sum to {got}, the block has {want} parameters"))
+    for job_id in assigned:
+        if job_id not in counts:
+            out.append(Violation(f"ps_assignment.{job_id}", "job has no parameter blocks or no PS count in the instance"))
+    if any(v.path.startswith("ps_assignment") for v in out):
+        return
+    metrics = assignment_metrics(instance, assigned)
+    for key in ("max_size_difference", "max_request_difference", "total_requests"):
+        if key in plan.metrics and plan.metrics[key] != metrics[key]:
+            out.append(Violation(f"metrics.{key}", f"{plan.metrics[key]} != recomputed {metrics[key]}"))
+    if plan.objective.value is not None and plan.objective.value != metrics["max_size_difference"]:
+        out.append(Violation("objective.value", f"{plan.objective.value} != recomputed max size difference {metrics['max_size_difference']}"))
+
+
+_CHECKERS = {"allocation": _check_allocation, "quality": _check_allocation, "partition": _check_partition,
+             "ps-assignment": _check_ps_assignment}

@@ -75,6 +75,7 @@ def _load_builtin() -> None:
     # Importing the problem packages registers their solvers.
     import schedopt.allocation  # noqa: F401
     import schedopt.partition  # noqa: F401
+    import schedopt.placement  # noqa: F401
 
 
 def solver_info(name: str) -> SolverInfo:

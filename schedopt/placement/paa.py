@@ -1,0 +1,166 @@
+"""Parameter assignment to parameter servers (problem ``ps-assignment``; Optimus §5.3, Table 3).
+
+A job gives ``param_blocks`` (parameters per block, in MXNet's order) and the
+instance's ``allocation`` gives its PS count p. A plan assigns every block, or
+slices of it, to PS 0..p-1: ``ps_assignment: {job: [{ps, block, size}, ...]}``,
+one entry per parameter update request. Table 3's metrics, per job and over
+all jobs (max of the differences, sum of the requests):
+
+- ``max_size_difference``: largest minus smallest parameters on a PS;
+- ``max_request_difference``: most minus fewest requests on a PS;
+- ``total_requests``: entries (a block sliced in k gives k requests).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from schedopt.errors import FieldProblem, InputError
+from schedopt.instance import Instance
+from schedopt.plan import Objective, Plan, Status, Termination
+from schedopt.registry import register
+
+Entry = dict[str, int]
+
+
+def ps_counts(instance: Instance) -> dict[str, int]:
+    """p for every job with ``param_blocks``, from ``allocation.<job>.ps``."""
+    out, problems = {}, []
+    for i, job in enumerate(instance.jobs):
+        if not job.param_blocks:
+            continue
+        p = (instance.allocation or {}).get(job.id, {}).get("ps")
+        if p is None or p < 1:
+            problems.append(FieldProblem(f"allocation.{job.id}.ps", f"jobs[{i}] has param_blocks: its PS count (>= 1) is required"))
+            continue
+        out[job.id] = int(p)
+    if problems:
+        raise InputError(instance.source, problems)
+    return out
+
+
+def job_metrics(entries: list[Entry], p: int) -> dict[str, int]:
+    size = np.zeros(p, dtype=np.int64)
+    requests = np.zeros(p, dtype=np.int64)
+    for e in entries:
+        size[e["ps"]] += e["size"]
+        requests[e["ps"]] += 1
+    return {"max_size_difference": int(size.max() - size.min()),
+            "max_request_difference": int(requests.max() - requests.min()),
+            "total_requests": len(entries)}
+
+
+def assignment_metrics(instance: Instance, assignment: dict[str, list[Entry]]) -> dict[str, Any]:
+    counts = ps_counts(instance)
+    per_job = {j: job_metrics(assignment.get(j, []), p) for j, p in counts.items()}
+    return {
+        "max_size_difference": max((m["max_size_difference"] for m in per_job.values()), default=0),
+        "max_request_difference": max((m["max_request_difference"] for m in per_job.values()), default=0),
+        "total_requests": sum(m["total_requests"] for m in per_job.values()),
+        "per_job": per_job,
+    }
+
+
+def _slices(size: int, parts: int) -> list[int]:
+    """``size`` split into ``parts`` slices differing by at most one."""
+    base, extra = divmod(size, parts)
+    return [base + (1 if k < extra else 0) for k in range(parts) if base + (1 if k < extra else 0) > 0]
+
+
+def paa(blocks: list[int], p: int, *, small_fraction: float = 0.01) -> list[Entry]:
+    """Optimus §5.3. Blocks in decreasing size; avg_size = total / p.
+    size < small_fraction·avg: to the PS with the fewest requests;
+    size <= avg: best fit, the PS with the least remaining capacity (avg minus
+    assigned) that still holds it (if none does: the least-loaded PS);
+    size > avg: sliced into avg-sized partitions (the last smaller), each to the
+    PS with the fewest parameters. Ties go to the lowest PS index."""
+    total = sum(blocks)
+    avg = total / p
+    size = np.zeros(p)
+    requests = np.zeros(p, dtype=np.int64)
+    out: list[Entry] = []
+
+    def put(k: int, block: int, n: int) -> None:
+        size[k] += n
+        requests[k] += 1
+        out.append({"ps": int(k), "block": int(block), "size": int(n)})
+
+    for b in sorted(range(len(blocks)), key=lambda i: (-blocks[i], i)):
+        n = blocks[b]
+        if n < small_fraction * avg:
+            put(int(np.argmin(requests)), b, n)
+        elif n <= avg:
+            remaining = avg - size
+            ok = np.flatnonzero(remaining >= n)
+            k = int(ok[np.argmin(remaining[ok])]) if len(ok) else int(np.argmin(size))
+            put(k, b, n)
+        else:
+            part = int(np.floor(avg))
+            left = n
+            while left > 0:
+                piece = min(part, left)
+                put(int(np.argmin(size)), b, piece)
+                left -= piece
+    return out
+
+
+def mxnet_default(blocks: list[int], p: int, *, threshold: int = 1_000_000, seed: int | None = None) -> list[Entry]:
+    """MXNet's default (Optimus §5.3): a block under ``threshold`` parameters goes
+    to a random PS; a larger one is sliced evenly over all p PS."""
+    rng = np.random.default_rng(seed)
+    out: list[Entry] = []
+    for b, n in enumerate(blocks):
+        if n < threshold:
+            out.append({"ps": int(rng.integers(p)), "block": b, "size": int(n)})
+        else:
+            for k, piece in enumerate(_slices(n, p)):
+                out.append({"ps": k, "block": b, "size": piece})
+    return out
+
+
+def _plan(instance: Instance, solver: str, assignment: dict[str, list[Entry]], started: float, seed: int | None,
+          options: dict[str, Any]) -> Plan:
+    metrics = assignment_metrics(instance, assignment)
+    return Plan(instance=instance.name, problem="ps-assignment", solver=solver, status=Status.HEURISTIC,
+                termination=Termination.COMPLETED,
+                objective=Objective(name="max_size_difference", sense="min", value=metrics["max_size_difference"]),
+                solve_seconds=time.perf_counter() - started, ps_assignment=assignment, metrics=metrics, seed=seed,
+                options=options)
+
+
+@register("paa", problem="ps-assignment", exact=False, backend="python")
+class Paa:
+    """Optimus §5.3 parameter assignment: small blocks by requests, medium best-fit, large sliced at avg_size."""
+
+    def __init__(self, *, small_fraction: float = 0.01):
+        if not (isinstance(small_fraction, (int, float)) and 0 <= small_fraction <= 1):
+            raise InputError("paa", f"small_fraction: expected a number in [0, 1], got {small_fraction!r}")
+        self.small_fraction = float(small_fraction)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        started = time.perf_counter()
+        counts = ps_counts(instance)
+        blocks = {j.id: j.param_blocks for j in instance.jobs if j.id in counts}
+        assignment = {j: paa(list(blocks[j]), p, small_fraction=self.small_fraction) for j, p in counts.items()}
+        return _plan(instance, self.name, assignment, started, seed, {"small_fraction": self.small_fraction})
+
+
+@register("mxnet-default", problem="ps-assignment", exact=False, backend="python")
+class MxnetDefault:
+    """MXNet's default: blocks under 10^6 parameters to a random PS (seeded), larger ones sliced over all PS."""
+
+    def __init__(self, *, threshold: int = 1_000_000):
+        if not (isinstance(threshold, int) and not isinstance(threshold, bool) and threshold >= 1):
+            raise InputError("mxnet-default", f"threshold: expected an integer >= 1, got {threshold!r}")
+        self.threshold = threshold
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        started = time.perf_counter()
+        counts = ps_counts(instance)
+        blocks = {j.id: j.param_blocks for j in instance.jobs if j.id in counts}
+        assignment = {j: mxnet_default(list(blocks[j]), p, threshold=self.threshold, seed=seed)
+                      for j, p in counts.items()}
+        return _plan(instance, self.name, assignment, started, seed, {"threshold": self.threshold})
