@@ -416,5 +416,48 @@ def _check_ps_assignment(instance: Instance, plan: Plan, out: list[Violation]) -
         out.append(Violation("objective.value", f"{plan.objective.value} != recomputed max size difference {metrics['max_size_difference']}"))
 
 
+def _check_placement_problem(instance: Instance, plan: Plan, out: list[Violation]) -> None:
+    """Counts as the instance's allocation gives them, per-server capacity, and
+    T_j / cross-node pairs recomputed (DESIGN.md's placement formulas)."""
+    from schedopt.placement.problem import compile_placement, placement_metrics
+
+    data = compile_placement(instance)
+    if plan.objective.sense != "min":
+        out.append(Violation("objective.sense", 'problem "placement" is a minimisation'))
+    given = instance.allocation or {}
+    for job_id, counts in plan.allocation.items():
+        if given.get(job_id) != counts:
+            out.append(Violation(f"allocation.{job_id}", f"{counts} != the instance's allocation {given.get(job_id)}"))
+    if plan.placement is None:
+        if plan.allocation:
+            out.append(Violation("placement", "placed jobs need a placement"))
+        return
+    _check_placement(instance, plan, out)
+    if any(v.path.startswith(("allocation.", "placement.")) and "capacity" not in v.path for v in out):
+        return
+    expected_paused = [j.id for j in instance.jobs if j.id not in plan.allocation]
+    if sorted(plan.paused) != sorted(expected_paused):
+        out.append(Violation("paused", f"paused {sorted(plan.paused)} != jobs not placed {sorted(expected_paused)}"))
+    index = {s: k for k, s in enumerate(data.servers)}
+    x = np.zeros((data.J, 2, data.S), dtype=np.int64)
+    placed = np.zeros(data.J, dtype=bool)
+    for j, job_id in enumerate(data.jobs):
+        if job_id not in plan.placement:
+            continue
+        placed[j] = True
+        for server, counts in plan.placement[job_id].items():
+            for slot, role in enumerate(data.roles[j]):
+                if role is not None:
+                    x[j, slot, index[server]] = counts.get(role, 0)
+    m = placement_metrics(data, x, placed)
+    value = m["total_transfer_time_s"] if plan.objective.name == "total_transfer_time" else m["max_transfer_time_s"]
+    if plan.has_solution and (plan.objective.value is None or abs(plan.objective.value - value) > REL_TOL * max(1.0, value)):
+        out.append(Violation("objective.value", f"reported {plan.objective.value} != recomputed {plan.objective.name} = {value:.9g}"))
+    if plan.objective.admitted is not None and plan.objective.admitted != int(placed.sum()):
+        out.append(Violation("objective.admitted", f"{plan.objective.admitted} != {int(placed.sum())} jobs placed"))
+    if "cross_node_pairs" in plan.metrics and plan.metrics["cross_node_pairs"] != m["cross_node_pairs"]:
+        out.append(Violation("metrics.cross_node_pairs", f"{plan.metrics['cross_node_pairs']} != recomputed {m['cross_node_pairs']}"))
+
+
 _CHECKERS = {"allocation": _check_allocation, "quality": _check_allocation, "partition": _check_partition,
-             "ps-assignment": _check_ps_assignment}
+             "ps-assignment": _check_ps_assignment, "placement": _check_placement_problem}

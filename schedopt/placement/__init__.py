@@ -1,5 +1,6 @@
-"""Placement problems. So far: parameter assignment to parameter servers
-(problem ``ps-assignment``, Optimus §5.3): ``paa`` and ``mxnet-default``.
-Importing this package registers them."""
+"""Placement problems: where each job's tasks run (problem ``placement``,
+Optimus §4.2: ``optimus-placement``) and which parameter server holds which
+parameter block (problem ``ps-assignment``, Optimus §5.3: ``paa``,
+``mxnet-default``). Importing this package registers them."""
 
-from schedopt.placement import paa  # noqa: F401  (registration)
+from schedopt.placement import optimus, paa  # noqa: F401  (registration)

@@ -1,0 +1,156 @@
+"""The placement problem (Optimus §4.2, Appendix; DESIGN.md): given each job's
+task counts (the instance's ``allocation``), choose counts per server.
+
+Per job with p parameter servers and w workers, model size S (MB, ``model_size``)
+and per-end bandwidths B_ps, B_worker (MB/s, ``bandwidth``), with p_k, w_k the
+tasks on server k (DESIGN.md, from the Appendix):
+
+    T_j = max( max_{k: p_k > 0} (S/p)·(w - w_k)/B_ps,  max_{k: w_k > 0} (S/p)·(p - p_k)/B_worker )
+
+seconds per step spent on cross-server transfers, and DLTAP's cross-node
+PS-worker pairs p·w - Σ_k p_k·w_k. One-role jobs have T_j = 0 and no pairs.
+Objective: place the most jobs, then minimise Σ_j T_j.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from schedopt.errors import FieldProblem, InputError
+from schedopt.instance import TWO_ROLES, Instance
+from schedopt.plan import Objective, Plan, Status, Termination, relative_gap
+
+OBJECTIVE_NAME = "total_transfer_time"
+TOL = 1e-9
+
+
+@dataclass
+class PlacementData:
+    """``counts`` (J, 2) tasks of (ps, worker) — one-role jobs use slot 1 (as
+    workers, no PS); ``demand`` (J, 2, R) per task; ``size_mb`` (J,);
+    ``bw`` (J, 2) MB/s at a PS and at a worker; ``cap`` (S, R)."""
+
+    instance: Instance
+    jobs: list[str]
+    roles: list[tuple[str, ...]]
+    counts: np.ndarray
+    demand: np.ndarray
+    size_mb: np.ndarray
+    bw: np.ndarray
+    cap: np.ndarray
+    servers: list[str]
+
+    @property
+    def J(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def S(self) -> int:
+        return len(self.servers)
+
+
+def compile_placement(instance: Instance) -> PlacementData:
+    """Arrays of the jobs the instance's ``allocation`` gives counts for (others are not placed)."""
+    alloc = instance.allocation or {}
+    problems = []
+    jobs, roles, counts, demand, size, bw = [], [], [], [], [], []
+    for i, job in enumerate(instance.jobs):
+        if job.id not in alloc:
+            continue
+        given = alloc[job.id]
+        missing = [r for r in job.roles if r not in given]
+        if missing:
+            problems.append(FieldProblem(f"allocation.{job.id}", f"counts for roles {missing} are required"))
+            continue
+        two = len(job.roles) == 2
+        if two and (job.model_size is None or job.bandwidth is None):
+            problems.append(FieldProblem(f"jobs[{i}]", "a PS/worker job needs model_size and bandwidth for placement"))
+            continue
+        jobs.append(job.id)
+        roles.append(TWO_ROLES if two else (None, job.role_names[0]))
+        c = (given["ps"], given["worker"]) if two else (0, given[job.role_names[0]])
+        counts.append(c)
+        d = np.zeros((2, len(instance.resources)))
+        if two:
+            d[0], d[1] = instance.vector(job.roles["ps"].demand), instance.vector(job.roles["worker"].demand)
+        else:
+            d[1] = instance.vector(job.roles[job.role_names[0]].demand)
+        demand.append(d)
+        size.append(float(job.model_size or 0.0))
+        bw.append((job.bandwidth.ps, job.bandwidth.worker) if job.bandwidth else (1.0, 1.0))
+    if problems:
+        raise InputError(instance.source, problems)
+    R = len(instance.resources)
+    return PlacementData(instance=instance, jobs=jobs, roles=roles,
+                         counts=np.array(counts, dtype=np.int64).reshape(-1, 2),
+                         demand=np.array(demand).reshape(-1, 2, R), size_mb=np.array(size), bw=np.array(bw).reshape(-1, 2),
+                         cap=instance.server_capacity, servers=instance.server_names)
+
+
+def transfer_time_s(size_mb: float, p: int, w: int, pk: np.ndarray, wk: np.ndarray, bw_ps: float, bw_worker: float) -> float:
+    """T_j for one job from its per-server counts pk, wk (DESIGN.md)."""
+    if p == 0 or w == 0:
+        return 0.0
+    unit = size_mb / p
+    t_ps = np.where(pk > 0, unit * (w - wk) / bw_ps, 0.0)
+    t_w = np.where(wk > 0, unit * (p - pk) / bw_worker, 0.0)
+    return float(max(t_ps.max(initial=0.0), t_w.max(initial=0.0)))
+
+
+def cross_pairs(p: int, w: int, pk: np.ndarray, wk: np.ndarray) -> int:
+    """DLTAP's cross-node PS-worker pairs: p·w - Σ_k p_k·w_k."""
+    return int(p * w - int(pk @ wk))
+
+
+def placement_metrics(data: PlacementData, x: np.ndarray, placed: np.ndarray) -> dict[str, Any]:
+    """x (J, 2, S) tasks per job, role, server; placed (J,) bool."""
+    per_job_t = {}
+    pairs = 0
+    for j in np.flatnonzero(placed):
+        p, w = data.counts[j]
+        per_job_t[data.jobs[j]] = transfer_time_s(data.size_mb[j], p, w, x[j, 0], x[j, 1], *data.bw[j])
+        pairs += cross_pairs(p, w, x[j, 0], x[j, 1])
+    load = np.einsum("jrs,jrk->sk", x, data.demand) if data.J else np.zeros_like(data.cap)
+    free = data.cap - load
+    used = int(np.count_nonzero(load.sum(axis=1) > 0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        free_frac = np.where(data.cap > 0, free / data.cap, 0.0)
+    return {
+        "transfer_time_s": per_job_t,
+        "total_transfer_time_s": float(sum(per_job_t.values())),
+        "max_transfer_time_s": float(max(per_job_t.values(), default=0.0)),
+        "cross_node_pairs": int(pairs),
+        "servers_used": used,
+        "placed": int(placed.sum()),
+        "paused": int(len(data.instance.jobs) - placed.sum()),
+        # fragmentation: free capacity left on servers that are in use, per resource (fraction of their capacity)
+        "fragmentation": {r: float(free_frac[load.sum(axis=1) > 0, k].mean()) if used else 0.0
+                          for k, r in enumerate(data.instance.resources)},
+    }
+
+
+def build_plan(data: PlacementData, x: np.ndarray, placed: np.ndarray, *, solver: str, status: Status,
+               termination: Termination, started: float, bound: float | None = None, seed: int | None = None,
+               options: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
+               message: str | None = None, objective: str = "sum") -> Plan:
+    m = placement_metrics(data, x, placed)
+    m.update(metrics or {})
+    value = m["total_transfer_time_s"] if objective == "sum" else m["max_transfer_time_s"]
+    allocation, placement = {}, {}
+    for j in np.flatnonzero(placed):
+        names = data.roles[j]
+        allocation[data.jobs[j]] = {r: int(data.counts[j, k]) for k, r in enumerate(names) if r is not None}
+        per_server = {}
+        for s in np.flatnonzero(x[j].sum(axis=0)):
+            per_server[data.servers[s]] = {r: int(x[j, k, s]) for k, r in enumerate(names) if r is not None and x[j, k, s] > 0}
+        placement[data.jobs[j]] = per_server
+    return Plan(instance=data.instance.name, problem="placement", solver=solver, status=status, termination=termination,
+                objective=Objective(name=OBJECTIVE_NAME if objective == "sum" else "max_transfer_time", sense="min",
+                                    value=value, bound=bound, gap=relative_gap(value, bound), admitted=int(placed.sum())),
+                solve_seconds=time.perf_counter() - started, allocation=allocation, placement=placement,
+                paused=[j.id for j in data.instance.jobs if j.id not in allocation], metrics=m, seed=seed,
+                options=options or {}, message=message)

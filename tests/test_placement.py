@@ -1,0 +1,86 @@
+"""Placement (Optimus §4.2, Appendix): T_j and cross-node pairs, Fig. 10,
+Theorem 1, and optimus-placement."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import schedopt
+from schedopt.instance import Instance
+from schedopt.placement.problem import cross_pairs, transfer_time_s
+from tests.conftest import assert_checked
+
+
+def ps_job(job_id: str, p: int, w: int, *, size: float = 2.0, bw: float = 1.0) -> tuple[dict[str, Any], dict[str, int]]:
+    job = {"id": job_id, "roles": {"ps": {"demand": {"slot": 1}, "max": p}, "worker": {"demand": {"slot": 1}, "max": w}},
+           "model_size": size, "bandwidth": {"ps": bw, "worker": bw}}
+    return job, {"ps": p, "worker": w}
+
+
+def placement_instance(jobs: list[tuple[dict[str, Any], dict[str, int]]], servers: int, slots: float) -> Instance:
+    return Instance.from_dict({
+        "schema": "schedopt/instance@1", "name": "place", "resources": ["slot"],
+        "servers": [{"name": "s", "count": servers, "capacity": {"slot": slots}}],
+        "jobs": [j for j, _ in jobs], "allocation": {j["id"]: a for j, a in jobs},
+    })
+
+
+def test_fig10_placements() -> None:
+    """Optimus Fig. 10: 2 PS, 4 workers, 3 servers of 3 slots, unit bandwidth, unit
+    per-pair size (S/p = 1): placements (a), (b), (c) take 3, 3 and 2."""
+    T = lambda pk, wk: transfer_time_s(2.0, 2, 4, np.array(pk), np.array(wk), 1.0, 1.0)  # noqa: E731
+    assert T([1, 1, 0], [1, 1, 2]) == 3  # (a): ps1 talks to 3 remote workers
+    assert T([2, 0, 0], [1, 2, 1]) == 3  # (b): both PS on one server with one worker
+    assert T([1, 1, 0], [2, 2, 0]) == 2  # (c): the even placement on the fewest servers
+    inst = placement_instance([ps_job("j", 2, 4)], servers=3, slots=3)
+    plan = assert_checked(inst, schedopt.solve(inst, "optimus-placement"))
+    assert plan.objective.value == 2 and plan.metrics["servers_used"] == 2
+    assert plan.metrics["cross_node_pairs"] == cross_pairs(2, 4, np.array([1, 1]), np.array([2, 2])) == 4
+
+
+def best_single_job(p: int, w: int, servers: int, slots: int) -> float:
+    """Brute force: the least T_j over every way to put p PS and w workers on the servers."""
+    def splits(n: int) -> list[tuple[int, ...]]:
+        return [c for c in itertools.product(range(n + 1), repeat=servers) if sum(c) == n]
+    best = float("inf")
+    for pk in splits(p):
+        for wk in splits(w):
+            if all(a + b <= slots for a, b in zip(pk, wk)):
+                best = min(best, transfer_time_s(float(p), p, w, np.array(pk), np.array(wk), 1.0, 1.0))
+    return best
+
+
+@settings(max_examples=25, deadline=None)
+@given(p=st.integers(1, 3), w=st.integers(1, 4), servers=st.integers(1, 4), slots=st.integers(2, 6))
+def test_theorem1_even_placement_on_the_fewest_servers_is_optimal(p: int, w: int, servers: int, slots: int) -> None:
+    """Theorem 1 (homogeneous servers): when the even placement on the fewest servers
+    exists, optimus-placement finds it and its T_j equals the brute-force optimum."""
+    inst = placement_instance([ps_job("j", p, w, size=float(p))], servers=servers, slots=slots)
+    plan = assert_checked(inst, schedopt.solve(inst, "optimus-placement"))
+    best = best_single_job(p, w, servers, slots)
+    if best == float("inf"):
+        assert plan.paused == ["j"]
+        return
+    k = plan.metrics["servers_used"]
+    if p % k == 0 and w % k == 0:  # Theorem 1's setting: the same counts on each server
+        assert plan.objective.value == pytest.approx(best)
+    assert plan.objective.value >= best - 1e-12
+
+
+def test_jobs_that_do_not_fit_are_paused_and_smallest_first() -> None:
+    inst = placement_instance([ps_job("big", 4, 8), ps_job("small", 1, 2)], servers=2, slots=6)
+    plan = assert_checked(inst, schedopt.solve(inst, "optimus-placement"))
+    assert "small" in plan.allocation and plan.paused == ["big"]
+
+
+def test_checker_recomputes_transfer_time() -> None:
+    inst = placement_instance([ps_job("j", 2, 4)], servers=3, slots=3)
+    plan = schedopt.solve(inst, "optimus-placement")
+    bad = plan.model_copy(update={"objective": plan.objective.model_copy(update={"value": 1.0})})
+    assert any(v.path == "objective.value" for v in schedopt.check(inst, bad))
