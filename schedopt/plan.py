@@ -439,17 +439,18 @@ def _check_placement_problem(instance: Instance, plan: Plan, out: list[Violation
     if sorted(plan.paused) != sorted(expected_paused):
         out.append(Violation("paused", f"paused {sorted(plan.paused)} != jobs not placed {sorted(expected_paused)}"))
     index = {s: k for k, s in enumerate(data.servers)}
-    x = np.zeros((data.J, 2, data.S), dtype=np.int64)
-    placed = np.zeros(data.J, dtype=bool)
+    where = []
     for j, job_id in enumerate(data.jobs):
         if job_id not in plan.placement:
+            where.append(None)
             continue
-        placed[j] = True
-        for server, counts in plan.placement[job_id].items():
-            for slot, role in enumerate(data.roles[j]):
-                if role is not None:
-                    x[j, slot, index[server]] = counts.get(role, 0)
-    m = placement_metrics(data, x, placed)
+        items = list(plan.placement[job_id].items())
+        servers = np.array([index[srv] for srv, _ in items], dtype=np.int64)
+        pk = np.array([c.get("ps", 0) if data.roles[j][0] else 0 for _, c in items], dtype=np.int64)
+        wk = np.array([c.get(data.roles[j][1], 0) for _, c in items], dtype=np.int64)
+        where.append((servers, pk, wk))
+    placed = np.array([w is not None for w in where], dtype=bool)
+    m = placement_metrics(data, where)
     value = m["total_transfer_time_s"] if plan.objective.name == "total_transfer_time" else m["max_transfer_time_s"]
     if plan.has_solution and (plan.objective.value is None or abs(plan.objective.value - value) > REL_TOL * max(1.0, value)):
         out.append(Violation("objective.value", f"reported {plan.objective.value} != recomputed {plan.objective.name} = {value:.9g}"))

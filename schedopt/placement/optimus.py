@@ -16,7 +16,7 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.placement.problem import TOL, PlacementData, build_plan, compile_placement
+from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_plan, compile_placement
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
 
@@ -29,10 +29,9 @@ def even_split(n: int, k: int) -> np.ndarray:
     return out
 
 
-def optimus_place(data: PlacementData, sort_by: int) -> tuple[np.ndarray, np.ndarray]:
-    """x (J, 2, S) and placed (J,)."""
-    x = np.zeros((data.J, 2, data.S), dtype=np.int64)
-    placed = np.zeros(data.J, dtype=bool)
+def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None]:
+    """Each job's (servers, PS per server, workers per server), or None if paused."""
+    where: list[JobPlacement | None] = [None] * data.J
     free = data.cap.astype(float).copy()
     total = data.cap.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -52,11 +51,9 @@ def optimus_place(data: PlacementData, sort_by: int) -> tuple[np.ndarray, np.nda
         if chosen is None:
             continue
         k, pk, wk, load = chosen
-        servers = order[:k]
-        x[j, 0, servers] = pk
-        x[j, 1, servers] = wk
+        servers = order[:k].copy()
         free[servers] -= load
-        placed[j] = True
+        where[j] = (servers, pk, wk)
         # re-sort: only the k servers changed; put them back in place
         rest = order[k:]
         keys = -free[rest, sort_by]
@@ -64,7 +61,7 @@ def optimus_place(data: PlacementData, sort_by: int) -> tuple[np.ndarray, np.nda
         pos = np.searchsorted(keys, new_keys, side="right")
         by = np.lexsort((servers, pos))
         order = np.insert(rest, pos[by], servers[by])
-    return x, placed
+    return where
 
 
 @register("optimus-placement", problem="placement", exact=False, backend="numpy")
@@ -80,7 +77,7 @@ class OptimusPlacement:
         res = self.sort_resource or ("cpu" if "cpu" in instance.resources else instance.resources[0])
         if res not in instance.resources:
             raise InputError("optimus-placement", f'sort_resource: "{res}" is not a resource of the instance')
-        x, placed = optimus_place(data, instance.resources.index(res))
-        return build_plan(data, x, placed, solver=self.name, status=Status.HEURISTIC,
+        where = optimus_place(data, instance.resources.index(res))
+        return build_plan(data, where, solver=self.name, status=Status.HEURISTIC,
                           termination=Termination.COMPLETED, started=started, seed=seed,
                           options={"sort_resource": self.sort_resource})

@@ -106,51 +106,64 @@ def cross_pairs(p: int, w: int, pk: np.ndarray, wk: np.ndarray) -> int:
     return int(p * w - int(pk @ wk))
 
 
-def placement_metrics(data: PlacementData, x: np.ndarray, placed: np.ndarray) -> dict[str, Any]:
-    """x (J, 2, S) tasks per job, role, server; placed (J,) bool."""
+#: a job's placement: (servers (k,), ps per server (k,), workers per server (k,)); None = paused
+JobPlacement = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def placement_metrics(data: PlacementData, where: list[JobPlacement | None]) -> dict[str, Any]:
+    """Metrics of a placement given per job (sparse: only the servers it uses)."""
     per_job_t = {}
     pairs = 0
-    for j in np.flatnonzero(placed):
+    load = np.zeros_like(data.cap, dtype=float)
+    for j, pl in enumerate(where):
+        if pl is None:
+            continue
+        servers, pk, wk = pl
         p, w = data.counts[j]
-        per_job_t[data.jobs[j]] = transfer_time_s(data.size_mb[j], p, w, x[j, 0], x[j, 1], *data.bw[j])
-        pairs += cross_pairs(p, w, x[j, 0], x[j, 1])
-    load = np.einsum("jrs,jrk->sk", x, data.demand) if data.J else np.zeros_like(data.cap)
-    free = data.cap - load
-    used = int(np.count_nonzero(load.sum(axis=1) > 0))
+        per_job_t[data.jobs[j]] = transfer_time_s(data.size_mb[j], p, w, pk, wk, *data.bw[j])
+        pairs += cross_pairs(p, w, pk, wk)
+        np.add.at(load, servers, pk[:, None] * data.demand[j, 0] + wk[:, None] * data.demand[j, 1])
+    in_use = load.sum(axis=1) > 0
+    used = int(np.count_nonzero(in_use))
     with np.errstate(divide="ignore", invalid="ignore"):
-        free_frac = np.where(data.cap > 0, free / data.cap, 0.0)
+        free_frac = np.where(data.cap > 0, (data.cap - load) / data.cap, 0.0)
+    placed = sum(pl is not None for pl in where)
     return {
         "transfer_time_s": per_job_t,
         "total_transfer_time_s": float(sum(per_job_t.values())),
         "max_transfer_time_s": float(max(per_job_t.values(), default=0.0)),
         "cross_node_pairs": int(pairs),
         "servers_used": used,
-        "placed": int(placed.sum()),
-        "paused": int(len(data.instance.jobs) - placed.sum()),
-        # fragmentation: free capacity left on servers that are in use, per resource (fraction of their capacity)
-        "fragmentation": {r: float(free_frac[load.sum(axis=1) > 0, k].mean()) if used else 0.0
+        "placed": int(placed),
+        "paused": int(len(data.instance.jobs) - placed),
+        # fragmentation: free capacity left on servers in use, per resource (mean fraction of their capacity)
+        "fragmentation": {r: float(free_frac[in_use, k].mean()) if used else 0.0
                           for k, r in enumerate(data.instance.resources)},
     }
 
 
-def build_plan(data: PlacementData, x: np.ndarray, placed: np.ndarray, *, solver: str, status: Status,
+def build_plan(data: PlacementData, where: list[JobPlacement | None], *, solver: str, status: Status,
                termination: Termination, started: float, bound: float | None = None, seed: int | None = None,
                options: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
                message: str | None = None, objective: str = "sum") -> Plan:
-    m = placement_metrics(data, x, placed)
+    m = placement_metrics(data, where)
     m.update(metrics or {})
     value = m["total_transfer_time_s"] if objective == "sum" else m["max_transfer_time_s"]
     allocation, placement = {}, {}
-    for j in np.flatnonzero(placed):
+    for j, pl in enumerate(where):
+        if pl is None:
+            continue
         names = data.roles[j]
         allocation[data.jobs[j]] = {r: int(data.counts[j, k]) for k, r in enumerate(names) if r is not None}
         per_server = {}
-        for s in np.flatnonzero(x[j].sum(axis=0)):
-            per_server[data.servers[s]] = {r: int(x[j, k, s]) for k, r in enumerate(names) if r is not None and x[j, k, s] > 0}
+        for s_idx, a, b in zip(pl[0].tolist(), pl[1].tolist(), pl[2].tolist()):
+            counts = {r: n for r, n in zip(names, (a, b)) if r is not None and n > 0}
+            if counts:
+                per_server[data.servers[s_idx]] = counts
         placement[data.jobs[j]] = per_server
     return Plan(instance=data.instance.name, problem="placement", solver=solver, status=status, termination=termination,
                 objective=Objective(name=OBJECTIVE_NAME if objective == "sum" else "max_transfer_time", sense="min",
-                                    value=value, bound=bound, gap=relative_gap(value, bound), admitted=int(placed.sum())),
+                                    value=value, bound=bound, gap=relative_gap(value, bound), admitted=len(allocation)),
                 solve_seconds=time.perf_counter() - started, allocation=allocation, placement=placement,
                 paused=[j.id for j in data.instance.jobs if j.id not in allocation], metrics=m, seed=seed,
                 options=options or {}, message=message)
