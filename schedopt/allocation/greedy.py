@@ -25,17 +25,13 @@ import numpy as np
 
 from schedopt.allocation.problem import (
     AllocationData,
-    ChoiceSet,
     admit_smallest_first,
-    admitted_upper_bound,
-    build_plan,
     compile_allocation,
-    enumerate_choices,
 )
-from schedopt.allocation.lagrange import solve_lp
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.plan import Plan, Status, Termination
+from schedopt.allocation.lagrange import heuristic_plan
+from schedopt.plan import Plan
 from schedopt.registry import register
 from schedopt.speed import FORMULA_FORMS, TableSpeed
 
@@ -305,18 +301,6 @@ class OptimusGreedy:
         admitted, start = admit_smallest_first(data)
         config, counters = greedy_allocate(data, start, stop_rule=self.stop_rule, priority_factor=self.priority_factor)
         greedy_s = time.perf_counter() - started
-        bound = admitted_bound = None
-        if self.bound:
-            admitted_bound = admitted_upper_bound(data) if len(admitted) < data.J else data.J
-            if admitted_bound == len(admitted):
-                cs: ChoiceSet = enumerate_choices(data)
-                # the LP bound by column generation (with an admission row when some jobs are paused)
-                bound = solve_lp(data, cs, admit=None if len(admitted) == data.J else len(admitted)).bound if admitted else 0.0
-        status = Status.HEURISTIC if admitted or data.J == 0 else Status.INFEASIBLE
-        return build_plan(
-            data, solver=self.name, config=config, status=status,
-            termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
-            started=started, bound=bound, admitted_bound=admitted_bound, seed=seed,
-            options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor, "bound": self.bound},
-            metrics={**counters, "heuristic_seconds": greedy_s},
-        )
+        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,
+                              options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor, "bound": self.bound},
+                              metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)

@@ -26,7 +26,17 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
-from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet
+from typing import Any
+
+from schedopt.allocation.problem import (
+    FIT_TOL,
+    AllocationData,
+    ChoiceSet,
+    admitted_upper_bound,
+    build_plan,
+    enumerate_choices,
+)
+from schedopt.plan import Plan, Status, Termination
 
 
 @dataclass
@@ -179,3 +189,23 @@ def fix_by_reduced_cost(cs: ChoiceSet, lag: LagrangeResult, incumbent_value: flo
     """Mask of configurations that can still be in a plan no worse than the incumbent."""
     tol = 1e-9 * max(1.0, abs(incumbent_value))
     return lag.bound + lag.rc <= incumbent_value + tol
+
+
+def heuristic_plan(data: AllocationData, config: dict[int, tuple[int, int]], admitted: list[int], *, solver: str,
+                   started: float, seed: int | None, options: dict[str, Any], metrics: dict[str, Any],
+                   bound: bool = True) -> Plan:
+    """A heuristic's Plan, with the certified bounds when ``bound``: the LP bound
+    on the admitted count, and the LP bound by column generation on the
+    objective (with an admission row when some jobs are paused) when the
+    heuristic admitted as many jobs as that bound allows."""
+    lp_bound = admitted_bound = None
+    if bound:
+        admitted_bound = admitted_upper_bound(data) if len(admitted) < data.J else data.J
+        if admitted_bound == len(admitted):
+            lp_bound = solve_lp(data, enumerate_choices(data), admit=None if len(admitted) == data.J else len(admitted)).bound if admitted else 0.0
+    status = Status.HEURISTIC if admitted or data.J == 0 else Status.INFEASIBLE
+    return build_plan(
+        data, solver=solver, config=config, status=status,
+        termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
+        started=started, bound=lp_bound, admitted_bound=admitted_bound, seed=seed, options=options, metrics=metrics,
+    )

@@ -40,20 +40,17 @@ import numpy as np
 
 from schedopt.allocation.cpsat import _CpSatBackend
 from schedopt.allocation.exact import solve_exact
-from schedopt.allocation.lagrange import solve_lp
 from schedopt.allocation.milp import _HighsBackend
 from schedopt.allocation.problem import (
     FIT_TOL,
     AllocationData,
     admit_smallest_first,
-    admitted_upper_bound,
-    build_plan,
-    enumerate_choices,
 )
 from schedopt.convergence import LossCurve
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
-from schedopt.plan import Plan, Status, Termination
+from schedopt.allocation.lagrange import heuristic_plan
+from schedopt.plan import Plan
 from schedopt.registry import register
 from schedopt.speed import FORMULA_FORMS
 
@@ -290,21 +287,9 @@ class SlaqGreedy:
         admitted, start = admit_smallest_first(data)
         config, counters = slaq_greedy(data, start, stop_rule=self.stop_rule)
         greedy_s = time.perf_counter() - started
-        bound = admitted_bound = None
-        if self.bound:
-            admitted_bound = admitted_upper_bound(data) if len(admitted) < data.J else data.J
-            if admitted_bound == len(admitted):
-                # the LP bound by column generation (with an admission row when some jobs are paused)
-                cs = enumerate_choices(data)
-                bound = solve_lp(data, cs, admit=None if len(admitted) == data.J else len(admitted)).bound if admitted else 0.0
-        status = Status.HEURISTIC if admitted or data.J == 0 else Status.INFEASIBLE
-        return build_plan(
-            data, solver=self.name, config=config, status=status,
-            termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
-            started=started, bound=bound, admitted_bound=admitted_bound, seed=seed,
-            options={"stop_rule": self.stop_rule, "bound": self.bound},
-            metrics={**counters, "heuristic_seconds": greedy_s},
-        )
+        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,
+                              options={"stop_rule": self.stop_rule, "bound": self.bound},
+                              metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)
 
 
 def _greedy_incumbent(data: AllocationData, start: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
