@@ -99,6 +99,14 @@ def compile_allocation(instance: Instance) -> AllocationData:
             problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "required by the allocation problem"))
     if problems:
         raise InputError(instance.source, problems)
+    return AllocationData(**role_arrays(instance), Q=np.array([float(j.remaining_steps) for j in instance.jobs]))
+
+
+def role_arrays(instance: Instance) -> dict[str, Any]:
+    """The per-job arrays every count-allocation problem shares: role count,
+    bounds lo/hi (J, 2), per-task demand (J, 2, R), capacity C_r, dominant
+    share of one task (J, 2), arrival (J,). Roles in canonical order; one-role
+    jobs use slot 0."""
     J, R = len(instance.jobs), len(instance.resources)
     n_roles = np.array([len(j.roles) for j in instance.jobs], dtype=int)
     lo = np.zeros((J, 2), dtype=np.int64)
@@ -111,13 +119,9 @@ def compile_allocation(instance: Instance) -> AllocationData:
         demand[i, : len(job.roles)] = instance.role_demand(job)
     cap = instance.capacity_total.copy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(demand > 0, demand / cap, 0.0)
-    share = ratio.max(axis=2) if R else np.zeros((J, 2))
-    return AllocationData(
-        instance=instance, jobs=list(instance.jobs), n_roles=n_roles, lo=lo, hi=hi, demand=demand,
-        Q=np.array([float(j.remaining_steps) for j in instance.jobs]), cap=cap, share=share,
-        arrival=np.array([j.arrival for j in instance.jobs]),
-    )
+        share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if R else np.zeros((J, 2))
+    return {"instance": instance, "jobs": list(instance.jobs), "n_roles": n_roles, "lo": lo, "hi": hi,
+            "demand": demand, "cap": cap, "share": share, "arrival": np.array([j.arrival for j in instance.jobs])}
 
 
 # ---- the multiple-choice reformulation ----------------------------------------------------

@@ -45,6 +45,7 @@ from schedopt.allocation.problem import (
     FIT_TOL,
     AllocationData,
     admit_smallest_first,
+    role_arrays,
 )
 from schedopt.convergence import LossCurve
 from schedopt.errors import FieldProblem, InputError
@@ -125,22 +126,8 @@ def compile_quality(instance: Instance) -> QualityData:
             problems.append(FieldProblem(f"jobs[{i}].loss_curve", "required by the quality problem (or loss_history)"))
     if problems:
         raise InputError(instance.source, problems)
-    J, R = len(instance.jobs), len(instance.resources)
-    lo = np.zeros((J, 2), dtype=np.int64)
-    hi = np.zeros((J, 2), dtype=np.int64)
-    demand = np.zeros((J, 2, R))
-    for i, job in enumerate(instance.jobs):
-        role = job.roles[job.role_names[0]]
-        lo[i, 0], hi[i, 0] = role.min, role.max_count
-        demand[i, :1] = instance.role_demand(job)
-    cap = instance.capacity_total.copy()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if R else np.zeros((J, 2))
-    return QualityData(
-        instance=instance, jobs=list(instance.jobs), n_roles=np.ones(J, dtype=int), lo=lo, hi=hi, demand=demand,
-        Q=np.zeros(J), cap=cap, share=share, arrival=np.array([j.arrival for j in instance.jobs]),
-        problem="quality", objective_name=OBJECTIVE_NAME, sense="max", horizon_s=instance.horizon_s,
-    )
+    return QualityData(**role_arrays(instance), Q=np.zeros(len(instance.jobs)), problem="quality",
+                       objective_name=OBJECTIVE_NAME, sense="max", horizon_s=instance.horizon_s)
 
 
 # ---- the greedy -------------------------------------------------------------------------------
