@@ -12,14 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 import schedopt
+from common import median_seconds
 from schedopt.allocation.greedy import greedy_allocate, greedy_allocate_heap
 from schedopt.allocation.problem import admit_smallest_first, compile_allocation
 from schedopt.generate import generate_instance
@@ -27,15 +26,6 @@ from schedopt.instance import Instance
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def median_seconds(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def dense_cluster(instance: Instance, servers: int) -> Instance:

@@ -8,26 +8,15 @@ compare ratios measured in the same run rather than absolute seconds.
 
 from __future__ import annotations
 
-import statistics
-import time
-from typing import Any, Callable
 
 import numpy as np
 
 import schedopt
+from common import median_seconds
 from schedopt.allocation.problem import admit_smallest_first
 from schedopt.allocation.slaq import compile_quality, slaq_greedy, slaq_greedy_heap
 from schedopt.generate import generate_instance
 from schedopt.instance import Instance
-
-
-def median_seconds(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def scale(jobs: int = 4000, nodes: int = 1000, max_cores: int = 64, runs: int = 5) -> None:

@@ -34,6 +34,16 @@ _TERMINATION = {
 }
 
 
+def make_solver(workers: int, seed: int | None, time_limit: float | None) -> cp_model.CpSolver:
+    """A CP-SAT solver with our determinism settings (threads, seed) and the time limit."""
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = int(seed or 0)
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit)
+    return solver
+
+
 def integer_scale(values: np.ndarray) -> tuple[int, bool]:
     """Smallest power of ten (<= 10^6) making ``values`` integral, and whether it is exact."""
     for e in range(7):
@@ -84,11 +94,7 @@ class _CpSatBackend:
         else:
             model.minimize(cp_model.LinearExpr.weighted_sum(x, cost.tolist()))  # Optimus eq. 5-6
 
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = self.workers
-        solver.parameters.random_seed = int(seed or 0)
-        if time_limit is not None:
-            solver.parameters.max_time_in_seconds = float(time_limit)
+        solver = make_solver(self.workers, seed, time_limit)
         built = time.perf_counter() - t0
         code = solver.solve(model)
         term = _TERMINATION.get(code, Termination.ERROR)

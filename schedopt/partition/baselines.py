@@ -30,7 +30,7 @@ class DrfContainers:
         x = first_fit(data, fair)
         lost = int(fair.sum() - x.sum())
         return build_plan(data, x, solver=self.name, status=Status.HEURISTIC, termination=Termination.COMPLETED,
-                          started=started, seed=seed,
+                          started=started, seed=seed, fair=fair,
                           metrics={"drf_containers": {a: int(n) for a, n in zip(data.apps, fair)},
                                    "containers_not_packed": lost})
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from schedopt.allocation.cpsat import _TERMINATION, integer_scale
+from schedopt.allocation.cpsat import _TERMINATION, integer_scale, make_solver
 from schedopt.instance import Instance
 from schedopt.partition.dorm import BackendResult, DormModel, solve_dorm, thresholds
 from schedopt.plan import Plan, Termination
@@ -105,11 +105,7 @@ class CpSatDorm:
         # -- objective: Dorm eq. 10 (scaled by L)
         cm.maximize(sum(int(util[i]) * v for (i, _), v in x.items()))
 
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = self.workers
-        solver.parameters.random_seed = int(seed or 0)
-        if time_limit is not None:
-            solver.parameters.max_time_in_seconds = float(time_limit)
+        solver = make_solver(self.workers, seed, time_limit)
         built = time.perf_counter() - t0
         code = solver.solve(cm)
         term = _TERMINATION.get(code, Termination.ERROR)

@@ -19,6 +19,7 @@ from schedopt.partition.problem import (
     compile_partition,
     container_shapes,
     drf_containers,
+    fill_first_fit,
     maximal_patterns,
 )
 from schedopt.plan import Plan, Status, Termination
@@ -125,13 +126,7 @@ def pack_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) 
             if need == 0:
                 continue
             d = data.demand[i]
-            pos = d > 0
-            if pos.any():
-                room = np.clip(np.floor(np.min((cap[:, pos] - load[:, pos]) / d[pos], axis=1) + TOL), 0, need).astype(np.int64)
-            else:
-                room = np.zeros(k, dtype=np.int64)
-                room[0] = need
-            take = np.clip(need - (np.cumsum(room) - room), 0, room)
+            take = fill_first_fit(cap, load, d, need)
             x[i, servers] += take
             load += take[:, None] * d[None, :]
     return x
@@ -303,8 +298,8 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     metrics = {"fairness_budget": b1, "adjustment_budget": b2}
     if data.A == 0:
         return build_plan(data, np.zeros((0, data.S), dtype=np.int64), solver=name, status=Status.OPTIMAL,
-                          termination=Termination.OPTIMAL, started=started, bound=0.0, seed=seed, options=opts,
-                          metrics=metrics)
+                          termination=Termination.OPTIMAL, started=started, bound=0.0, seed=seed, fair=model.fair,
+                          options=opts, metrics=metrics)
     classes = data.server_classes()
     by_classes = mode == "classes" or (mode == "auto" and len(classes) < data.S and data.A * data.S > AUTO_PAIRS)
     metrics["mode"] = "classes" if by_classes else "servers"
@@ -319,12 +314,13 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
         if res.termination == Termination.INFEASIBLE:
             # Dorm §IV-B: no feasible allocation -> keep the existing one
             return build_plan(data, data.prev.copy(), solver=name, status=Status.KEPT_PREVIOUS,
-                              termination=Termination.INFEASIBLE, started=started, seed=seed, options=opts,
+                              termination=Termination.INFEASIBLE, started=started, seed=seed, fair=model.fair,
+                              options=opts,
                               metrics=metrics, message="P2 is infeasible: the previous placement is kept (Dorm §IV-B)")
         status = Status.TIME_LIMIT if res.termination == Termination.TIME_LIMIT else Status.INFEASIBLE
         return build_plan(data, None, solver=name, status=status, termination=res.termination, started=started,
-                          seed=seed, options=opts, metrics=metrics,
+                          seed=seed, fair=model.fair, options=opts, metrics=metrics,
                           message=f"no plan: the backend stopped ({res.termination.value})")
     status = Status.OPTIMAL if res.termination == Termination.OPTIMAL and res.proven else Status.FEASIBLE
     return build_plan(data, res.x, solver=name, status=status, termination=res.termination, started=started,
-                      bound=res.bound, seed=seed, options=opts, metrics=metrics, message=res.note)
+                      bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics, message=res.note)

@@ -204,9 +204,10 @@ def placement_matrix(data: PartitionData, placement: dict[str, dict[str, dict[st
 def build_plan(data: PartitionData, x: np.ndarray | None, *, solver: str, status: Status, termination: Termination,
                started: float, bound: float | None = None, seed: int | None = None,
                options: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
-               message: str | None = None) -> Plan:
-    """A partition Plan from the placement ``x`` (A, S) (None: no plan)."""
-    fair = drf_containers(data)
+               message: str | None = None, fair: np.ndarray | None = None) -> Plan:
+    """A partition Plan from the placement ``x`` (A, S) (None: no plan);
+    ``fair``: the DRF counts n̂ if the caller has them already."""
+    fair = drf_containers(data) if fair is None else fair
     if x is None:
         x = np.zeros((data.A, data.S), dtype=np.int64)
         value = None
@@ -249,20 +250,25 @@ def first_fit(data: PartitionData, counts: np.ndarray, *, order: np.ndarray | No
         if need <= 0:
             continue
         d = data.demand[i]
-        pos = d > 0
-        if pos.any():
-            room = np.floor(np.min((limit[:, pos] - load[:, pos]) / d[pos], axis=1) + TOL)
-            room = np.clip(room, 0, need).astype(np.int64)
-        else:
-            room = np.zeros(data.S, dtype=np.int64)
-            room[:1] = need  # a demand-free container fits anywhere: the first server
-        before = np.cumsum(room) - room
-        take = np.clip(need - before, 0, room)
+        take = fill_first_fit(limit, load, d, need)
         if whole and take.sum() < need:
             continue
         x[i] = take
         load = load + take[:, None] * d[None, :]
     return x
+
+
+def fill_first_fit(limit: np.ndarray, load: np.ndarray, d: np.ndarray, need: int) -> np.ndarray:
+    """Up to ``need`` containers of demand ``d`` (R,) first-fit over servers with
+    ``limit`` and ``load`` (S, R): how many each server takes (S,). A
+    demand-free container fits anywhere: all go to the first server."""
+    pos = d > 0
+    if pos.any():
+        room = np.clip(np.floor(np.min((limit[:, pos] - load[:, pos]) / d[pos], axis=1) + TOL), 0, need).astype(np.int64)
+    else:
+        room = np.zeros(len(limit), dtype=np.int64)
+        room[:1] = need
+    return np.clip(need - (np.cumsum(room) - room), 0, room)
 
 
 # ---- packing patterns of identical servers -----------------------------------------------------------
