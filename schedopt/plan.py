@@ -419,7 +419,7 @@ def _check_ps_assignment(instance: Instance, plan: Plan, out: list[Violation]) -
 def _check_placement_problem(instance: Instance, plan: Plan, out: list[Violation]) -> None:
     """Counts as the instance's allocation gives them, per-server capacity, and
     T_j / cross-node pairs recomputed (DESIGN.md's placement formulas)."""
-    from schedopt.placement.problem import compile_placement, placement_metrics
+    from schedopt.placement.problem import OBJECTIVE_NAMES, compile_placement, placement_metrics
 
     data = compile_placement(instance)
     if plan.objective.sense != "min":
@@ -451,7 +451,11 @@ def _check_placement_problem(instance: Instance, plan: Plan, out: list[Violation
         where.append((servers, pk, wk))
     placed = np.array([w is not None for w in where], dtype=bool)
     m = placement_metrics(data, where)
-    value = m["total_transfer_time_s"] if plan.objective.name == "total_transfer_time" else m["max_transfer_time_s"]
+    metric = {name: key for name, key in OBJECTIVE_NAMES.values()}.get(plan.objective.name)
+    if metric is None:
+        out.append(Violation("objective.name", f'"{plan.objective.name}" is not a placement objective'))
+        return
+    value = float(m[metric])
     if plan.has_solution and (plan.objective.value is None or abs(plan.objective.value - value) > REL_TOL * max(1.0, value)):
         out.append(Violation("objective.value", f"reported {plan.objective.value} != recomputed {plan.objective.name} = {value:.9g}"))
     if plan.objective.admitted is not None and plan.objective.admitted != int(placed.sum()):

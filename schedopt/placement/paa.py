@@ -110,7 +110,7 @@ def paa(blocks: list[int], p: int, *, small_fraction: float = 0.01) -> list[Entr
 def mxnet_default(blocks: list[int], p: int, *, threshold: int = 1_000_000, seed: int | None = None) -> list[Entry]:
     """MXNet's default (Optimus §5.3): a block under ``threshold`` parameters goes
     to a random PS; a larger one is sliced evenly over all p PS."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0 if seed is None else seed)  # no seed: still deterministic
     out: list[Entry] = []
     for b, n in enumerate(blocks):
         if n < threshold:

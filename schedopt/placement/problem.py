@@ -24,7 +24,10 @@ from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import TWO_ROLES, Instance
 from schedopt.plan import Objective, Plan, Status, Termination, relative_gap
 
-OBJECTIVE_NAME = "total_transfer_time"
+#: objective kind -> (plan objective name, metric holding its value)
+OBJECTIVE_NAMES = {"sum": ("total_transfer_time", "total_transfer_time_s"),
+                   "max": ("max_transfer_time", "max_transfer_time_s"),
+                   "cross_pairs": ("cross_node_pairs", "cross_node_pairs")}
 TOL = 1e-9
 
 
@@ -148,7 +151,8 @@ def build_plan(data: PlacementData, where: list[JobPlacement | None], *, solver:
                message: str | None = None, objective: str = "sum") -> Plan:
     m = placement_metrics(data, where)
     m.update(metrics or {})
-    value = m["total_transfer_time_s"] if objective == "sum" else m["max_transfer_time_s"]
+    obj_name, metric = OBJECTIVE_NAMES[objective]
+    value = float(m[metric])
     allocation, placement = {}, {}
     for j, pl in enumerate(where):
         if pl is None:
@@ -162,7 +166,7 @@ def build_plan(data: PlacementData, where: list[JobPlacement | None], *, solver:
                 per_server[data.servers[s_idx]] = counts
         placement[data.jobs[j]] = per_server
     return Plan(instance=data.instance.name, problem="placement", solver=solver, status=status, termination=termination,
-                objective=Objective(name=OBJECTIVE_NAME if objective == "sum" else "max_transfer_time", sense="min",
+                objective=Objective(name=obj_name, sense="min",
                                     value=value, bound=bound, gap=relative_gap(value, bound), admitted=len(allocation)),
                 solve_seconds=time.perf_counter() - started, allocation=allocation, placement=placement,
                 paused=[j.id for j in data.instance.jobs if j.id not in allocation], metrics=m, seed=seed,

@@ -1,0 +1,175 @@
+"""Exact placement, shared by ``placement-milp`` (Pyomo + HiGHS) and
+``placement-cpsat`` (OR-Tools CP-SAT), and a brute force for tiny instances.
+
+Data per job j (DESIGN.md): p_j PS and w_j workers, model size S_j (MB),
+bandwidths B_ps, B_worker (MB/s); per-unit transfer coefficients
+c_ps = S/(p·B_ps) and c_w = S/(p·B_worker) (seconds per remote peer).
+Per server k: capacity C_kr.
+
+Variables: x_j (job placed), P_jk, W_jk (tasks of j on k), a_jk, b_jk (k hosts
+a PS / a worker of j), T_j (seconds per step).
+
+Lexicographic, in two solves (DESIGN.md): first maximise Σ_j x_j; then, with
+Σ_j x_j held at that optimum, minimise the chosen objective:
+``sum`` Σ_j T_j (default), ``max`` max_j T_j, or ``cross_pairs``
+Σ_j (p_j·w_j·x_j - Σ_k P_jk·W_jk) (DLTAP's count).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from schedopt.errors import InputError
+from schedopt.instance import Instance
+from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_plan, compile_placement, cross_pairs, transfer_time_s
+from schedopt.plan import Plan, Status, Termination
+
+Objective = Literal["sum", "max", "cross_pairs"]
+OBJECTIVES = ("sum", "max", "cross_pairs")
+
+
+def coefficients(data: PlacementData) -> tuple[np.ndarray, np.ndarray]:
+    """(c_ps, c_w), each (J,): seconds of T_j per remote peer; 0 for one-role jobs."""
+    p = data.counts[:, 0].astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unit = np.where(p > 0, data.size_mb / np.where(p > 0, p, 1.0), 0.0)
+    two = (data.counts[:, 0] > 0) & (data.counts[:, 1] > 0)
+    return np.where(two, unit / data.bw[:, 0], 0.0), np.where(two, unit / data.bw[:, 1], 0.0)
+
+
+@dataclass
+class StageResult:
+    """One backend solve: ``P``, ``W`` (J, S) counts when a solution was found."""
+
+    termination: Termination
+    P: np.ndarray | None = None
+    W: np.ndarray | None = None
+    value: float | None = None
+    bound: float | None = None  # proven bound on the stage's objective, in true units
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class PlacementBackend(Protocol):
+    def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
+                    time_limit: float | None, seed: int | None) -> StageResult: ...
+
+
+def decode(P: np.ndarray, W: np.ndarray) -> list[JobPlacement | None]:
+    """Per-job sparse placements from dense (J, S) counts; jobs with no task are paused."""
+    where: list[JobPlacement | None] = []
+    for j in range(P.shape[0]):
+        servers = np.flatnonzero((P[j] > 0) | (W[j] > 0))
+        where.append((servers, P[j, servers].astype(np.int64), W[j, servers].astype(np.int64)) if len(servers) else None)
+    return where
+
+
+def objective_value(data: PlacementData, where: list[JobPlacement | None], objective: Objective) -> float:
+    """The stage-2 objective of a placement, recomputed from the data."""
+    vals = []
+    for j, pl in enumerate(where):
+        if pl is None:
+            continue
+        p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
+        if objective == "cross_pairs":
+            vals.append(float(cross_pairs(p, w, pl[1], pl[2])))
+        else:
+            vals.append(transfer_time_s(data.size_mb[j], p, w, pl[1], pl[2], *data.bw[j]))
+    if objective == "max":
+        return max(vals, default=0.0)
+    return float(sum(vals))
+
+
+def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instance, *, objective: Objective,
+                          time_limit: float | None, seed: int | None, options: dict[str, Any]) -> Plan:
+    """The two-stage lexicographic solve, turned into a Plan (limits become statuses)."""
+    started = time.perf_counter()
+    if objective not in OBJECTIVES:
+        raise InputError(name, f'objective: "{objective}" is not one of {", ".join(OBJECTIVES)}')
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(name, f"time_limit: must be > 0 seconds, got {time_limit}")
+    data = compile_placement(instance)
+    metrics: dict[str, Any] = {"objective_kind": objective}
+
+    def left() -> float | None:
+        return None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
+
+    def plan(where: list[JobPlacement | None], status: Status, term: Termination, bound: float | None = None,
+             message: str | None = None) -> Plan:
+        return build_plan(data, where, solver=name, status=status, termination=term, started=started, bound=bound,
+                          seed=seed, options=options, metrics=metrics, message=message, objective=objective)
+
+    if data.J == 0:
+        return plan([], Status.OPTIMAL, Termination.OPTIMAL, bound=0.0)
+    first = backend.solve_stage(data, stage="place", objective=objective, min_placed=0, time_limit=left(), seed=seed)
+    metrics.update(first.info)
+    if first.P is None:
+        status = Status.TIME_LIMIT if first.termination == Termination.TIME_LIMIT else Status.INFEASIBLE
+        return plan([None] * data.J, status, first.termination, message=f"stage 1 (max placed jobs): {first.termination.value}")
+    where1 = decode(first.P, first.W)
+    placed = sum(pl is not None for pl in where1)
+    if first.termination != Termination.OPTIMAL:
+        return plan(where1, Status.FEASIBLE, first.termination,
+                    message="stopped in stage 1 (max placed jobs): placed jobs not proven maximal")
+    second = backend.solve_stage(data, stage="cost", objective=objective, min_placed=placed, time_limit=left(), seed=seed)
+    metrics.update(second.info)
+    if second.P is None:
+        return plan(where1, Status.FEASIBLE, second.termination, bound=second.bound,
+                    message=f"stage 2 found no placement ({second.termination.value}); stage 1's is kept")
+    where2 = decode(second.P, second.W)
+    value = objective_value(data, where2, objective)
+    bound = second.bound
+    if bound is not None:
+        bound = min(bound, value)  # a bound above the incumbent is rounding noise
+        bound = max(bound, 0.0)
+    if second.termination == Termination.OPTIMAL:
+        return plan(where2, Status.OPTIMAL, Termination.OPTIMAL, bound=value if bound is None else bound)
+    return plan(where2, Status.FEASIBLE, second.termination, bound=bound)
+
+
+# ---- brute force (tests) -------------------------------------------------------------------------
+
+def _splits(n: int, k: int) -> list[tuple[int, ...]]:
+    """Every way to put n identical tasks on k servers."""
+    return [c for c in itertools.product(range(n + 1), repeat=k) if sum(c) == n]
+
+
+def solve_bruteforce(instance: Instance, objective: Objective = "sum",
+                     max_combinations: int = 2_000_000) -> tuple[int, float, list[JobPlacement | None]]:
+    """The lexicographic optimum by enumeration: (placed jobs, objective, placement)."""
+    data = compile_placement(instance)
+    options: list[list[tuple[np.ndarray, np.ndarray, float, np.ndarray] | None]] = []
+    for j in range(data.J):
+        p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
+        opts: list[tuple[np.ndarray, np.ndarray, float, np.ndarray] | None] = [None]
+        for pk in _splits(p, data.S):
+            for wk in _splits(w, data.S):
+                P, W = np.array(pk), np.array(wk)
+                load = P[:, None] * data.demand[j, 0] + W[:, None] * data.demand[j, 1]
+                if np.any(load > data.cap * (1 + TOL) + TOL):
+                    continue
+                val = float(cross_pairs(p, w, P, W)) if objective == "cross_pairs" else \
+                    transfer_time_s(data.size_mb[j], p, w, P, W, *data.bw[j])
+                opts.append((P, W, val, load))
+        options.append(opts)
+    size = math.prod(len(o) for o in options)
+    if size > max_combinations:
+        raise ValueError(f"brute force over {size} combinations exceeds max_combinations={max_combinations}")
+    best: tuple[int, float] = (-1, math.inf)
+    best_where: list[JobPlacement | None] = []
+    for combo in itertools.product(*options):
+        load = sum((o[3] for o in combo if o is not None), np.zeros_like(data.cap, dtype=float))
+        if np.any(load > data.cap * (1 + TOL) + TOL):
+            continue
+        vals = [o[2] for o in combo if o is not None]
+        placed = len(vals)
+        val = max(vals, default=0.0) if objective == "max" else float(sum(vals))
+        if placed > best[0] or (placed == best[0] and val < best[1] - 1e-12):
+            best = (placed, val)
+            best_where = [None if o is None else (np.arange(data.S), o[0], o[1]) for o in combo]
+    return best[0], best[1], best_where

@@ -1,0 +1,136 @@
+"""``placement-milp``: exact placement in Pyomo, solved by HiGHS.
+
+The model (see :mod:`schedopt.placement.exact` for the data and the two
+stages) is linear: T_j's "only servers that host a task of that role" is an
+indicator link, and the cross-node pairs' products P_jk·W_jk are linearised
+through a one-hot expansion of P_jk.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.factory import SolverFactory
+from pyomo.contrib.solver.common.results import SolutionStatus
+
+from schedopt.allocation.milp import _TERMINATION
+from schedopt.instance import Instance
+from schedopt.placement.exact import Objective, StageResult, coefficients, solve_placement_exact
+from schedopt.placement.problem import PlacementData
+from schedopt.plan import Plan, Termination
+from schedopt.registry import register
+
+
+def build_model(data: PlacementData, *, stage: str, objective: Objective, min_placed: int) -> pyo.ConcreteModel:
+    # -- data
+    c_ps, c_w = coefficients(data)
+    p = data.counts[:, 0].tolist()
+    w = data.counts[:, 1].tolist()
+    R = data.cap.shape[1]
+    m = pyo.ConcreteModel(name=f"placement-{stage}")
+    m.J = pyo.RangeSet(0, data.J - 1)
+    m.K = pyo.RangeSet(0, data.S - 1)
+    m.R = pyo.RangeSet(0, R - 1)
+    two = [j for j in range(data.J) if c_ps[j] > 0 or c_w[j] > 0]
+
+    # -- variables
+    m.x = pyo.Var(m.J, domain=pyo.Binary, doc="job j is placed")
+    m.P = pyo.Var(m.J, m.K, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, k: (0, p[j]), doc="PS of j on k")
+    m.W = pyo.Var(m.J, m.K, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, k: (0, w[j]), doc="workers of j on k")
+    m.a = pyo.Var(two, m.K, domain=pyo.Binary, doc="k hosts a PS of j")
+    m.b = pyo.Var(two, m.K, domain=pyo.Binary, doc="k hosts a worker of j")
+    m.T = pyo.Var(m.J, domain=pyo.NonNegativeReals, doc="T_j, seconds per step on transfers")
+
+    # -- constraints
+    # every task of a placed job is placed, none of a paused one (counts from the instance's allocation)
+    m.all_ps = pyo.Constraint(m.J, rule=lambda m, j: sum(m.P[j, k] for k in m.K) == p[j] * m.x[j])
+    m.all_workers = pyo.Constraint(m.J, rule=lambda m, j: sum(m.W[j, k] for k in m.K) == w[j] * m.x[j])
+
+    # server capacity: Σ_j (P_jk·d_ps + W_jk·d_w) <= C_kr
+    def capacity(m: pyo.ConcreteModel, k: int, r: int) -> Any:
+        terms = [data.demand[j, 0, r] * m.P[j, k] + data.demand[j, 1, r] * m.W[j, k] for j in range(data.J)
+                 if data.demand[j, 0, r] or data.demand[j, 1, r]]
+        return sum(terms) <= float(data.cap[k, r]) if terms else pyo.Constraint.Skip
+    m.capacity = pyo.Constraint(m.K, m.R, rule=capacity)
+    if stage == "cost" and objective != "cross_pairs":
+        # indicator links: a_jk = 1 whenever k hosts a PS of j, b_jk whenever it hosts a worker
+        m.link_ps = pyo.Constraint(two, m.K, rule=lambda m, j, k: m.P[j, k] <= p[j] * m.a[j, k])
+        m.link_worker = pyo.Constraint(two, m.K, rule=lambda m, j, k: m.W[j, k] <= w[j] * m.b[j, k])
+        # DESIGN T_j, PS side: T_j >= c_ps·(w - W_jk) on servers hosting a PS (a_jk = 0 makes it vacuous)
+        m.t_ps = pyo.Constraint(two, m.K, rule=lambda m, j, k: m.T[j] >= float(c_ps[j]) * (w[j] * m.a[j, k] - m.W[j, k]))
+        # DESIGN T_j, worker side: T_j >= c_w·(p - P_jk) on servers hosting a worker
+        m.t_worker = pyo.Constraint(two, m.K, rule=lambda m, j, k: m.T[j] >= float(c_w[j]) * (p[j] * m.b[j, k] - m.P[j, k]))
+    if stage == "cost":
+        # DESIGN.md lexicographic objective: keep the most placed jobs found in stage 1
+        m.keep_placed = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= min_placed)
+
+    # -- objective
+    if stage == "place":
+        m.obj = pyo.Objective(expr=sum(m.x[j] for j in m.J), sense=pyo.maximize)
+    elif objective == "sum":
+        m.obj = pyo.Objective(expr=sum(m.T[j] for j in m.J), sense=pyo.minimize)
+    elif objective == "max":
+        m.Tmax = pyo.Var(domain=pyo.NonNegativeReals, doc="max_j T_j")
+        m.t_max = pyo.Constraint(m.J, rule=lambda m, j: m.Tmax >= m.T[j])
+        m.obj = pyo.Objective(expr=m.Tmax, sense=pyo.minimize)
+    else:
+        # DLTAP's cross-node pairs: Σ_j p·w·x_j - Σ_jk P_jk·W_jk, with P_jk = Σ_v v·y_jkv (one-hot)
+        # and u_jkv = y_jkv·W_jk (only upper bounds are needed: the products are maximised)
+        m.V = pyo.Set(initialize=[(j, k, v) for j in two for k in range(data.S) for v in range(1, p[j] + 1)])
+        m.y = pyo.Var(m.V, domain=pyo.Binary, doc="P_jk == v")
+        m.u = pyo.Var(m.V, domain=pyo.NonNegativeReals, doc="y_jkv·W_jk")
+        m.one_hot = pyo.Constraint(two, m.K, rule=lambda m, j, k: sum(m.y[j, k, v] for v in range(1, p[j] + 1)) <= 1)
+        m.expand = pyo.Constraint(two, m.K, rule=lambda m, j, k: m.P[j, k] == sum(v * m.y[j, k, v] for v in range(1, p[j] + 1)))
+        m.u_y = pyo.Constraint(m.V, rule=lambda m, j, k, v: m.u[j, k, v] <= w[j] * m.y[j, k, v])
+        m.u_w = pyo.Constraint(m.V, rule=lambda m, j, k, v: m.u[j, k, v] <= m.W[j, k])
+        m.obj = pyo.Objective(
+            expr=sum(p[j] * w[j] * m.x[j] for j in two) - sum(v * m.u[j, k, v] for (j, k, v) in m.V), sense=pyo.minimize)
+    return m
+
+
+class _HighsBackend:
+    def __init__(self, rel_gap: float, threads: int):
+        self.rel_gap = rel_gap
+        self.threads = threads
+
+    def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
+                    time_limit: float | None, seed: int | None) -> StageResult:
+        t0 = time.perf_counter()
+        model = build_model(data, stage=stage, objective=objective, min_placed=min_placed)
+        built = time.perf_counter() - t0
+        res = SolverFactory("highs").solve(
+            model, time_limit=time_limit, rel_gap=self.rel_gap, abs_gap=1e-9, threads=self.threads,
+            load_solutions=False, raise_exception_on_nonoptimal_result=False,
+            solver_options={"random_seed": int(seed or 0), "output_flag": False},
+        )
+        info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
+        term = _TERMINATION.get(res.termination_condition, Termination.ERROR)
+        if term == Termination.ERROR:
+            info[f"{stage}_backend_status"] = str(res.termination_condition)
+        bound = res.objective_bound
+        if bound is not None and not np.isfinite(bound):
+            bound = None
+        if res.solution_status not in (SolutionStatus.feasible, SolutionStatus.optimal):
+            return StageResult(term, bound=bound, info=info)
+        res.solution_loader.load_vars()
+        P = np.array([[round(pyo.value(model.P[j, k])) for k in range(data.S)] for j in range(data.J)], dtype=np.int64)
+        W = np.array([[round(pyo.value(model.W[j, k])) for k in range(data.S)] for j in range(data.J)], dtype=np.int64)
+        return StageResult(term, P.reshape(data.J, data.S), W.reshape(data.J, data.S), res.incumbent_objective, bound, info)
+
+
+@register("placement-milp", problem="placement", exact=True, backend="pyomo+highs", supports_time_limit=True)
+class PlacementMilp:
+    """Exact placement (max placed jobs, then min Σ T_j / max T_j / cross-node pairs), Pyomo + HiGHS."""
+
+    def __init__(self, *, objective: str = "sum", rel_gap: float = 1e-7, threads: int = 1):
+        self.objective = objective
+        self.rel_gap = float(rel_gap)
+        self.threads = int(threads)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        return solve_placement_exact(_HighsBackend(self.rel_gap, self.threads), self.name, instance,
+                                     objective=self.objective, time_limit=time_limit, seed=seed,  # type: ignore[arg-type]
+                                     options={"objective": self.objective, "rel_gap": self.rel_gap, "threads": self.threads})
