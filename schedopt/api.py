@@ -53,10 +53,15 @@ class Comparison:
 
 
 def infer_problem(instance: Instance) -> str:
-    """The problem an instance poses when nobody says: ``quality`` when every job
+    """The problem an instance poses when nobody says: with given counts
+    (``allocation``), ``ps-assignment`` when every such job has parameter blocks,
+    else ``placement``; ``quality`` when every job
     has a loss curve and one role but no remaining steps; ``partition`` (Dorm)
     when every job has one role and neither speed nor loss curve; else ``allocation``."""
     jobs = instance.jobs
+    if instance.allocation:
+        given = [j for j in jobs if j.id in instance.allocation]
+        return "ps-assignment" if given and all(j.param_blocks for j in given) else "placement"
     if jobs and all(j.loss_curve is not None and len(j.roles) == 1 and j.remaining_steps is None for j in jobs):
         return "quality"
     if jobs and all(len(j.roles) == 1 and j.speed is None and j.loss_curve is None and j.remaining_steps is None

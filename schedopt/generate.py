@@ -19,6 +19,10 @@ the first N submitted (above 50, Table II's mix is repeated).
 ``models/`` that names a measured block list (``param_blocks``), cycled, with
 the blocks read from ``--data-dir`` and ``max_tasks`` PS each (Table 3: ResNet-50
 with 10 PS, ``--jobs 1 --max-tasks 10``).
+``placement``: the placement problem (Optimus §4.2, DLTAP): homogeneous
+servers (16 cores, 4 GPUs, 64 GB), jobs drawn from the Table 1 profiles with
+their demands, model sizes and bandwidths, and given counts (``allocation``)
+of 1..``max_tasks`` PS and 1..``max_tasks`` workers each.
 ``alibaba-dorm``: real node capacities and pod demands (Alibaba GPU trace 2023,
 read from ``--data-dir``, never copied): ``servers`` nodes sampled and grouped
 into classes of identical capacity, ``jobs`` applications whose container is a
@@ -169,6 +173,21 @@ def _optimus_paa(jobs: int, servers: int, rng: np.random.Generator, max_tasks: i
     return {"resources": ["cpu", "gpu", "mem_gb"], "servers": _cluster(servers), "jobs": out, "allocation": alloc}
 
 
+PLACEMENT_SERVER = {"cpu": 16, "gpu": 4, "mem_gb": 64}
+
+
+def _placement(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+    profiles = sorted(load_profiles(), key=lambda p: TABLE1_ORDER.index(p.name) if p.name in TABLE1_ORDER else 99)
+    out, alloc = [], {}
+    for i in range(jobs):
+        prof = profiles[int(rng.integers(len(profiles)))]
+        job = _job(i, prof, "sync", 1.0, 0.0, max_tasks)
+        out.append(job)
+        alloc[job["id"]] = {"ps": int(rng.integers(1, max_tasks + 1)), "worker": int(rng.integers(1, max_tasks + 1))}
+    return {"resources": ["cpu", "gpu", "mem_gb"], "servers": [{"name": "n", "count": servers, "capacity": dict(PLACEMENT_SERVER)}],
+            "jobs": out, "allocation": alloc}
+
+
 def _with_optimus_cluster(make: Callable[[int, int, np.random.Generator, int], list[dict[str, Any]]]):
     def family(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
         return {"resources": ["cpu", "gpu", "mem_gb"], "servers": _cluster(servers),
@@ -184,6 +203,7 @@ FAMILIES: dict[str, Callable[..., dict[str, Any]]] = {
     "dorm-table2": _dorm_table2,
     "alibaba-dorm": _alibaba_dorm,
     "optimus-paa": _optimus_paa,
+    "placement": _placement,
 }
 
 

@@ -153,6 +153,12 @@ class Instance(_Strict):
         inst._source = source
         return inst
 
+    def with_allocation(self, allocation: dict[str, dict[str, int]]) -> "Instance":
+        """A copy whose ``allocation`` (the counts a placement problem takes as given) is ``allocation``."""
+        copy = self.model_copy(update={"allocation": {j: dict(c) for j, c in allocation.items()}})
+        copy._source = self._source
+        return copy
+
     @property
     def fits(self) -> dict[str, dict[str, Any]]:
         """Diagnostics of the fits made on load, by job id (empty if none)."""

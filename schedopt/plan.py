@@ -287,6 +287,7 @@ def _check_allocation(instance: Instance, plan: Plan, out: list[Violation]) -> N
                 out.append(Violation(f"metrics.utilization.{r}", f"{got} != recomputed {u:.6g}"))
     if plan.placement is not None:
         _check_placement(instance, plan, out)
+        _check_joint_placement(instance, plan, out)
 
 
 def _check_placement(instance: Instance, plan: Plan, out: list[Violation]) -> None:
@@ -416,6 +417,41 @@ def _check_ps_assignment(instance: Instance, plan: Plan, out: list[Violation]) -
         out.append(Violation("objective.value", f"{plan.objective.value} != recomputed max size difference {metrics['max_size_difference']}"))
 
 
+def _placement_where(data: Any, plan: Plan) -> list:
+    """The plan's placement as per-job (servers, PS per server, workers per server), None = not placed."""
+    index = {s: k for k, s in enumerate(data.servers)}
+    where = []
+    for j, job_id in enumerate(data.jobs):
+        if job_id not in (plan.placement or {}):
+            where.append(None)
+            continue
+        items = list(plan.placement[job_id].items())
+        servers = np.array([index[srv] for srv, _ in items], dtype=np.int64)
+        pk = np.array([c.get("ps", 0) if data.roles[j][0] else 0 for _, c in items], dtype=np.int64)
+        wk = np.array([c.get(data.roles[j][1], 0) for _, c in items], dtype=np.int64)
+        where.append((servers, pk, wk))
+    return where
+
+
+def _check_joint_placement(instance: Instance, plan: Plan, out: list[Violation]) -> None:
+    """A joint (allocation + placement) plan: its placement metrics recomputed."""
+    from schedopt.errors import InputError
+    from schedopt.placement.problem import compile_placement, placement_metrics
+
+    reported = plan.metrics.get("placement")
+    if not isinstance(reported, dict) or any(v.path.startswith("placement") for v in out):
+        return
+    try:
+        data = compile_placement(instance.with_allocation(plan.allocation))
+    except InputError as exc:
+        out.append(Violation("placement", str(exc)))
+        return
+    m = placement_metrics(data, _placement_where(data, plan))
+    for key in ("total_transfer_time_s", "max_transfer_time_s", "cross_node_pairs", "servers_used"):
+        if key in reported and abs(float(reported[key]) - float(m[key])) > REL_TOL * max(1.0, abs(float(m[key]))):
+            out.append(Violation(f"metrics.placement.{key}", f"{reported[key]} != recomputed {m[key]}"))
+
+
 def _check_placement_problem(instance: Instance, plan: Plan, out: list[Violation]) -> None:
     """Counts as the instance's allocation gives them, per-server capacity, and
     T_j / cross-node pairs recomputed (DESIGN.md's placement formulas)."""
@@ -438,17 +474,7 @@ def _check_placement_problem(instance: Instance, plan: Plan, out: list[Violation
     expected_paused = [j.id for j in instance.jobs if j.id not in plan.allocation]
     if sorted(plan.paused) != sorted(expected_paused):
         out.append(Violation("paused", f"paused {sorted(plan.paused)} != jobs not placed {sorted(expected_paused)}"))
-    index = {s: k for k, s in enumerate(data.servers)}
-    where = []
-    for j, job_id in enumerate(data.jobs):
-        if job_id not in plan.placement:
-            where.append(None)
-            continue
-        items = list(plan.placement[job_id].items())
-        servers = np.array([index[srv] for srv, _ in items], dtype=np.int64)
-        pk = np.array([c.get("ps", 0) if data.roles[j][0] else 0 for _, c in items], dtype=np.int64)
-        wk = np.array([c.get(data.roles[j][1], 0) for _, c in items], dtype=np.int64)
-        where.append((servers, pk, wk))
+    where = _placement_where(data, plan)
     placed = np.array([w is not None for w in where], dtype=bool)
     m = placement_metrics(data, where)
     metric = {name: key for name, key in OBJECTIVE_NAMES.values()}.get(plan.objective.name)

@@ -80,11 +80,28 @@ def _load_builtin() -> None:
 
 def solver_info(name: str) -> SolverInfo:
     _load_builtin()
+    if "+" in name:
+        return _joint_info(name)
     try:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
         raise UnknownSolverError("--solver", f'unknown solver "{name}"; known: {known}') from None
+
+
+def _joint_info(name: str) -> SolverInfo:
+    """``ALLOCATION+PLACEMENT``: the two solvers in sequence (:mod:`schedopt.pipeline`)."""
+    from schedopt.pipeline import Pipeline, check_parts
+
+    parts = name.split("+")
+    if len(parts) != 2:
+        raise UnknownSolverError("--solver", f'"{name}": a joint solver names exactly two solvers, ALLOCATION+PLACEMENT')
+    first, second = (solver_info(p) for p in parts)
+    check_parts(name, first.problem, second.problem)
+    return SolverInfo(name=name, problem=first.problem, exact=False, backend=f"{first.backend} then {second.backend}",
+                      description=f"{first.name}, then {second.name} on its counts",
+                      factory=lambda: Pipeline(name, first.make(), second.make()),
+                      supports_time_limit=first.supports_time_limit or second.supports_time_limit)
 
 
 def solvers(problem: str | None = None) -> list[SolverInfo]:

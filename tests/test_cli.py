@@ -156,3 +156,15 @@ def test_compare_infers_the_partition_problem(tmp_path: Path) -> None:
     assert r.exit_code == 2 and 'mode: expected "auto", "servers" or "classes"' in r.output
     r = runner.invoke(app, ["compare", str(INSTANCES / "dorm-table2.yaml")])
     assert r.exit_code == 0 and "swarm-static" in r.output and "optimus" not in r.output
+
+
+def test_generate_placement_and_compare_infers_the_problem(tmp_path: Path) -> None:
+    out = tmp_path / "pl.yaml"
+    r = runner.invoke(app, ["generate", "placement", "--jobs", "4", "--servers", "3", "--max-tasks", "3", "--seed", "2",
+                            "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    inst = schedopt.load_instance(out)
+    assert schedopt.api.infer_problem(inst) == "placement"
+    r = runner.invoke(app, ["compare", str(out), "--time-limit", "30"])
+    assert r.exit_code == 0, r.output
+    assert "placement-milp" in r.output and "kube-default" in r.output and "violation" not in r.output

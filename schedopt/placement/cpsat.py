@@ -8,7 +8,7 @@ P_jk·W_jk are multiplication equalities.
 CP-SAT needs integers. Demands and capacities are scaled by the smallest
 10^e (e <= 6) that makes them integral (else rounded safely: demands up,
 capacities down). The coefficients c_ps, c_w are scaled the same way when a
-power of ten makes them integral; otherwise to a resolution of 10^6 of the
+power of ten makes them integral; otherwise to a resolution of 10^9 of the
 largest and rounded, and the reported bound subtracts the largest error that
 rounding can make, so it stays a proven bound on the true optimum.
 """
@@ -28,7 +28,7 @@ from schedopt.placement.problem import PlacementData
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 
-COST_RESOLUTION = 1e6
+COST_RESOLUTION = 1e9
 
 
 class _CpSatBackend:

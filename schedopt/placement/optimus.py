@@ -6,6 +6,11 @@ demand over the cluster). A job takes the first k servers, for the smallest k
 whose servers can hold its tasks spread evenly: each server gets ⌊p/k⌋ or
 ⌈p/k⌉ PS and ⌊w/k⌋ or ⌈w/k⌉ workers (Theorem 1's principle). Then the k
 servers are re-sorted. A job that fits on no prefix is paused.
+
+On a heterogeneous cluster (the Optimus testbed has CPU servers for PS and
+GPU servers for workers) each role takes the first k servers *that could hold
+one of its tasks*; on a homogeneous cluster both lists are the whole order and
+this is the paper's scheme.
 """
 
 from __future__ import annotations
@@ -38,24 +43,55 @@ def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None
         need = (data.counts[:, :, None] * data.demand).sum(axis=1)
         size = np.where(total > 0, need / np.where(total > 0, total, 1.0), 0.0).max(axis=1) if data.J else np.zeros(0)
     order = np.lexsort((np.arange(data.S), -free[:, sort_by]))  # servers, most available first
+    eligible_cache: dict[bytes, np.ndarray | None] = {}
+
+    def eligible(d: np.ndarray) -> np.ndarray | None:
+        """Servers that could hold one task of demand d when empty; None when all can."""
+        key = d.tobytes()
+        if key not in eligible_cache:
+            ok = np.all(d <= data.cap * (1 + TOL) + TOL, axis=1)
+            eligible_cache[key] = None if ok.all() else ok
+        return eligible_cache[key]
+
     for j in np.lexsort((np.arange(data.J), size)).tolist():
         p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
         d_ps, d_w = data.demand[j]
+        # each role's candidate servers in the current order (all servers on a homogeneous cluster)
+        e_ps, e_w = eligible(d_ps), eligible(d_w)
+        ord_ps = order if e_ps is None else order[e_ps[order]]
+        ord_w = order if e_w is None else order[e_w[order]]
+        same = e_ps is None and e_w is None  # the paper's case: both roles on the same first k servers
         chosen = None
-        for k in range(1, min(max(p, w, 1), data.S) + 1):
-            pk, wk = even_split(p, k), even_split(w, k)[::-1]  # PS remainders first, worker remainders last
-            load = pk[:, None] * d_ps + wk[:, None] * d_w
-            if np.all(load <= free[order[:k]] * (1 + TOL) + TOL):
-                chosen = (k, pk, wk, load)
+        for k in range(1, max(p, w, 1) + 1):
+            kp, kw = min(k, len(ord_ps), max(p, 1)), min(k, len(ord_w), max(w, 1))
+            if (p and kp == 0) or (w and kw == 0):
+                break
+            pk, wk = even_split(p, kp), even_split(w, kw)[::-1]  # PS remainders first, worker remainders last
+            if same:
+                n = max(kp, kw)
+                servers = order[:n]
+                pk_s, wk_s = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+                pk_s[:kp], wk_s[:kw] = pk, wk
+            else:
+                servers, inv = np.unique(np.concatenate([ord_ps[:kp], ord_w[:kw]]), return_inverse=True)
+                pk_s = np.bincount(inv[:kp], weights=pk, minlength=len(servers)).astype(np.int64)
+                wk_s = np.bincount(inv[kp:], weights=wk, minlength=len(servers)).astype(np.int64)
+            load = pk_s[:, None] * d_ps + wk_s[:, None] * d_w
+            if np.all(load <= free[servers] * (1 + TOL) + TOL):
+                chosen = (servers, pk_s, wk_s, load)
+                break
+            if kp == len(ord_ps) and kw == len(ord_w):
                 break
         if chosen is None:
             continue
-        k, pk, wk, load = chosen
-        servers = order[:k].copy()
-        free[servers] -= load
-        where[j] = (servers, pk, wk)
-        # re-sort: only the k servers changed; put them back in place
-        rest = order[k:]
+        servers, pk_s, wk_s, load = chosen
+        if same:
+            rest = order[len(servers):]  # the chosen servers are a prefix of the order
+        else:
+            rest = order[~np.isin(order, servers)]
+        free[servers] -= load  # every chosen server got at least one task (kp <= p, kw <= w)
+        where[j] = (servers.copy(), pk_s, wk_s)
+        # re-sort: only the chosen servers changed; put them back in place
         keys = -free[rest, sort_by]
         new_keys = -free[servers, sort_by]
         pos = np.searchsorted(keys, new_keys, side="right")
