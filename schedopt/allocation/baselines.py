@@ -1,0 +1,232 @@
+"""Baseline allocation policies (Optimus §6, DL2 §6): ``drf``, ``tetris``,
+``fifo``, ``srtf``. They return the same allocation Plan as the exact models,
+with the LP bound (option ``bound``), so their gaps are certified too.
+
+Every baseline grows a job along its *ladder*: PS:worker 1:1 as in the
+Optimus evaluation, (k, k) for k = 1, 2, ... clamped to the roles' bounds
+(one-role jobs: k tasks), keeping only configurations the job's speed allows
+(a ``table`` speed with no 1:1 point climbs its measured points by task count).
+
+- ``drf``: dominant resource fairness over jobs, work-conserving: repeatedly
+  the job with the least weighted dominant share (max_r use_r / C_r / weight)
+  takes its next ladder step, until no job's next step fits.
+- ``tetris``: repeatedly the job with the highest packing score × remaining-time
+  preference takes its next step: the score is the alignment of the step's
+  demand with the free capacity (Σ_r d_r/C_r · free_r/C_r, Tetris's dot
+  product), the preference is (shortest remaining time) / (this job's), both
+  at the step's configuration. Work-conserving.
+- ``fifo``: jobs in arrival order, each the largest ladder step that fits (its
+  request is its maximum).
+- ``srtf``: jobs by remaining time at their largest configuration, shortest
+  first, each the largest ladder step that fits.
+
+Admission is DESIGN.md's for every allocation heuristic: when not every job
+fits at its minimum, the most jobs are admitted (smallest dominant demand
+first, ties by arrival), each at its minimum; the policy then decides who
+grows. So a FIFO queue here never blocks a small job behind a big one: the
+paper-era FIFO's head-of-line blocking is not modelled.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+
+import numpy as np
+
+from schedopt.allocation.lagrange import heuristic_plan
+from schedopt.allocation.problem import FIT_TOL, AllocationData, admit_smallest_first, compile_allocation, job_configurations
+from schedopt.instance import Instance
+from schedopt.plan import Plan
+from schedopt.registry import register
+from schedopt.speed import TableSpeed
+
+
+def ladder(data: AllocationData, j: int, start: tuple[int, int]) -> list[tuple[int, int]]:
+    """Job j's configurations in the order a 1:1 baseline grows it from ``start``
+    (its admitted minimum): ``start``, then the 1:1 steps above it."""
+    lo, hi = data.lo[j], data.hi[j]
+    two = int(data.n_roles[j]) == 2
+    out: list[tuple[int, int]] = [start]
+    for k in range(1, int(max(hi[0], hi[1] if two else 0)) + 1):
+        c = (int(min(max(k, lo[0]), hi[0])), int(min(max(k, lo[1]), hi[1])) if two else 0)
+        if c[0] >= out[-1][0] and c[1] >= out[-1][1] and c != out[-1] and math.isfinite(data.time_s(j, *c)):
+            out.append(c)
+    if len(out) == 1 and isinstance(data.jobs[j].speed, TableSpeed):  # no 1:1 point: climb the measured ones
+        counts, _ = job_configurations(data, j)
+        above = [tuple(int(x) for x in c) for c in counts if c[0] >= start[0] and c[1] >= start[1] and tuple(c) != start]
+        above.sort(key=lambda c: (c[0] + c[1], c))
+        for c in above:
+            if c[0] >= out[-1][0] and c[1] >= out[-1][1]:
+                out.append(c)  # type: ignore[arg-type]
+    return out
+
+
+def _use(data: AllocationData, j: int, c: tuple[int, int]) -> np.ndarray:
+    return c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1]
+
+
+class _Ladders:
+    """The admitted jobs' ladders (DESIGN.md admission: the most jobs, smallest
+    dominant demand first, each at its minimum) and the use of each step."""
+
+    def __init__(self, data: AllocationData):
+        self.data = data
+        admitted, start = admit_smallest_first(data)
+        self.admitted = admitted
+        self.steps = [ladder(data, j, start[j]) if j in start else [] for j in range(data.J)]
+        self.use = [np.array([_use(data, j, c) for c in s]).reshape(len(s), data.R) for j, s in enumerate(self.steps)]
+        self.limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+
+    def fits(self, used: np.ndarray, extra: np.ndarray) -> bool:
+        return bool(np.all(used + extra <= self.limit))
+
+    def largest_fitting(self, j: int, used: np.ndarray) -> int:
+        """Index of j's largest step that fits next to ``used``; -1 if none."""
+        ok = np.all(used + self.use[j] <= self.limit, axis=1)
+        idx = np.flatnonzero(ok)
+        return int(idx[-1]) if len(idx) else -1
+
+
+def _plan(data: AllocationData, level: np.ndarray, lad: _Ladders, *, solver: str, started: float, seed: int | None,
+          options: dict, bound: bool) -> Plan:
+    config = {j: lad.steps[j][int(level[j])] for j in range(data.J) if level[j] >= 0}
+    admitted = sorted(config)
+    return heuristic_plan(data, config, admitted, solver=solver, started=started, seed=seed, options=options,
+                          metrics={"heuristic_seconds": time.perf_counter() - started}, bound=bound)
+
+
+def _start(data: AllocationData, lad: _Ladders) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's step (0 = its admitted minimum, -1 = paused) and the use of them all."""
+    level = np.full(data.J, -1)
+    level[lad.admitted] = 0
+    used = sum((lad.use[j][0] for j in lad.admitted), np.zeros(data.R))
+    return level, used
+
+
+def drf_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
+    """Weighted DRF progressive filling along the ladders; returns each job's step (-1 = paused)."""
+    level, used = _start(data, lad)
+    weight = np.array([max(float(job.weight), 1e-12) for job in data.jobs])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_cap = np.where(data.cap > 0, 1.0 / np.where(data.cap > 0, data.cap, 1.0), 0.0)
+    heap = [(float((lad.use[j][0] * inv_cap).max()) / weight[j], float(data.arrival[j]), j)
+            for j in lad.admitted if len(lad.steps[j]) > 1]
+    heapq.heapify(heap)
+    while heap:
+        _, arr, j = heapq.heappop(heap)
+        nxt = int(level[j]) + 1
+        cur = lad.use[j][level[j]]
+        if not lad.fits(used - cur, lad.use[j][nxt]):
+            continue  # use only grows: this job can never take its next step
+        used = used - cur + lad.use[j][nxt]
+        level[j] = nxt
+        if nxt + 1 < len(lad.steps[j]):
+            share = float((lad.use[j][nxt] * inv_cap).max()) / weight[j]
+            heapq.heappush(heap, (share, arr, j))
+    return level
+
+
+def tetris_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
+    """Tetris-style: the best packing score × remaining-time preference moves first."""
+    level, used = _start(data, lad)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_cap = np.where(data.cap > 0, 1.0 / np.where(data.cap > 0, data.cap, 1.0), 0.0)
+    # per job: the next step's extra use (J, R) and time (J,); inactive jobs have nan
+    extra = np.full((data.J, data.R), np.nan)
+    t_next = np.full(data.J, np.inf)
+
+    def refresh(j: int) -> None:
+        nxt = int(level[j]) + 1
+        if level[j] < 0 or nxt >= len(lad.steps[j]):
+            extra[j], t_next[j] = np.nan, np.inf
+            return
+        cur = lad.use[j][level[j]]
+        extra[j] = lad.use[j][nxt] - cur
+        t_next[j] = data.time_s(j, *lad.steps[j][nxt])
+
+    for j in range(data.J):
+        refresh(j)
+    alive = np.isfinite(t_next)
+    while alive.any():
+        free = data.cap - used
+        fit = alive & np.all(np.nan_to_num(extra, nan=np.inf) <= (lad.limit - used), axis=1)
+        alive = fit  # use only grows: a step that does not fit now never will
+        if not fit.any():
+            break
+        align = (np.nan_to_num(extra) * inv_cap * (free * inv_cap)).sum(axis=1)
+        t_min = t_next[fit].min()
+        pref = np.where(fit, t_min / np.maximum(t_next, 1e-300), 0.0) if t_min > 0 else fit.astype(float)
+        score = np.where(fit, np.maximum(align, 1e-12) * pref, -np.inf)
+        j = int(np.argmax(score))  # ties: lowest index
+        used = used + extra[j]
+        level[j] += 1
+        refresh(j)
+        alive[j] = np.isfinite(t_next[j])
+    return level
+
+
+def ordered_allocate(data: AllocationData, lad: _Ladders, order: list[int]) -> np.ndarray:
+    """In ``order``, each admitted job grows to its largest step that fits (the
+    others keep at least their minimums)."""
+    level, used = _start(data, lad)
+    for j in order:
+        if level[j] < 0:
+            continue
+        base = used - lad.use[j][0]
+        k = lad.largest_fitting(j, base)
+        level[j] = max(k, 0)
+        used = base + lad.use[j][level[j]]
+    return level
+
+
+class _Baseline:
+    def __init__(self, *, bound: bool = True):
+        self.bound = bool(bound)
+
+    def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
+        raise NotImplementedError
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        started = time.perf_counter()
+        data = compile_allocation(instance)
+        lad = _Ladders(data)
+        level = self.allocate(data, lad)
+        return _plan(data, level, lad, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
+                     options={"bound": self.bound}, bound=self.bound)
+
+
+@register("drf", problem="allocation", exact=False, backend="python")
+class Drf(_Baseline):
+    """Weighted dominant resource fairness over jobs, work-conserving, PS:worker 1:1."""
+
+    def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
+        return drf_allocate(data, lad)
+
+
+@register("tetris", problem="allocation", exact=False, backend="numpy")
+class Tetris(_Baseline):
+    """Tetris: packing alignment × shortest-remaining-time preference, work-conserving, PS:worker 1:1."""
+
+    def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
+        return tetris_allocate(data, lad)
+
+
+@register("fifo", problem="allocation", exact=False, backend="python")
+class Fifo(_Baseline):
+    """First in, first out: each admitted job in arrival order grows to its largest fitting configuration."""
+
+    def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
+        order = sorted(range(data.J), key=lambda j: (data.arrival[j], j))
+        return ordered_allocate(data, lad, order)
+
+
+@register("srtf", problem="allocation", exact=False, backend="python")
+class Srtf(_Baseline):
+    """Shortest remaining time first (at each job's largest configuration) grows to its largest fitting configuration."""
+
+    def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
+        rt = [data.time_s(j, *lad.steps[j][-1]) if lad.steps[j] else math.inf for j in range(data.J)]
+        order = sorted(range(data.J), key=lambda j: (rt[j], data.arrival[j], j))
+        return ordered_allocate(data, lad, order)
