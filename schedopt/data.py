@@ -89,3 +89,20 @@ def mxnet_param_blocks(data_dir: str | Path | None = None) -> dict[str, list[int
         return {name: [int(b) for b in entry["block_sizes"]] for name, entry in raw.items()}
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(str(path), f"unexpected content: {exc}") from None
+
+
+def philly_jobs(data_dir: str | Path | None = None) -> np.ndarray:
+    """``traces/philly_jobs_adaptdl.csv`` (Microsoft Philly, Jeon et al. ATC'19, via
+    petuum/adaptdl): rows (submit time in s since the trace's first submission,
+    duration s, GPUs), sorted by submit time."""
+    from datetime import datetime
+
+    path = Path(data_dir or DEFAULT_DATA_DIR) / "traces" / "philly_jobs_adaptdl.csv"
+    rows = _read_csv_dicts(path, ("timestamp", "duration", "num_gpus"))
+    try:
+        t = np.array([datetime.strptime(r["timestamp"], "%Y-%m-%d %H:%M:%S").timestamp() for r in rows])
+        out = np.array([[0.0, float(r["duration"]), float(r["num_gpus"])] for r in rows])
+    except ValueError as exc:
+        raise InputError(str(path), f"cannot parse a row: {exc}") from None
+    out[:, 0] = t - t.min()
+    return out[np.argsort(out[:, 0], kind="stable")]

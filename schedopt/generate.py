@@ -23,6 +23,8 @@ with 10 PS, ``--jobs 1 --max-tasks 10``).
 servers (16 cores, 4 GPUs, 64 GB), jobs drawn from the Table 1 profiles with
 their demands, model sizes and bandwidths, and given counts (``allocation``)
 of 1..``max_tasks`` PS and 1..``max_tasks`` workers each.
+Simulation workloads ``optimus-workload``, ``poisson``, ``philly``, ``dl2``:
+see :mod:`schedopt.sim.workloads`.
 ``alibaba-dorm``: real node capacities and pod demands (Alibaba GPU trace 2023,
 read from ``--data-dir``, never copied): ``servers`` nodes sampled and grouped
 into classes of identical capacity, ``jobs`` applications whose container is a
@@ -195,6 +197,13 @@ def _with_optimus_cluster(make: Callable[[int, int, np.random.Generator, int], l
     return family
 
 
+def _workload(fn: str, *args: Any, **kw: Any) -> dict[str, Any]:
+    """Simulation workloads live in :mod:`schedopt.sim.workloads` (documented there)."""
+    from schedopt.sim import workloads
+
+    return getattr(workloads, fn)(*args, **kw)
+
+
 #: family -> (jobs, servers, rng, max_tasks, data_dir) -> {resources, servers, jobs[, policy]}
 FAMILIES: dict[str, Callable[..., dict[str, Any]]] = {
     "optimus": _with_optimus_cluster(_optimus),
@@ -204,6 +213,10 @@ FAMILIES: dict[str, Callable[..., dict[str, Any]]] = {
     "alibaba-dorm": _alibaba_dorm,
     "optimus-paa": _optimus_paa,
     "placement": _placement,
+    "optimus-workload": lambda *a, **k: _workload("optimus_workload", *a, **k),
+    "poisson": lambda *a, **k: _workload("poisson_workload", *a, **k),
+    "philly": lambda *a, **k: _workload("philly_workload", *a, **k),
+    "dl2": lambda *a, **k: _workload("dl2_workload", *a, **k),
 }
 
 

@@ -1,0 +1,97 @@
+"""The simulation result (``schema: schedopt/simulation@1``, DESIGN.md) and its metrics."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from schedopt.errors import InputError
+from schedopt.instance import Instance
+from schedopt.io import problems_from_validation, read_document, write_document
+
+SIMULATION_SCHEMA = "schedopt/simulation@1"
+
+
+class JobOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    arrival_s: float
+    completion_s: float | None  # None: unfinished when the run stopped
+
+
+class SimulationResult(BaseModel):
+    """One simulated run. Times in seconds; ``timeline`` has one entry per interval."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["schedopt/simulation@1"] = Field(SIMULATION_SCHEMA, alias="schema")
+    workload: str
+    scheduler: str
+    placement: str | None = None
+    interval_s: float
+    restart_overhead_s: float = 60.0
+    seed: int = 0
+    error_steps: float = 0.0
+    error_speed: float = 0.0
+    horizon_s: float | None = None
+    jobs: dict[str, JobOutcome]
+    avg_jct_s: float | None  # over finished jobs
+    makespan_s: float | None  # first arrival to last completion (None if a job is unfinished)
+    jct_percentiles_s: dict[str, float] = Field(default_factory=dict)  # p50, p90, p99
+    finished: int = 0
+    unfinished: int = 0
+    scaling_overhead_share: float = 0.0  # restart seconds / running seconds
+    avg_utilization: dict[str, float] = Field(default_factory=dict)  # over intervals with work
+    scheduler_seconds: float = 0.0  # wall time inside the scheduler
+    plans: int = 0
+    check_violations: int | None = None  # None: plans were not checked
+    first_violation: str | None = None
+    timeline: dict[str, Any] = Field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "<dict>") -> "SimulationResult":
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise InputError(source, problems_from_validation(exc)) from None
+
+
+def save_result(result: SimulationResult, path: str | os.PathLike[str]) -> None:
+    write_document(path, result.to_dict())
+
+
+def load_result(path: str | os.PathLike[str]) -> SimulationResult:
+    return SimulationResult.from_dict(read_document(path), source=str(path))
+
+
+def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str, placement: str | None, interval_s: float,
+              restart_overhead_s: float, seed: int, error_steps: float, error_speed: float, overhead_s: float,
+              run_s: float, scheduler_s: float, plans: int, violations: int | None, first_violation: str | None,
+              horizon_s: float | None) -> SimulationResult:
+    jobs = {s.job.id: JobOutcome(arrival_s=float(s.job.arrival), completion_s=s.completion_s) for s in states}
+    jct = np.array([s.completion_s - s.job.arrival for s in states if s.completion_s is not None])
+    finished = len(jct)
+    unfinished = len(states) - finished
+    makespan = None
+    if states and unfinished == 0:
+        makespan = max(s.completion_s for s in states) - min(s.job.arrival for s in states)
+    busy = np.array(tl.running_jobs) > 0
+    util = {r: float(np.mean(np.array(v)[busy])) if busy.any() else 0.0 for r, v in tl.utilization.items()}
+    return SimulationResult(
+        workload=workload.name, scheduler=scheduler, placement=placement, interval_s=interval_s,
+        restart_overhead_s=restart_overhead_s, seed=seed, error_steps=error_steps, error_speed=error_speed,
+        horizon_s=horizon_s, jobs=jobs, avg_jct_s=float(jct.mean()) if finished else None, makespan_s=makespan,
+        jct_percentiles_s={f"p{q}": float(np.percentile(jct, q)) for q in (50, 90, 99)} if finished else {},
+        finished=finished, unfinished=unfinished,
+        scaling_overhead_share=overhead_s / run_s if run_s > 0 else 0.0, avg_utilization=util,
+        scheduler_seconds=scheduler_s, plans=plans, check_violations=violations,
+        first_violation=first_violation,
+        timeline={"time_s": tl.time_s, "running_jobs": tl.running_jobs, "running_tasks": tl.running_tasks,
+                  "queued_jobs": tl.queued_jobs, "utilization": tl.utilization},
+    )

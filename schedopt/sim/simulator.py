@@ -1,0 +1,215 @@
+"""A discrete-time cluster simulator (Optimus §6.1), deterministic and in process.
+
+Time runs in scheduling intervals of ``interval_s`` seconds on the grid
+0, Δ, 2Δ, ... A job that arrives inside an interval waits for the next tick.
+At every tick the scheduler (any allocation solver, optionally followed by a
+placement solver: ``optimus-greedy+optimus-placement``) sees the jobs that
+have arrived and not finished, with *estimated* remaining steps and speeds,
+and returns a Plan. The simulator then runs each allocated job for the
+interval at its *true* speed f(p, w):
+
+- a job whose configuration changed (including its first start and a restart
+  after a pause) first loses ``restart_overhead_s`` to checkpoint and restart
+  (Optimus §5.1); a job whose configuration is unchanged loses nothing;
+- a job that finishes inside the interval completes at the interpolated time
+  t + overhead + remaining / f;
+- jobs the plan leaves out are paused for the interval.
+
+Estimation errors (Optimus Fig. 15): with ``error_steps`` = e, the scheduler
+sees remaining steps × (1 + s·e·(remaining / total)), s = ±1 drawn per job from
+the seed: the error shrinks as the job progresses. ``error_speed`` does the
+same to the speed (every speed coefficient scaled). The simulator always
+uses the truth.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from schedopt.errors import InputError
+from schedopt.instance import Instance, Job
+from schedopt.plan import check
+from schedopt.registry import get_solver, solver_info
+from schedopt.sim.result import SimulationResult, summarize
+from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed
+
+
+def scaled_speed(speed: Any, factor: float) -> Any:
+    """The same speed form with every speed multiplied by ``factor`` (> 0)."""
+    if isinstance(speed, (OptimusSync, OptimusAsync)):
+        return speed.model_copy(update={"theta": [t / factor for t in speed.theta]})
+    if isinstance(speed, Amdahl):
+        return speed.model_copy(update={"serial": speed.serial / factor, "parallel": speed.parallel / factor})
+    if isinstance(speed, TableSpeed):
+        return TableSpeed(points=[[*pt[:-1], pt[-1] * factor] for pt in speed.points])
+    raise TypeError(f"cannot scale speed form {type(speed).__name__}")
+
+
+@dataclass
+class _JobState:
+    job: Job
+    total_steps: float
+    remaining: float
+    sign_steps: float
+    sign_speed: float
+    config: tuple[tuple[str, int], ...] | None = None
+    completion_s: float | None = None
+    started: bool = False
+
+
+@dataclass
+class Timeline:
+    time_s: list[float] = field(default_factory=list)
+    running_jobs: list[int] = field(default_factory=list)
+    running_tasks: list[int] = field(default_factory=list)
+    queued_jobs: list[int] = field(default_factory=list)
+    utilization: dict[str, list[float]] = field(default_factory=dict)
+
+
+def _check_workload(workload: Instance) -> None:
+    problems = []
+    for i, job in enumerate(workload.jobs):
+        if job.speed is None:
+            problems.append((f"jobs[{i}].speed", "the simulator needs each job's true speed"))
+        if job.remaining_steps is None or job.remaining_steps <= 0:
+            problems.append((f"jobs[{i}].remaining_steps", "the simulator needs each job's total work (> 0 steps)"))
+    if problems:
+        from schedopt.errors import FieldProblem
+
+        raise InputError(workload.source, [FieldProblem(p, m) for p, m in problems])
+
+
+def simulate(workload: Instance, scheduler: str, *, placement: str | None = None, interval_s: float = 600.0,
+             restart_overhead_s: float = 60.0, seed: int = 0, error_steps: float = 0.0, error_speed: float = 0.0,
+             horizon_s: float | None = None, check_plans: bool = False, options: dict[str, Any] | None = None,
+             progress: Callable[[float, int, int], None] | None = None) -> SimulationResult:
+    """Simulate ``workload`` under ``scheduler`` (a registered allocation or quality
+    solver name) and optionally ``placement``. Times in seconds. ``horizon_s``
+    stops the run (unfinished jobs have no completion); default: until every job
+    is done, at most 365 days. ``check_plans`` runs :func:`schedopt.check` on
+    every plan (the count of violations is in the result). ``progress(t, done, n)``
+    is called after every interval."""
+    if not interval_s > 0:
+        raise InputError("--interval", f"must be > 0 seconds, got {interval_s}")
+    if restart_overhead_s < 0:
+        raise InputError("--restart-overhead", f"must be >= 0 seconds, got {restart_overhead_s}")
+    for name, e in (("--error-steps", error_steps), ("--error-speed", error_speed)):
+        if not 0 <= e < 1:
+            raise InputError(name, f"must be in [0, 1), got {e}")
+    _check_workload(workload)
+    name = scheduler if placement is None else f"{scheduler}+{placement}"
+    info = solver_info(name)
+    if info.problem not in ("allocation", "quality"):
+        raise InputError("--scheduler", f'"{scheduler}" solves problem "{info.problem}"; the simulator needs an allocation solver')
+    opts = dict(options or {})
+    first = solver_info(scheduler)
+    if "bound" in first.options and "bound" not in opts and placement is None:
+        opts["bound"] = False  # certified bounds cost time and do not change the plan
+    solver = get_solver(name, **opts) if placement is None else get_solver(name)
+    rng = np.random.default_rng(seed)
+    signs = rng.choice([-1.0, 1.0], size=(len(workload.jobs), 2))
+    states = [_JobState(job=j, total_steps=float(j.remaining_steps), remaining=float(j.remaining_steps),
+                        sign_steps=float(signs[i, 0]), sign_speed=float(signs[i, 1]))
+              for i, j in enumerate(workload.jobs)]
+    order = sorted(range(len(states)), key=lambda i: states[i].job.arrival)
+    limit = horizon_s if horizon_s is not None else 365 * 86400.0
+    cap = workload.capacity_total
+    tl = Timeline(utilization={r: [] for r in workload.resources})
+    overhead_s = run_s = scheduler_s = 0.0
+    plans = violations = 0
+    first_violation: str | None = None
+    t = 0.0
+    done = 0
+    n = len(states)
+    nxt = 0  # next arrival (index into order)
+    while done < n and t < limit:
+        while nxt < n and states[order[nxt]].job.arrival <= t:
+            nxt += 1
+        active = [s for i in order[:nxt] if (s := states[i]).completion_s is None]
+        if not active:
+            if nxt >= n:
+                break
+            t = max(t + interval_s, math.ceil(states[order[nxt]].job.arrival / interval_s) * interval_s)
+            continue
+        view = _scheduler_view(workload, active, t, error_steps, error_speed)
+        t0 = time.perf_counter()
+        plan = solver.solve(view, seed=seed)
+        scheduler_s += time.perf_counter() - t0
+        plans += 1
+        if check_plans:
+            found = check(view, plan)
+            violations += len(found)
+            if found and first_violation is None:
+                first_violation = f"t={t:g}: {found[0]}"
+        used = np.zeros(len(cap))
+        running = tasks = 0
+        for s in active:
+            counts = plan.allocation.get(s.job.id) if plan.has_solution else None
+            if not counts:
+                s.config = None  # paused: the next start is a restart
+                continue
+            cfg = tuple(sorted(counts.items()))
+            lost = restart_overhead_s if cfg != s.config else 0.0
+            s.config, s.started = cfg, True
+            running += 1
+            tasks += sum(counts.values())
+            used += sum(n_ * workload.vector(s.job.roles[r].demand) for r, n_ in counts.items())
+            step = float(s.job.speed.step_time_s(*_pw(s.job, counts)))
+            work_s = max(0.0, interval_s - lost)
+            need_s = s.remaining * step
+            overhead_s += min(lost, interval_s)
+            if need_s <= work_s:
+                s.completion_s = t + lost + need_s
+                s.remaining = 0.0
+                run_s += min(lost, interval_s) + need_s
+                done += 1
+            else:
+                s.remaining -= work_s / step
+                run_s += interval_s
+        tl.time_s.append(t)
+        tl.running_jobs.append(running)
+        tl.running_tasks.append(tasks)
+        tl.queued_jobs.append(len(active) - running)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util = np.where(cap > 0, used / np.where(cap > 0, cap, 1.0), 0.0)
+        for r, u in zip(workload.resources, util):
+            tl.utilization[r].append(float(u))
+        t += interval_s
+        if progress is not None:
+            progress(t, done, n)
+    return summarize(workload, states, tl, scheduler=scheduler, placement=placement, interval_s=interval_s,
+                     restart_overhead_s=restart_overhead_s, seed=seed, error_steps=error_steps, error_speed=error_speed,
+                     overhead_s=overhead_s, run_s=run_s, scheduler_s=scheduler_s, plans=plans,
+                     violations=violations if check_plans else None,
+                     first_violation=first_violation, horizon_s=horizon_s)
+
+
+def _pw(job: Job, counts: dict[str, int]) -> tuple[int, int]:
+    names = job.role_names
+    return (counts["ps"], counts["worker"]) if len(names) == 2 else (counts[names[0]], 0)
+
+
+def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error_steps: float,
+                    error_speed: float) -> Instance:
+    """The instance the scheduler sees at time t: the active jobs with estimated
+    remaining steps and speeds (the error shrinks with progress)."""
+    jobs = []
+    for s in active:
+        left = s.remaining / s.total_steps  # 1 at arrival, 0 at the end
+        update: dict[str, Any] = {
+            "remaining_steps": max(s.remaining * (1.0 + s.sign_steps * error_steps * left), 1e-9),
+            "new": not s.started,
+        }
+        if error_speed:
+            update["speed"] = scaled_speed(s.job.speed, 1.0 + s.sign_speed * error_speed * left)
+        jobs.append(s.job.model_copy(update=update))
+    view = Instance.model_validate({"schema": "schedopt/instance@1", "name": f"{workload.name}@{t:g}s",
+                                    "resources": workload.resources, "servers": workload.servers, "jobs": jobs,
+                                    "policy": workload.policy})
+    view._source = f"{workload.source} at t={t:g}s"
+    return view
