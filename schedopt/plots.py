@@ -82,3 +82,56 @@ def plot_loss(steps: np.ndarray, loss: np.ndarray, curve: LossCurve, path: str |
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def plot_simulations(results: list[Any], directory: str | os.PathLike[str]) -> list[Path]:
+    """The papers' simulation figures for one or more runs on the same workload
+    (Optimus Fig. 11, 14; DL2 Fig. 6): ``jct_makespan.png`` (average JCT and
+    makespan per scheduler, hours), ``jct_cdf.png`` and ``utilization.png``
+    (share of the cluster's resources allocated over time). Returns the paths."""
+    plt = _pyplot()
+    d = Path(directory)
+    labels = [r.scheduler + (f"+{r.placement}" if r.placement else "") for r in results]
+    paths = []
+
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5))
+    for ax, key, title in ((axes[0], "avg_jct_s", "average JCT (h)"), (axes[1], "makespan_s", "makespan (h)")):
+        vals = [(getattr(r, key) or 0.0) / 3600.0 for r in results]
+        ax.bar(range(len(vals)), vals, color=[f"C{i}" for i in range(len(vals))])
+        ax.set_xticks(range(len(vals)), labels, rotation=30, ha="right", fontsize="small")
+        ax.set_title(title)
+    fig.tight_layout()
+    paths.append(d / "jct_makespan.png")
+    fig.savefig(paths[-1])
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, r in zip(labels, results):
+        jct = np.sort([(o.completion_s - o.arrival_s) / 3600.0 for o in r.jobs.values() if o.completion_s is not None])
+        if len(jct):
+            ax.step(jct, np.arange(1, len(jct) + 1) / len(r.jobs), where="post", label=label)
+    ax.set_xlabel("job completion time (h)")
+    ax.set_ylabel("fraction of jobs")
+    ax.set_title("CDF of JCT")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    paths.append(d / "jct_cdf.png")
+    fig.savefig(paths[-1])
+    plt.close(fig)
+
+    resources = list(results[0].timeline.get("utilization", {})) if results else []
+    fig, axes = plt.subplots(len(resources) + 1, 1, figsize=(7, 2.2 * (len(resources) + 1)), sharex=True, squeeze=False)
+    for label, r in zip(labels, results):
+        t = np.array(r.timeline.get("time_s", [])) / 3600.0
+        for k, res in enumerate(resources):
+            axes[k, 0].step(t, r.timeline["utilization"][res], where="post", label=label)
+            axes[k, 0].set_ylabel(f"{res} allocated")
+        axes[-1, 0].step(t, r.timeline.get("running_tasks", []), where="post", label=label)
+    axes[-1, 0].set_ylabel("running tasks")
+    axes[-1, 0].set_xlabel("time (h)")
+    axes[0, 0].legend(fontsize="small")
+    fig.tight_layout()
+    paths.append(d / "utilization.png")
+    fig.savefig(paths[-1])
+    plt.close(fig)
+    return paths
