@@ -23,7 +23,7 @@ with 10 PS, ``--jobs 1 --max-tasks 10``).
 servers (16 cores, 4 GPUs, 64 GB), jobs drawn from the Table 1 profiles with
 their demands, model sizes and bandwidths, and given counts (``allocation``)
 of 1..``max_tasks`` PS and 1..``max_tasks`` workers each.
-Simulation workloads ``optimus-workload``, ``poisson``, ``philly``, ``dl2``:
+Simulation workloads ``optimus-workload``, ``poisson``, ``philly``, ``dl2``, ``dl2-fitted``:
 see :mod:`schedopt.sim.workloads`.
 ``alibaba-dorm``: real node capacities and pod demands (Alibaba GPU trace 2023,
 read from ``--data-dir``, never copied): ``servers`` nodes sampled and grouped
@@ -217,6 +217,7 @@ FAMILIES: dict[str, Callable[..., dict[str, Any]]] = {
     "poisson": lambda *a, **k: _workload("poisson_workload", *a, **k),
     "philly": lambda *a, **k: _workload("philly_workload", *a, **k),
     "dl2": lambda *a, **k: _workload("dl2_workload", *a, **k),
+    "dl2-fitted": lambda *a, **k: _workload("dl2_workload", *a, fitted=True, **k),
 }
 
 

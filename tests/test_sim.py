@@ -116,7 +116,7 @@ def test_cli_simulate_bad_input_exits_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not (SHARED_DATA / "traces").is_dir(), reason="needs ../shared/data/traces (real traces are not in the repo)")
-@pytest.mark.parametrize("family", ["philly", "dl2"])
+@pytest.mark.parametrize("family", ["philly", "dl2", "dl2-fitted"])
 def test_trace_workloads(family: str) -> None:
     wl = generate_instance(family, jobs=10, servers=8, seed=0, max_tasks=8)
     assert all(j.remaining_steps > 0 for j in wl.jobs)

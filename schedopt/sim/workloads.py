@@ -25,6 +25,8 @@ duration. Durations are clipped to [60 s, 7 days]; g is capped at
 (``measured/dl2_config_speed.txt``, only measured configurations allowed),
 Poisson arrivals as above, durations drawn from the Philly trace (clipped to
 [10 min, 24 h]) at each model's median measured configuration.
+``dl2-fitted``: the same jobs with eq. 4 fitted by NNLS to each model's
+measured points instead of the table (any count allowed).
 """
 
 from __future__ import annotations
@@ -114,8 +116,10 @@ def philly_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks
     return {"resources": ["cpu", "gpu", "mem_gb"], "servers": _cluster(servers), "jobs": out}
 
 
-def dl2_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+def dl2_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None,
+                 fitted: bool = False) -> dict[str, Any]:
     from schedopt.data import dl2_config_speeds, philly_jobs
+    from schedopt.speed import fit_speed
 
     tables = dl2_config_speeds(data_dir)
     durations = philly_jobs(data_dir)[:, 1]
@@ -123,17 +127,26 @@ def dl2_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: i
     models = sorted(tables)
     arrivals = np.cumsum(rng.exponential(INTERVAL_S / POISSON_PER_INTERVAL, jobs))
     out = []
+    fits: dict[str, Any] = {}
     for i, arrival in enumerate(arrivals):
         m = models[int(rng.integers(len(models)))]
         pts = np.asarray(tables[m]["points"])
         pts = pts[(pts[:, 0] <= max_tasks) & (pts[:, 1] <= max_tasks)]
         ref = pts[np.argsort(pts[:, 0] + pts[:, 1], kind="stable")[len(pts) // 2]]
-        steps = float(durations[int(rng.integers(len(durations)))]) * float(ref[2])
+        if fitted:  # eq. 4 fitted by NNLS to every measured point (relative errors), any count allowed
+            if m not in fits:
+                fits[m] = fit_speed(pts, "optimus-sync", batch=float(tables[m]["batch"]), relative=True).speed.model_dump(mode="json")
+            speed = fits[m]
+            ref_speed = 1.0 / _step_time_s(speed, int(ref[0]), int(ref[1]))
+        else:
+            speed = {"form": "table", "points": [[int(p), int(w), round(float(s), 6)] for p, w, s in pts]}
+            ref_speed = float(ref[2])
+        steps = float(durations[int(rng.integers(len(durations)))]) * ref_speed
         out.append({
             "id": f"{m}-{i}", "model": m, "arrival": round(float(arrival), 1),
             "roles": {"worker": {"demand": {"cpu": 4, "gpu": 1, "mem_gb": 10}, "min": 1, "max": max_tasks},
                       "ps": {"demand": {"cpu": 4, "gpu": 0, "mem_gb": 10}, "min": 1, "max": max_tasks}},
-            "speed": {"form": "table", "points": [[int(p), int(w), round(float(s), 6)] for p, w, s in pts]},
+            "speed": speed,
             "remaining_steps": max(1.0, round(steps, 1)), "new": True,
         })
     return {"resources": ["cpu", "gpu", "mem_gb"], "servers": _cluster(servers), "jobs": out}
