@@ -74,6 +74,7 @@ def register(name: str, *, problem: str, exact: bool, backend: str, supports_tim
 def _load_builtin() -> None:
     # Importing the problem packages registers their solvers.
     import schedopt.allocation  # noqa: F401
+    import schedopt.learn  # noqa: F401
     import schedopt.partition  # noqa: F401
     import schedopt.placement  # noqa: F401
 

@@ -84,16 +84,18 @@ def _check_workload(workload: Instance) -> None:
         raise InputError(workload.source, [FieldProblem(p, m) for p, m in problems])
 
 
-def simulate(workload: Instance, scheduler: str, *, placement: str | None = None, interval_s: float = 600.0,
+def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None, interval_s: float = 600.0,
              restart_overhead_s: float = 60.0, seed: int = 0, error_steps: float = 0.0, error_speed: float = 0.0,
              horizon_s: float | None = None, check_plans: bool = False, options: dict[str, Any] | None = None,
-             progress: Callable[[float, int, int], None] | None = None) -> SimulationResult:
+             progress: Callable[[float, int, int], None] | None = None,
+             observer: Callable[[float, Instance, Any, float], None] | None = None) -> SimulationResult:
     """Simulate ``workload`` under ``scheduler`` (a registered allocation or quality
-    solver name) and optionally ``placement``. Times in seconds. ``horizon_s``
+    solver name, or a solver object) and optionally ``placement``. Times in seconds. ``horizon_s``
     stops the run (unfinished jobs have no completion); default: until every job
     is done, at most 365 days. ``check_plans`` runs :func:`schedopt.check` on
     every plan (the count of violations is in the result). ``progress(t, done, n)``
-    is called after every interval."""
+    is called after every interval; ``observer(t, view, plan, reward)`` too, with
+    DL2's per-slot reward Σ_i (steps trained in the slot / job i's total steps)."""
     if not interval_s > 0:
         raise InputError("--interval", f"must be > 0 seconds, got {interval_s}")
     if restart_overhead_s < 0:
@@ -102,15 +104,17 @@ def simulate(workload: Instance, scheduler: str, *, placement: str | None = None
         if not 0 <= e < 1:
             raise InputError(name, f"must be in [0, 1), got {e}")
     _check_workload(workload)
-    name = scheduler if placement is None else f"{scheduler}+{placement}"
-    info = solver_info(name)
-    if info.problem not in ("allocation", "quality"):
-        raise InputError("--scheduler", f'"{scheduler}" solves problem "{info.problem}"; the simulator needs an allocation solver')
-    opts = dict(options or {})
-    first = solver_info(scheduler)
-    if "bound" in first.options and "bound" not in opts and placement is None:
-        opts["bound"] = False  # certified bounds cost time and do not change the plan
-    solver = get_solver(name, **opts) if placement is None else get_solver(name)
+    if isinstance(scheduler, str):
+        name = scheduler if placement is None else f"{scheduler}+{placement}"
+        info = solver_info(name)
+        if info.problem not in ("allocation", "quality"):
+            raise InputError("--scheduler", f'"{scheduler}" solves problem "{info.problem}"; the simulator needs an allocation solver')
+        opts = dict(options or {})
+        if "bound" in solver_info(scheduler).options and "bound" not in opts and placement is None:
+            opts["bound"] = False  # certified bounds cost time and do not change the plan
+        solver = get_solver(name, **opts) if placement is None else get_solver(name)
+    else:  # a solver object (e.g. a DL2 policy being trained)
+        solver, scheduler = scheduler, scheduler.name
     rng = np.random.default_rng(seed)
     signs = rng.choice([-1.0, 1.0], size=(len(workload.jobs), 2))
     states = [_JobState(job=j, total_steps=float(j.remaining_steps), remaining=float(j.remaining_steps),
@@ -148,6 +152,7 @@ def simulate(workload: Instance, scheduler: str, *, placement: str | None = None
                 first_violation = f"t={t:g}: {found[0]}"
         used = np.zeros(len(cap))
         running = tasks = 0
+        reward = 0.0
         for s in active:
             counts = plan.allocation.get(s.job.id) if plan.has_solution else None
             if not counts:
@@ -163,6 +168,7 @@ def simulate(workload: Instance, scheduler: str, *, placement: str | None = None
             work_s = max(0.0, interval_s - lost)
             need_s = s.remaining * step
             overhead_s += min(lost, interval_s)
+            reward += min(s.remaining, work_s / step) / s.total_steps
             if need_s <= work_s:
                 s.completion_s = t + lost + need_s
                 s.remaining = 0.0
@@ -179,6 +185,8 @@ def simulate(workload: Instance, scheduler: str, *, placement: str | None = None
             util = np.where(cap > 0, used / np.where(cap > 0, cap, 1.0), 0.0)
         for r, u in zip(workload.resources, util):
             tl.utilization[r].append(float(u))
+        if observer is not None:
+            observer(t, view, plan, reward)
         t += interval_s
         if progress is not None:
             progress(t, done, n)
