@@ -127,3 +127,22 @@ def test_rl_after_warmup_runs_and_stays_near_the_warmup_policy(warm) -> None:
     assert len(curve) == 2 and all(c["updates"] > 0 for c in curve)
     after = evaluate(rl, held_out).avg_jct_s
     assert after <= 1.25 * before
+
+
+def test_cli_learn_writes_policy_and_curve(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from schedopt.cli import app
+
+    runner = CliRunner()
+    tr, ev = tmp_path / "tr.yaml", tmp_path / "ev.yaml"
+    for seed, path in ((1, tr), (2, ev)):
+        assert runner.invoke(app, ["generate", "optimus-workload", "--jobs", "8", "--servers", "6", "--max-tasks", "6",
+                                   "--seed", str(seed), "--out", str(path)]).exit_code == 0
+    pol, png = tmp_path / "p.npz", tmp_path / "curve.png"
+    r = runner.invoke(app, ["learn", str(tr), "--eval", str(ev), "--out", str(pol), "--episodes", "1", "--hidden", "16",
+                            "--warmup-epochs", "20", "--plot", str(png)])
+    assert r.exit_code == 0, r.output
+    assert pol.exists() and png.stat().st_size > 0
+    r = runner.invoke(app, ["learn", str(tr), "--eval", str(ev), "--out", str(tmp_path / "p.txt")])
+    assert r.exit_code == 2 and "Traceback" not in r.output
