@@ -384,7 +384,7 @@ def learn(
             bar.update(t2, completed=ep)
             curve_eval.append((ep, evaluate(pol, held, seed=seed).avg_jct_s))
 
-        curve = rl_train(pol, episodes_wl, seed=seed, progress=step)
+        rl_train(pol, episodes_wl, seed=seed, progress=step)
     pol.save(out_path)
     base = run(held, teacher, seed=seed).avg_jct_s
     out.print(f"warm-up: {len(samples)} samples from {teacher}, accuracy {acc:.1%}")
@@ -406,7 +406,6 @@ def learn(
         fig.savefig(plot)
         plt.close(fig)
         out.print(f"figure written to {plot}")
-    del curve
 
 
 def main() -> None:

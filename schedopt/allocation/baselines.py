@@ -36,7 +36,8 @@ import time
 import numpy as np
 
 from schedopt.allocation.lagrange import heuristic_plan
-from schedopt.allocation.problem import FIT_TOL, AllocationData, admit_smallest_first, compile_allocation, job_configurations
+from schedopt.allocation.problem import (FIT_TOL, AllocationData, admit_smallest_first, compile_allocation, fits,
+                                         inverse_capacity, job_configurations, use_of)
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.registry import register
@@ -63,10 +64,6 @@ def ladder(data: AllocationData, j: int, start: tuple[int, int]) -> list[tuple[i
     return out
 
 
-def _use(data: AllocationData, j: int, c: tuple[int, int]) -> np.ndarray:
-    return c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1]
-
-
 class _Ladders:
     """The admitted jobs' ladders (DESIGN.md admission: the most jobs, smallest
     dominant demand first, each at its minimum) and the use of each step."""
@@ -76,11 +73,8 @@ class _Ladders:
         admitted, start = admit_smallest_first(data)
         self.admitted = admitted
         self.steps = [ladder(data, j, start[j]) if j in start else [] for j in range(data.J)]
-        self.use = [np.array([_use(data, j, c) for c in s]).reshape(len(s), data.R) for j, s in enumerate(self.steps)]
+        self.use = [np.array([use_of(data, j, c) for c in s]).reshape(len(s), data.R) for j, s in enumerate(self.steps)]
         self.limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
-
-    def fits(self, used: np.ndarray, extra: np.ndarray) -> bool:
-        return bool(np.all(used + extra <= self.limit))
 
     def largest_fitting(self, j: int, used: np.ndarray) -> int:
         """Index of j's largest step that fits next to ``used``; -1 if none."""
@@ -109,8 +103,7 @@ def drf_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
     """Weighted DRF progressive filling along the ladders; returns each job's step (-1 = paused)."""
     level, used = _start(data, lad)
     weight = np.array([max(float(job.weight), 1e-12) for job in data.jobs])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv_cap = np.where(data.cap > 0, 1.0 / np.where(data.cap > 0, data.cap, 1.0), 0.0)
+    inv_cap = inverse_capacity(data.cap)
     heap = [(float((lad.use[j][0] * inv_cap).max()) / weight[j], float(data.arrival[j]), j)
             for j in lad.admitted if len(lad.steps[j]) > 1]
     heapq.heapify(heap)
@@ -118,7 +111,7 @@ def drf_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
         _, arr, j = heapq.heappop(heap)
         nxt = int(level[j]) + 1
         cur = lad.use[j][level[j]]
-        if not lad.fits(used - cur, lad.use[j][nxt]):
+        if not fits(used - cur, lad.use[j][nxt], data.cap):
             continue  # use only grows: this job can never take its next step
         used = used - cur + lad.use[j][nxt]
         level[j] = nxt
@@ -131,8 +124,7 @@ def drf_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
 def tetris_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
     """Tetris-style: the best packing score × remaining-time preference moves first."""
     level, used = _start(data, lad)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv_cap = np.where(data.cap > 0, 1.0 / np.where(data.cap > 0, data.cap, 1.0), 0.0)
+    inv_cap = inverse_capacity(data.cap)
     # per job: the next step's extra use (J, R) and time (J,); inactive jobs have nan
     extra = np.full((data.J, data.R), np.nan)
     t_next = np.full(data.J, np.inf)

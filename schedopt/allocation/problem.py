@@ -274,6 +274,12 @@ def _dominant(data: AllocationData, j: int, c: tuple[int, int]) -> float:
     return float(r.max()) if len(r) else 0.0
 
 
+def inverse_capacity(cap: np.ndarray) -> np.ndarray:
+    """1 / C_r, with 0 for resources of zero capacity (shares of them count as 0)."""
+    safe = np.where(cap > 0, cap, 1.0)
+    return np.where(cap > 0, 1.0 / safe, 0.0)
+
+
 def fits(used: np.ndarray, extra: np.ndarray, cap: np.ndarray) -> bool:
     return bool(np.all(used + extra <= cap + FIT_TOL * np.maximum(1.0, cap)))
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from schedopt.allocation.lagrange import heuristic_plan
-from schedopt.allocation.problem import FIT_TOL, AllocationData, admit_smallest_first, compile_allocation
+from schedopt.allocation.problem import FIT_TOL, AllocationData, admit_smallest_first, compile_allocation, inverse_capacity
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.learn.nets import MLP, softmax
@@ -86,8 +86,10 @@ class SlotEnv:
     admitted: list[int]
     type_onehot: np.ndarray = field(init=False)
     static: np.ndarray = field(init=False)
+    inv_cap: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
+        self.inv_cap = inverse_capacity(self.data.cap)
         L = len(self.pol.types) + 1
         self.type_onehot = np.zeros((self.pol.J, L))
         self.static = np.zeros((self.pol.J, 2))
@@ -109,11 +111,9 @@ class SlotEnv:
 
     def state(self) -> np.ndarray:
         dyn = np.zeros((self.pol.J, 3))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inv = np.where(self.data.cap > 0, 1.0 / np.where(self.data.cap > 0, self.data.cap, 1.0), 0.0)
         for r, j in enumerate(self.rows):
             use = self.counts[j, 0] * self.data.demand[j, 0] + self.counts[j, 1] * self.data.demand[j, 1]
-            dyn[r] = (float((use * inv).max()) if self.data.R else 0.0, self.counts[j, 1] / COUNT_SCALE,
+            dyn[r] = (float((use * self.inv_cap).max()) if self.data.R else 0.0, self.counts[j, 1] / COUNT_SCALE,
                       self.counts[j, 0] / COUNT_SCALE)
         return np.concatenate([self.type_onehot, self.static, dyn], axis=1).ravel()
 
@@ -236,11 +236,14 @@ class Dl2:
             self._policy = Policy.create(seed=0)
         return self._policy
 
+    def infer(self, data: AllocationData) -> SlotEnv:
+        """One slot's allocation by greedy (argmax) inference."""
+        return run_policy(data, self.policy)
+
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_allocation(instance)
-        env = run_policy(data, self.policy)
-        config = env.config()
+        config = self.infer(data).config()
         return heuristic_plan(data, config, sorted(config), solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                               options={"policy": self.policy_path, "bound": self.bound},
                               metrics={"heuristic_seconds": time.perf_counter() - started,

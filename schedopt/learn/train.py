@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from schedopt.allocation.problem import compile_allocation
+from schedopt.allocation.problem import AllocationData, compile_allocation
 from schedopt.instance import Instance
 from schedopt.learn.dl2 import Dl2, Policy, SlotEnv, run_policy, solver_for, teacher_actions
 from schedopt.learn.nets import Adam, policy_gradient
@@ -101,16 +101,9 @@ class _Explorer(Dl2):
         self._policy, self.rng, self.epsilon = pol, rng, epsilon
         self.slot: list[tuple[np.ndarray, np.ndarray, int]] = []
 
-    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        from schedopt.allocation.lagrange import heuristic_plan
-
-        started = time.perf_counter()
-        data = compile_allocation(instance)
+    def infer(self, data: AllocationData) -> SlotEnv:
         self.slot = []
-        env = run_policy(data, self.policy, rng=self.rng, epsilon=self.epsilon, record=self.slot)
-        config = env.config()
-        return heuristic_plan(data, config, sorted(config), solver="dl2", started=started, seed=seed, options={},
-                              metrics={}, bound=False)
+        return run_policy(data, self.policy, rng=self.rng, epsilon=self.epsilon, record=self.slot)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from schedopt.errors import InputError
+from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
 from schedopt.plan import check
 from schedopt.registry import get_solver, solver_info
@@ -75,13 +75,11 @@ def _check_workload(workload: Instance) -> None:
     problems = []
     for i, job in enumerate(workload.jobs):
         if job.speed is None:
-            problems.append((f"jobs[{i}].speed", "the simulator needs each job's true speed"))
+            problems.append(FieldProblem(f"jobs[{i}].speed", "the simulator needs each job's true speed"))
         if job.remaining_steps is None or job.remaining_steps <= 0:
-            problems.append((f"jobs[{i}].remaining_steps", "the simulator needs each job's total work (> 0 steps)"))
+            problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "the simulator needs each job's total work (> 0 steps)"))
     if problems:
-        from schedopt.errors import FieldProblem
-
-        raise InputError(workload.source, [FieldProblem(p, m) for p, m in problems])
+        raise InputError(workload.source, problems)
 
 
 def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None, interval_s: float = 600.0,

@@ -35,22 +35,13 @@ from typing import Any
 
 import numpy as np
 
+from schedopt.generate import _cluster
 from schedopt.profiles import Profile, load_profiles
 
 REFERENCE_HOURS = 2.0
 REFERENCE_CONFIG = (4, 4)
 POISSON_PER_INTERVAL = 3.0
 INTERVAL_S = 600.0
-GPU_SERVER = {"cpu": 8, "gpu": 2, "mem_gb": 48}
-CPU_SERVER = {"cpu": 16, "gpu": 0, "mem_gb": 80}
-
-
-def _cluster(servers: int) -> list[dict[str, Any]]:
-    from schedopt.generate import _cluster as optimus_cluster
-
-    return optimus_cluster(servers)
-
-
 def _speed(prof: Profile, mode: str) -> dict[str, Any]:
     form = f"optimus-{mode}"
     return {"form": form, **prof.speed[form]}
