@@ -5,8 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import os
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests explore locally; in CI (CI=true) they are derandomized so a run
+# cannot fail by chance, and a failure prints the blob that reproduces it.
+settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", print_blob=True, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 import schedopt
 from schedopt.instance import Instance

@@ -67,10 +67,46 @@ def test_theorem1_even_placement_on_the_fewest_servers_is_optimal(p: int, w: int
     if best == float("inf"):
         assert plan.paused == ["j"]
         return
+    assert plan.paused == []  # some split fits, so the job is placed
     k = plan.metrics["servers_used"]
+    assert k >= 1
     if p % k == 0 and w % k == 0:  # Theorem 1's setting: the same counts on each server
         assert plan.objective.value == pytest.approx(best)
     assert plan.objective.value >= best - 1e-12
+
+
+def test_a_job_that_fits_only_unevenly_is_placed() -> None:
+    """3 PS + 1 worker on 2 servers of 2 slots: no even split fits, 2+0 / 1+1 does
+    (the example that failed on a fresh clone)."""
+    inst = placement_instance([ps_job("j", 3, 1, size=3.0)], servers=2, slots=2)
+    plan = assert_checked(inst, schedopt.solve(inst, "optimus-placement"))
+    assert plan.paused == [] and plan.metrics["servers_used"] == 2
+    assert plan.objective.value == pytest.approx(best_single_job(3, 1, 2, 2))
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=st.integers(0, 4), w=st.integers(1, 5), servers=st.integers(1, 4), slots=st.integers(1, 5),
+       used=st.lists(st.integers(0, 3), min_size=4, max_size=4))
+def test_fewest_prefix_split_is_exact(p: int, w: int, servers: int, slots: int, used: list[int]) -> None:
+    """The fallback split exists exactly when brute force finds one on the free slots,
+    and it uses the shortest prefix of the order that can hold the job."""
+    from schedopt.placement.optimus import fewest_prefix_split
+
+    free = np.array([[max(slots - u, 0)] for u in used[:servers]], dtype=float)
+    order = np.arange(servers)
+    one = np.ones(1)
+    got = fewest_prefix_split(free, order, p, w, one, one)
+
+    def fits(n: int) -> bool:
+        return int(free[:n, 0].sum()) >= p + w  # unit demands: a prefix fits iff its slots suffice
+    want = next((n for n in range(1, servers + 1) if fits(n)), None)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None
+    srv, pk, wk = got
+    assert pk.sum() == p and wk.sum() == w
+    assert np.all(pk + wk <= free[srv, 0]) and srv.max() + 1 == want
 
 
 def test_jobs_that_do_not_fit_are_paused_and_smallest_first() -> None:

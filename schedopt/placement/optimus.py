@@ -5,7 +5,12 @@ CPU), most first. Jobs go smallest first (dominant share of their total
 demand over the cluster). A job takes the first k servers, for the smallest k
 whose servers can hold its tasks spread evenly: each server gets ⌊p/k⌋ or
 ⌈p/k⌉ PS and ⌊w/k⌋ or ⌈w/k⌉ workers (Theorem 1's principle). Then the k
-servers are re-sorted. A job that fits on no prefix is paused.
+servers are re-sorted.
+
+Where no even split fits but some uneven one does (3 PS + 1 worker on two
+servers of 2 slots: 2+0 and 1+1), the job is not paused: :func:`fewest_prefix_split`
+finds, exactly, the shortest prefix of the server order that holds the job in
+any split, and that split is used. A job is paused only when it fits nowhere.
 
 On a heterogeneous cluster (the Optimus testbed has CPU servers for PS and
 GPU servers for workers) each role takes the first k servers *that could hold
@@ -32,6 +37,56 @@ def even_split(n: int, k: int) -> np.ndarray:
     out = np.full(k, base, dtype=np.int64)
     out[:extra] += 1
     return out
+
+
+def fewest_prefix_split(free: np.ndarray, order: np.ndarray, p: int, w: int,
+                        d_ps: np.ndarray, d_w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The shortest prefix of ``order`` whose servers hold p PS and w workers in
+    *some* split, and that split, or None when no split on all servers fits.
+
+    ``free`` (S, R) free capacity, ``d_ps``/``d_w`` (R,) per-task demand. With two
+    task kinds the set of placeable (PS, workers) pairs is down-closed, so it is
+    kept as R[b] = most PS placeable with b workers; each server adds by a
+    (max, +) convolution over b. Exact; O(prefix · (w+1)²). Returns
+    (servers, PS per server, workers per server) for the servers that got a task.
+    """
+    b = np.arange(w + 1)
+    reach = np.full(w + 1, -1, dtype=np.int64)  # R[b]; -1 = b workers cannot be placed
+    reach[0] = 0
+    rows: list[np.ndarray] = []  # R after each server, for the walk back
+    picks: list[np.ndarray] = []  # argmax b on each server
+    for s in order.tolist():
+        slack = free[s][None, :] * (1 + TOL) + TOL - b[:, None] * d_w[None, :]  # (w+1, R) left after b workers
+        fits_w = np.all(slack >= 0, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per = np.where(d_ps[None, :] > 0, np.floor(slack / np.where(d_ps > 0, d_ps, 1.0)[None, :]), np.inf)
+        amax = np.where(fits_w, np.minimum(per.min(axis=1) if len(d_ps) else np.inf, p), -1).astype(np.int64)
+        # new[b'] = max_{b <= b'} R[b' - b] + amax[b], both parts placeable
+        cand = np.full((w + 1, w + 1), -1, dtype=np.int64)  # [b', b]
+        for bb in range(w + 1):
+            if amax[bb] < 0:
+                break  # more workers do not fit either
+            prev = reach[: w + 1 - bb]
+            cand[bb:, bb] = np.where(prev >= 0, np.minimum(prev + amax[bb], p), -1)
+        pick = cand.argmax(axis=1)
+        reach = cand[b, pick]
+        rows.append(reach.copy())
+        picks.append(pick)
+        if reach[w] >= p:
+            break
+    if not rows or rows[-1][w] < p:
+        return None
+    n = len(rows)
+    ps_k, w_k = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    need_p, need_w = p, w
+    for k in range(n - 1, -1, -1):  # walk back: server k takes pick workers and what PS the rest cannot
+        bb = int(picks[k][need_w])
+        before = rows[k - 1][need_w - bb] if k else (0 if need_w - bb == 0 else -1)
+        a = max(0, need_p - max(int(before), 0))
+        ps_k[k], w_k[k] = a, bb
+        need_p, need_w = need_p - a, need_w - bb
+    used = (ps_k + w_k) > 0
+    return order[:n][used], ps_k[used], w_k[used]
 
 
 def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None]:
@@ -82,8 +137,13 @@ def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None
                 break
             if kp == len(ord_ps) and kw == len(ord_w):
                 break
-        if chosen is None:
-            continue
+        if chosen is None:  # no even split fits: any split on the fewest servers, if one exists
+            split = fewest_prefix_split(free, order, p, w, d_ps, d_w)
+            if split is None:
+                continue
+            servers, pk_s, wk_s = split
+            chosen = (servers, pk_s, wk_s, pk_s[:, None] * d_ps + wk_s[:, None] * d_w)
+            same = False  # the chosen servers need not be a prefix
         servers, pk_s, wk_s, load = chosen
         if same:
             rest = order[len(servers):]  # the chosen servers are a prefix of the order
