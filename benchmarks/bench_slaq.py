@@ -14,7 +14,8 @@ import numpy as np
 import schedopt
 from common import median_seconds
 from schedopt.allocation.problem import admit_smallest_first
-from schedopt.allocation.slaq import compile_quality, slaq_greedy, slaq_greedy_heap
+from schedopt.quality.greedy import slaq_greedy, slaq_greedy_heap
+from schedopt.quality.problem import compile_quality
 from schedopt.generate import generate_instance
 from schedopt.instance import Instance
 

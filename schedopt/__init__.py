@@ -9,12 +9,14 @@
 from schedopt.api import Comparison, compare, solve
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Job, Role, Server, load_instance, save_instance
-from schedopt.plan import Plan, Status, Termination, Violation, check, load_plan, save_plan
-from schedopt.registry import SolverInfo, get_solver, solver_info, solvers
+from schedopt.checking import Violation, check
+from schedopt.plan import Plan, Status, Termination, load_plan, save_plan
+from schedopt.problems import Problem, get_problem, infer_problem, problems
+from schedopt.registry import SolverInfo, get_solver, register, solver_info, solvers
 
 __all__ = [
-    "Comparison", "InputError", "Instance", "Job", "Plan", "Role", "Server", "SolverInfo", "Status",
-    "Termination", "Violation", "check", "compare", "get_solver", "load_instance", "load_plan",
-    "save_instance", "save_plan", "solve", "solver_info", "solvers",
+    "Comparison", "InputError", "Instance", "Job", "Plan", "Problem", "Role", "Server", "SolverInfo", "Status",
+    "Termination", "Violation", "check", "compare", "get_problem", "get_solver", "infer_problem", "load_instance",
+    "load_plan", "problems", "register", "save_instance", "save_plan", "solve", "solver_info", "solvers",
 ]
 __version__ = "0.1.0"

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.plan import Plan, Violation, check
+from schedopt.checking import Violation, check
+from schedopt.plan import Plan
+from schedopt.problems import get_problem, infer_problem
 from schedopt.registry import get_solver, solver_info, solvers
 
 
@@ -52,34 +55,14 @@ class Comparison:
         return out
 
 
-def infer_problem(instance: Instance) -> str:
-    """The problem an instance poses when nobody says: with given counts
-    (``allocation``), ``ps-assignment`` when every such job has parameter blocks,
-    else ``placement``; ``quality`` when every job
-    has a loss curve and one role but no remaining steps; ``partition`` (Dorm)
-    when every job has one role and neither speed nor loss curve; else ``allocation``."""
-    jobs = instance.jobs
-    if instance.allocation:
-        given = [j for j in jobs if j.id in instance.allocation]
-        return "ps-assignment" if given and all(j.param_blocks for j in given) else "placement"
-    if jobs and all(j.loss_curve is not None and len(j.roles) == 1 and j.remaining_steps is None for j in jobs):
-        return "quality"
-    if jobs and all(len(j.roles) == 1 and j.speed is None and j.loss_curve is None and j.remaining_steps is None
-                    for j in jobs):
-        return "partition"
-    return "allocation"
-
-
 def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_limit: float | None = None,
             seed: int | None = None, problem: str | None = None) -> Comparison:
     """Run several solvers (default: every solver of ``problem``, by default
     :func:`infer_problem`) and check each plan."""
     if solvers_ is None:
-        kind = problem or infer_problem(instance)
+        kind = get_problem(problem).name if problem else infer_problem(instance)
         names = [s.name for s in solvers(kind)]
         if not names:
-            from schedopt.errors import InputError
-
             raise InputError("--problem", f'no solver is registered for problem "{kind}"')
     else:
         names = list(solvers_)

@@ -3,6 +3,12 @@
 A solver is a class registered with :func:`register`. Its constructor takes the
 solver's options as keywords (validated here against the declared defaults);
 its ``solve(instance, *, time_limit=None, seed=None) -> Plan`` does the work.
+
+Solvers of other packages register the same way: the package declares an entry
+point in the group ``schedopt.solvers`` naming either a module (importing it runs
+its ``@register``) or a solver class, registered under the entry point's name
+with its class attributes ``problem``, ``exact`` and ``backend``
+(see docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ def register(name: str, *, problem: str, exact: bool, backend: str, supports_tim
     is the description."""
 
     def deco(cls: type) -> type:
-        if name in _REGISTRY:
+        if name in _REGISTRY and _REGISTRY[name].factory is not cls:
             raise RuntimeError(f"solver {name!r} registered twice")
         params = inspect.signature(cls.__init__).parameters
         options = {
@@ -71,12 +77,25 @@ def register(name: str, *, problem: str, exact: bool, backend: str, supports_tim
     return deco
 
 
+def register_class(name: str, cls: type) -> None:
+    """Register a solver class given by an entry point (unless its module's
+    ``@register`` already did): ``problem`` is required; ``exact`` (False),
+    ``backend`` ("python") and ``supports_time_limit`` (False) default."""
+    if name in _REGISTRY or getattr(cls, "name", None) in _REGISTRY:
+        return
+    problem = getattr(cls, "problem", None)
+    if not isinstance(problem, str):
+        raise TypeError(f"solver class {cls.__qualname__} has no `problem` attribute naming its problem")
+    register(name, problem=problem, exact=bool(getattr(cls, "exact", False)),
+             backend=str(getattr(cls, "backend", "python")),
+             supports_time_limit=bool(getattr(cls, "supports_time_limit", False)))(cls)
+
+
 def _load_builtin() -> None:
-    # Importing the problem packages registers their solvers.
-    import schedopt.allocation  # noqa: F401
-    import schedopt.learn  # noqa: F401
-    import schedopt.partition  # noqa: F401
-    import schedopt.placement  # noqa: F401
+    # The problem registry's discovery imports every problem package, its solvers and plugins.
+    from schedopt.problems import discover
+
+    discover()
 
 
 def solver_info(name: str) -> SolverInfo:
@@ -91,8 +110,8 @@ def solver_info(name: str) -> SolverInfo:
 
 
 def _joint_info(name: str) -> SolverInfo:
-    """``ALLOCATION+PLACEMENT``: the two solvers in sequence (:mod:`schedopt.pipeline`)."""
-    from schedopt.pipeline import Pipeline, check_parts
+    """``ALLOCATION+PLACEMENT``: the two solvers in sequence (:mod:`schedopt.placement.joint`)."""
+    from schedopt.placement.joint import Pipeline, check_parts
 
     parts = name.split("+")
     if len(parts) != 2:

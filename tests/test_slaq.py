@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 import schedopt
 from schedopt.allocation.problem import admit_smallest_first
-from schedopt.allocation.slaq import compile_quality, slaq_greedy, slaq_greedy_heap
+from schedopt.quality.greedy import slaq_greedy, slaq_greedy_heap
+from schedopt.quality.problem import compile_quality
 from schedopt.errors import InputError
-from schedopt.plan import predicted_reduction
+from schedopt.quality.problem import predicted_reduction
 from tests.conftest import assert_checked, make_instance
 
 QUALITY_SOLVERS = [s.name for s in schedopt.solvers("quality")]

@@ -1,14 +1,14 @@
-"""Count allocation: how many tasks of each role every job gets under the
-cluster's capacity.
+"""Count allocation (Optimus eq. 5-8): how many tasks of each role every job
+gets under the cluster's capacity.
 
-Problem ``allocation`` (Optimus eq. 5-8): ``optimus-greedy`` (eq. 9 heuristic),
-``optimus-milp`` (Pyomo + HiGHS), ``optimus-cpsat`` (OR-Tools CP-SAT); the
-baselines ``drf``, ``tetris``, ``fifo``, ``srtf`` (Optimus §6, DL2 §6).
-Problem ``quality`` (SLAQ §2): ``slaq-greedy``, ``slaq-milp``, ``slaq-cpsat``.
-Importing this package registers them.
+Everything about it lives here: ``contract`` (the problem's declaration),
+``problem`` (data, choices, admission, bounds), ``metrics`` and ``checker``,
+``families`` (``generate optimus``, ``optimus-testbed``), the solvers
+``greedy`` (``optimus-greedy``), ``milp``, ``cpsat``, ``baselines`` (``drf``,
+``tetris``, ``fifo``, ``srtf``), the lexicographic ``exact`` driver,
+``lagrange`` (LP bound, rounding, fixing) and ``bruteforce``.
 """
 
-from schedopt.allocation import baselines, cpsat, greedy, milp, slaq  # noqa: F401  (registration)
 from schedopt.allocation.bruteforce import solve_bruteforce
 from schedopt.allocation.problem import AllocationData, ChoiceSet, compile_allocation, enumerate_choices
 

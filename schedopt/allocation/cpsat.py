@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
+from schedopt.backends.cpsat import CPSAT_TERMINATION, integer_scale, make_solver
 from schedopt.allocation.exact import StageResult, solve_exact
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.instance import Instance
@@ -25,35 +26,9 @@ from schedopt.registry import register
 
 COST_RESOLUTION = 1e9
 
-_TERMINATION = {
-    cp_model.OPTIMAL: Termination.OPTIMAL,
-    cp_model.FEASIBLE: Termination.TIME_LIMIT,
-    cp_model.INFEASIBLE: Termination.INFEASIBLE,
-    cp_model.UNKNOWN: Termination.TIME_LIMIT,
-    cp_model.MODEL_INVALID: Termination.ERROR,
-}
+class CpSatBackend:
+    """One lexicographic stage of the multiple-choice model in CP-SAT (shared with the quality problem)."""
 
-
-def make_solver(workers: int, seed: int | None, time_limit: float | None) -> cp_model.CpSolver:
-    """A CP-SAT solver with our determinism settings (threads, seed) and the time limit."""
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = int(seed or 0)
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
-    return solver
-
-
-def integer_scale(values: np.ndarray) -> tuple[int, bool]:
-    """Smallest power of ten (<= 10^6) making ``values`` integral, and whether it is exact."""
-    for e in range(7):
-        scaled = values * 10**e
-        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, np.abs(scaled))):
-            return 10**e, True
-    return 10**6, False
-
-
-class _CpSatBackend:
     def __init__(self, workers: int):
         self.workers = workers
 
@@ -97,7 +72,7 @@ class _CpSatBackend:
         solver = make_solver(self.workers, seed, time_limit)
         built = time.perf_counter() - t0
         code = solver.solve(model)
-        term = _TERMINATION.get(code, Termination.ERROR)
+        term = CPSAT_TERMINATION.get(code, Termination.ERROR)
         chosen = None
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             chosen = [k for k in range(cs.K) if solver.boolean_value(x[k])]
@@ -130,5 +105,5 @@ class OptimusCpSat:
         self.workers = int(workers)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        return solve_exact(_CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
+        return solve_exact(CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
                            options={"workers": self.workers})

@@ -12,25 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 import pyomo.environ as pyo
-from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
+from schedopt.backends.highs import solve_highs
 from schedopt.allocation.exact import StageResult, solve_exact
 from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
-
-_TERMINATION = {
-    TerminationCondition.convergenceCriteriaSatisfied: Termination.OPTIMAL,
-    TerminationCondition.maxTimeLimit: Termination.TIME_LIMIT,
-    TerminationCondition.iterationLimit: Termination.TIME_LIMIT,
-    TerminationCondition.provenInfeasible: Termination.INFEASIBLE,
-    TerminationCondition.locallyInfeasible: Termination.INFEASIBLE,
-    TerminationCondition.infeasibleOrUnbounded: Termination.INFEASIBLE,
-    TerminationCondition.unbounded: Termination.UNBOUNDED,
-}
-
 
 def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool, min_admitted: int) -> pyo.ConcreteModel:
     """The multiple-choice model of Optimus eq. 5-8, built in the order data,
@@ -76,7 +64,9 @@ def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: b
     return m
 
 
-class _HighsBackend:
+class HighsBackend:
+    """One lexicographic stage of the multiple-choice model in Pyomo + HiGHS (shared with the quality problem)."""
+
     def __init__(self, rel_gap: float, threads: int):
         self.rel_gap = rel_gap
         self.threads = threads
@@ -88,24 +78,13 @@ class _HighsBackend:
         t0 = _time.perf_counter()
         model = build_model(data, cs, stage=stage, every_job=every_job, min_admitted=min_admitted)
         built = _time.perf_counter() - t0
-        opt = SolverFactory("highs")
-        res = opt.solve(
-            model, time_limit=time_limit, rel_gap=self.rel_gap, abs_gap=0.0, threads=self.threads,
-            load_solutions=False, raise_exception_on_nonoptimal_result=False,
-            solver_options={"random_seed": int(seed or 0), "output_flag": False},
-        )
+        res = solve_highs(model, time_limit=time_limit, rel_gap=self.rel_gap, threads=self.threads, seed=seed)
         info = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": _time.perf_counter() - t0 - built}
-        term = _TERMINATION.get(res.termination_condition, Termination.ERROR)
-        chosen = None
-        if res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal):
-            res.solution_loader.load_vars()
-            chosen = [k for k in range(cs.K) if pyo.value(model.x[k]) > 0.5]
-        bound = res.objective_bound
-        if bound is not None and abs(bound) == float("inf"):
-            bound = None
+        term = res.termination
+        chosen = [k for k in range(cs.K) if pyo.value(model.x[k]) > 0.5] if res.has_solution else None
         if term == Termination.ERROR:
-            info[f"{stage}_backend_status"] = str(res.termination_condition)
-        return StageResult(termination=term, chosen=chosen, value=res.incumbent_objective, bound=bound, info=info)
+            info[f"{stage}_backend_status"] = res.backend_status
+        return StageResult(termination=term, chosen=chosen, value=res.incumbent, bound=res.bound, info=info)
 
 
 @register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True)
@@ -117,5 +96,5 @@ class OptimusMilp:
         self.threads = int(threads)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        return solve_exact(_HighsBackend(self.rel_gap, self.threads), self.name, instance, time_limit=time_limit,
+        return solve_exact(HighsBackend(self.rel_gap, self.threads), self.name, instance, time_limit=time_limit,
                            seed=seed, options={"rel_gap": self.rel_gap, "threads": self.threads})

@@ -27,7 +27,8 @@ import scipy.optimize
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
-from schedopt.plan import Objective, Plan, Status, Termination, allocation_metrics, relative_gap
+from schedopt.allocation.metrics import allocation_metrics
+from schedopt.plan import Objective, Plan, Status, Termination, relative_gap
 from schedopt.speed import TableSpeed
 
 OBJECTIVE_NAME = "total_remaining_time"

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from schedopt.allocation.cpsat import _TERMINATION, integer_scale, make_solver
+from schedopt.backends.cpsat import CPSAT_TERMINATION, integer_scale, make_solver
 from schedopt.instance import Instance
 from schedopt.partition.dorm import BackendResult, DormModel, solve_dorm, thresholds
 from schedopt.plan import Plan, Termination
@@ -108,7 +108,7 @@ class CpSatDorm:
         solver = make_solver(self.workers, seed, time_limit)
         built = time.perf_counter() - t0
         code = solver.solve(cm)
-        term = _TERMINATION.get(code, Termination.ERROR)
+        term = CPSAT_TERMINATION.get(code, Termination.ERROR)
         info: dict[str, Any] = {"build_seconds": built, "solver_seconds": time.perf_counter() - t0 - built,
                                 "share_scale": L, "exact_scaling": exact}
         if term == Termination.ERROR:

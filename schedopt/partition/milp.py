@@ -15,10 +15,8 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import SolutionStatus
 
-from schedopt.allocation.milp import _TERMINATION
+from schedopt.backends.highs import solve_highs
 from schedopt.instance import Instance
 from schedopt.partition.dorm import BackendResult, DormModel, solve_dorm, thresholds
 from schedopt.plan import Plan, Termination
@@ -121,18 +119,13 @@ class HighsDorm:
         t0 = time.perf_counter()
         m = build_model(model)
         built = time.perf_counter() - t0
-        res = SolverFactory("highs").solve(
-            m, time_limit=time_limit, rel_gap=self.rel_gap, abs_gap=0.0, threads=self.threads,
-            load_solutions=False, raise_exception_on_nonoptimal_result=False,
-            solver_options={"random_seed": int(seed or 0), "output_flag": False},
-        )
+        res = solve_highs(m, time_limit=time_limit, rel_gap=self.rel_gap, threads=self.threads, seed=seed)
         info: dict[str, Any] = {"build_seconds": built, "solver_seconds": time.perf_counter() - t0 - built}
-        term = _TERMINATION.get(res.termination_condition, Termination.ERROR)
+        term = res.termination
         if term == Termination.ERROR:
-            info["backend_status"] = str(res.termination_condition)
+            info["backend_status"] = res.backend_status
         x = None
-        if res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal):
-            res.solution_loader.load_vars()
+        if res.has_solution:
             d = model.data
             x = np.zeros((d.A, d.S), dtype=np.int64)
             for (i, j), var in m.x.items():
@@ -141,9 +134,7 @@ class HighsDorm:
         if x is not None and model.patterns is not None:
             z = [np.array([int(round(pyo.value(m.z[c, p]))) for p in range(len(model.patterns[c]))], dtype=np.int64)
                  for c in range(model.data.S)]
-        bound = res.objective_bound
-        if bound is not None and abs(bound) == float("inf"):
-            bound = None
+        bound = res.bound
         return BackendResult(termination=term, x=x, bound=bound, info=info, z=z)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from schedopt.allocation.cpsat import _TERMINATION, integer_scale, make_solver
+from schedopt.backends.cpsat import CPSAT_TERMINATION, integer_scale, make_solver
 from schedopt.instance import Instance
 from schedopt.placement.exact import Objective, StageResult, coefficients, solve_placement_exact
 from schedopt.placement.problem import PlacementData
@@ -31,7 +31,7 @@ from schedopt.registry import register
 COST_RESOLUTION = 1e9
 
 
-class _CpSatBackend:
+class CpSatPlacement:
     def __init__(self, workers: int):
         self.workers = workers
 
@@ -113,7 +113,7 @@ class _CpSatBackend:
         solver = make_solver(self.workers, seed, time_limit)
         built = time.perf_counter() - t0
         code = solver.solve(model)
-        term = _TERMINATION.get(code, Termination.ERROR)
+        term = CPSAT_TERMINATION.get(code, Termination.ERROR)
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
         if term == Termination.ERROR:
             info[f"{stage}_backend_status"] = solver.status_name(code)
@@ -143,6 +143,6 @@ class PlacementCpSat:
         self.workers = int(workers)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        return solve_placement_exact(_CpSatBackend(self.workers), self.name, instance, objective=self.objective,  # type: ignore[arg-type]
+        return solve_placement_exact(CpSatPlacement(self.workers), self.name, instance, objective=self.objective,  # type: ignore[arg-type]
                                      time_limit=time_limit, seed=seed,
                                      options={"objective": self.objective, "workers": self.workers})

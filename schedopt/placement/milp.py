@@ -13,10 +13,8 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import SolutionStatus
 
-from schedopt.allocation.milp import _TERMINATION
+from schedopt.backends.highs import solve_highs
 from schedopt.instance import Instance
 from schedopt.placement.exact import Objective, StageResult, coefficients, solve_placement_exact
 from schedopt.placement.problem import PlacementData
@@ -91,7 +89,7 @@ def build_model(data: PlacementData, *, stage: str, objective: Objective, min_pl
     return m
 
 
-class _HighsBackend:
+class HighsPlacement:
     def __init__(self, rel_gap: float, threads: int):
         self.rel_gap = rel_gap
         self.threads = threads
@@ -101,24 +99,17 @@ class _HighsBackend:
         t0 = time.perf_counter()
         model = build_model(data, stage=stage, objective=objective, min_placed=min_placed)
         built = time.perf_counter() - t0
-        res = SolverFactory("highs").solve(
-            model, time_limit=time_limit, rel_gap=self.rel_gap, abs_gap=1e-9, threads=self.threads,
-            load_solutions=False, raise_exception_on_nonoptimal_result=False,
-            solver_options={"random_seed": int(seed or 0), "output_flag": False},
-        )
+        res = solve_highs(model, time_limit=time_limit, rel_gap=self.rel_gap, threads=self.threads, seed=seed, abs_gap=1e-9)
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
-        term = _TERMINATION.get(res.termination_condition, Termination.ERROR)
+        term = res.termination
         if term == Termination.ERROR:
-            info[f"{stage}_backend_status"] = str(res.termination_condition)
-        bound = res.objective_bound
-        if bound is not None and not np.isfinite(bound):
-            bound = None
-        if res.solution_status not in (SolutionStatus.feasible, SolutionStatus.optimal):
+            info[f"{stage}_backend_status"] = res.backend_status
+        bound = res.bound
+        if not res.has_solution:
             return StageResult(term, bound=bound, info=info)
-        res.solution_loader.load_vars()
         P = np.array([[round(pyo.value(model.P[j, k])) for k in range(data.S)] for j in range(data.J)], dtype=np.int64)
         W = np.array([[round(pyo.value(model.W[j, k])) for k in range(data.S)] for j in range(data.J)], dtype=np.int64)
-        return StageResult(term, P.reshape(data.J, data.S), W.reshape(data.J, data.S), res.incumbent_objective, bound, info)
+        return StageResult(term, P.reshape(data.J, data.S), W.reshape(data.J, data.S), res.incumbent, bound, info)
 
 
 @register("placement-milp", problem="placement", exact=True, backend="pyomo+highs", supports_time_limit=True)
@@ -131,6 +122,6 @@ class PlacementMilp:
         self.threads = int(threads)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        return solve_placement_exact(_HighsBackend(self.rel_gap, self.threads), self.name, instance,
+        return solve_placement_exact(HighsPlacement(self.rel_gap, self.threads), self.name, instance,
                                      objective=self.objective, time_limit=time_limit, seed=seed,  # type: ignore[arg-type]
                                      options={"objective": self.objective, "rel_gap": self.rel_gap, "threads": self.threads})

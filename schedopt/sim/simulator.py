@@ -33,7 +33,7 @@ import numpy as np
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
-from schedopt.plan import check
+from schedopt.checking import check
 from schedopt.registry import get_solver, solver_info
 from schedopt.sim.result import SimulationResult, summarize
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed

@@ -15,10 +15,11 @@ import time
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.plan import Plan, Status, allocation_metrics, predicted_reduction, remaining_time_s
+from schedopt.allocation.metrics import allocation_metrics
+from schedopt.plan import Plan, Status
+from schedopt.problems import get_problem
 
 ALLOCATION_PROBLEMS = ("allocation", "quality")
-_TERMS = {"allocation": remaining_time_s, "quality": predicted_reduction}
 
 
 class Pipeline:
@@ -44,8 +45,8 @@ class Pipeline:
             objective, status = obj, first.status
             message = first.message
         else:
-            term = _TERMS[first.problem]
-            value = float(sum(term(instance, j, c) for j, c in allocation.items()))
+            kept = first.model_copy(update={"allocation": allocation})
+            value = get_problem(first.problem).objective_value(instance, kept)
             objective = obj.model_copy(update={"value": value, "bound": None, "gap": None, "admitted": len(allocation),
                                                "admitted_bound": None})
             status = Status.HEURISTIC

@@ -1,0 +1,91 @@
+"""The checker of count-allocation plans (Optimus eq. 5-8; shared by SLAQ's
+quality problem, which differs only in its per-job term and sense)."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from schedopt.allocation.metrics import allocation_metrics, allocation_usage, remaining_time_s
+from schedopt.checking import REL_TOL, Violation, check_paused, check_server_placement
+from schedopt.instance import Instance
+from schedopt.placement.checker import check_joint_placement
+from schedopt.plan import Plan, Status
+
+#: (instance, job id, counts) -> the job's objective term; non-finite = configuration not allowed
+JobTerm = Callable[[Instance, str, dict[str, int]], float]
+
+
+def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str, capacity_ref: str,
+                 sense: str) -> list[Violation]:
+    """Counts within each role's bounds and allowed by the speed, capacity summed
+    over the cluster, paused jobs, objective and metrics recomputed; a joint
+    plan's placement is checked too."""
+    out: list[Violation] = []
+    alloc = plan.allocation
+    if plan.objective.sense != sense:
+        out.append(Violation("objective.sense", f'problem "{plan.problem}" is a {sense}imisation, the plan says {plan.objective.sense}'))
+    if plan.status in (Status.INFEASIBLE, Status.TIME_LIMIT) and alloc:
+        out.append(Violation("allocation", f"status {plan.status.value} but an allocation is given"))
+    for job_id, counts in alloc.items():
+        path = f"allocation.{job_id}"
+        if job_id not in instance.job_index:
+            out.append(Violation(path, f'unknown job "{job_id}"'))
+            continue
+        job = instance.jobs[instance.job_index[job_id]]
+        if set(counts) != set(job.roles):
+            out.append(Violation(path, f"roles {sorted(counts)} != the job's roles {sorted(job.roles)}"))
+            continue
+        in_bounds = True
+        for role, n in counts.items():
+            r = job.roles[role]
+            if not (r.min <= n <= r.max_count):
+                out.append(Violation(f"{path}.{role}", f"count {n} outside [{r.min}, {r.max_count}]"))
+                in_bounds = False
+        if in_bounds and not math.isfinite(term(instance, job_id, counts)):
+            out.append(Violation(path, f"configuration {counts} is not allowed by the job's speed ({job.speed.form if job.speed else 'none'})"))
+    if any(v.path.startswith("allocation.") for v in out):
+        return out  # the sums below need valid jobs and roles
+
+    used = allocation_usage(instance, alloc)
+    cap = instance.capacity_total
+    for r, u, c in zip(instance.resources, used, cap):
+        if u > c + 1e-9 * max(1.0, c):
+            out.append(Violation(f"capacity.{r}", f"allocated {u:g} > capacity {c:g} ({capacity_ref})"))
+
+    out += check_paused(plan, [j.id for j in instance.jobs if j.id not in alloc], "jobs without an allocation")
+
+    obj = plan.objective
+    if obj.admitted is not None and obj.admitted != len(alloc):
+        out.append(Violation("objective.admitted", f"{obj.admitted} != {len(alloc)} jobs allocated"))
+    if obj.admitted_bound is not None and obj.admitted_bound < len(alloc):
+        out.append(Violation("objective.admitted_bound", f"bound {obj.admitted_bound} < {len(alloc)} jobs admitted"))
+    if plan.has_solution:
+        total = sum(term(instance, j, c) for j, c in alloc.items())
+        if obj.value is None or abs(obj.value - total) > REL_TOL * max(1.0, abs(total)):
+            out.append(Violation("objective.value", f"reported {obj.value} != recomputed {formula} = {total:.9g}"))
+        metrics = allocation_metrics(instance, alloc)
+        for key in ("admitted", "paused", "tasks"):
+            if key in plan.metrics and plan.metrics[key] != metrics[key]:
+                out.append(Violation(f"metrics.{key}", f"{plan.metrics[key]} != recomputed {metrics[key]}"))
+        for r, u in metrics["utilization"].items():
+            got = plan.metrics.get("utilization", {}).get(r)
+            if got is not None and abs(got - u) > 1e-6:
+                out.append(Violation(f"metrics.utilization.{r}", f"{got} != recomputed {u:.6g}"))
+    if plan.placement is not None:  # a joint (allocation + placement) plan
+        placed = check_server_placement(instance, plan)
+        out += placed
+        if not placed:
+            out += check_joint_placement(instance, plan)
+    return out
+
+
+def check_allocation(instance: Instance, plan: Plan) -> list[Violation]:
+    """Optimus eq. 5-8: bounds, allowed configurations, capacity, Σ Q_j/f_j."""
+    return check_counts(instance, plan, term=remaining_time_s, formula="Σ Q_j/f_j", capacity_ref="Optimus eq. 7",
+                        sense="min")
+
+
+def allocation_value(instance: Instance, plan: Plan) -> float:
+    """Σ_j Q_j / f_j(p_j, w_j) over the plan's admitted jobs (Optimus eq. 5-6)."""
+    return float(sum(remaining_time_s(instance, j, c) for j, c in plan.allocation.items()))

@@ -1,0 +1,31 @@
+"""The allocation problem (Optimus eq. 5-8): how many tasks of each role every
+job gets under the cluster's total capacity.
+
+Objectives, lexicographic: admit the most jobs, then minimise
+Σ_j Q_j / f_j(p_j, w_j). Solvers: ``optimus-greedy`` (eq. 9), ``optimus-milp``
+(Pyomo + HiGHS), ``optimus-cpsat``; baselines ``drf``, ``tetris``, ``fifo``,
+``srtf``; ``dl2`` (learned, registered by :mod:`schedopt.learn`).
+"""
+
+from __future__ import annotations
+
+from schedopt.allocation.checker import allocation_value, check_allocation
+from schedopt.allocation.families import FAMILIES
+from schedopt.allocation.metrics import allocation_metrics
+from schedopt.allocation.problem import compile_allocation
+from schedopt.problems import ObjectiveSpec, Problem, register_problem
+
+PROBLEM = register_problem(Problem(
+    name="allocation",
+    description="Optimus eq. 5-8: task counts per job under total capacity; most jobs, then least Σ remaining time",
+    objectives=(ObjectiveSpec("admitted", "max"), ObjectiveSpec("total_remaining_time", "min")),
+    recognizes=lambda instance: True,  # the default: any instance poses it
+    compile=compile_allocation,
+    metrics=lambda instance, plan: allocation_metrics(instance, plan.allocation),
+    check=check_allocation,
+    objective_value=allocation_value,
+    solver_modules=("schedopt.allocation.greedy", "schedopt.allocation.milp", "schedopt.allocation.cpsat",
+                    "schedopt.allocation.baselines"),
+    families=dict(FAMILIES),
+    rank=100,
+))

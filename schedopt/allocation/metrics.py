@@ -1,0 +1,45 @@
+"""The allocation problem's objective term and metrics, from the instance alone."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from schedopt.instance import Instance
+
+
+def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int]) -> float:
+    """t_j = Q_j / f_j(p_j, w_j) in seconds (Optimus eq. 6); inf if not allowed."""
+    job = instance.jobs[instance.job_index[job_id]]
+    if job.speed is None or job.remaining_steps is None:
+        return math.inf
+    names = job.role_names
+    c0 = counts[names[0]]
+    c1 = counts[names[1]] if len(names) == 2 else 0
+    step = float(job.speed.step_time_s(c0, c1))
+    return job.remaining_steps * step if job.remaining_steps > 0 else 0.0
+
+
+def allocation_usage(instance: Instance, allocation: dict[str, dict[str, int]]) -> np.ndarray:
+    """Σ_j (w_j·O_j + p_j·N_j), shape (resources,) (Optimus eq. 7's left side)."""
+    used = np.zeros(len(instance.resources))
+    for job_id, counts in allocation.items():
+        job = instance.jobs[instance.job_index[job_id]]
+        for role, n in counts.items():
+            used += n * instance.vector(job.roles[role].demand)
+    return used
+
+
+def allocation_metrics(instance: Instance, allocation: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """Admitted and paused counts, tasks, utilisation per resource (used / capacity)."""
+    used = allocation_usage(instance, allocation)
+    cap = instance.capacity_total
+    util = {r: (float(u / c) if c > 0 else 0.0) for r, u, c in zip(instance.resources, used, cap)}
+    return {
+        "admitted": len(allocation),
+        "paused": len(instance.jobs) - len(allocation),
+        "tasks": int(sum(sum(c.values()) for c in allocation.values())),
+        "utilization": util,
+    }

@@ -1,0 +1,37 @@
+"""OR-Tools CP-SAT: solver set-up with our determinism settings, the status
+map, and the integer scaling every CP-SAT model needs."""
+
+from __future__ import annotations
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from schedopt.plan import Termination
+
+#: CP-SAT status -> ours (FEASIBLE means stopped early with a solution)
+CPSAT_TERMINATION = {
+    cp_model.OPTIMAL: Termination.OPTIMAL,
+    cp_model.FEASIBLE: Termination.TIME_LIMIT,
+    cp_model.INFEASIBLE: Termination.INFEASIBLE,
+    cp_model.UNKNOWN: Termination.TIME_LIMIT,
+    cp_model.MODEL_INVALID: Termination.ERROR,
+}
+
+
+def make_solver(workers: int, seed: int | None, time_limit: float | None) -> cp_model.CpSolver:
+    """A CP-SAT solver with our determinism settings (threads, seed) and the time limit."""
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = int(seed or 0)
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit)
+    return solver
+
+
+def integer_scale(values: np.ndarray) -> tuple[int, bool]:
+    """Smallest power of ten (<= 10^6) making ``values`` integral, and whether it is exact."""
+    for e in range(7):
+        scaled = values * 10**e
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, np.abs(scaled))):
+            return 10**e, True
+    return 10**6, False

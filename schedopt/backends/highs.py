@@ -1,0 +1,56 @@
+"""Pyomo + HiGHS: one place that runs a model and reads back why it stopped,
+the incumbent and the dual bound."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.factory import SolverFactory
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+from schedopt.plan import Termination
+
+#: pyomo.contrib.solver termination -> ours
+HIGHS_TERMINATION = {
+    TerminationCondition.convergenceCriteriaSatisfied: Termination.OPTIMAL,
+    TerminationCondition.maxTimeLimit: Termination.TIME_LIMIT,
+    TerminationCondition.iterationLimit: Termination.TIME_LIMIT,
+    TerminationCondition.provenInfeasible: Termination.INFEASIBLE,
+    TerminationCondition.locallyInfeasible: Termination.INFEASIBLE,
+    TerminationCondition.infeasibleOrUnbounded: Termination.INFEASIBLE,
+    TerminationCondition.unbounded: Termination.UNBOUNDED,
+}
+
+
+@dataclass
+class HighsResult:
+    """Why HiGHS stopped, whether the model's variables hold a solution, its
+    objective and the proven bound (None when HiGHS has none)."""
+
+    termination: Termination
+    has_solution: bool
+    incumbent: float | None
+    bound: float | None
+    backend_status: str
+
+
+def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: float, threads: int,
+                seed: int | None, abs_gap: float = 0.0) -> HighsResult:
+    """Solve ``model`` with HiGHS; on a feasible or optimal answer the values are
+    loaded into the model's variables. Never raises on a non-optimal result."""
+    res = SolverFactory("highs").solve(
+        model, time_limit=time_limit, rel_gap=rel_gap, abs_gap=abs_gap, threads=threads,
+        load_solutions=False, raise_exception_on_nonoptimal_result=False,
+        solver_options={"random_seed": int(seed or 0), "output_flag": False},
+    )
+    has = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
+    if has:
+        res.solution_loader.load_vars()
+    bound = res.objective_bound
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    return HighsResult(termination=HIGHS_TERMINATION.get(res.termination_condition, Termination.ERROR),
+                       has_solution=has, incumbent=res.incumbent_objective if has else None, bound=bound,
+                       backend_status=str(res.termination_condition))

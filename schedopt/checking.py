@@ -1,0 +1,114 @@
+"""The independent checker: :func:`check` recomputes a plan's objective,
+metrics and constraints from the instance alone.
+
+What every plan must satisfy (instance name, a bound on the right side of the
+value, the gap formula, "optimal" only with a closed gap) is checked here; what
+a problem requires is checked by that problem's own ``check`` (its package's
+``checker.py``), found through :mod:`schedopt.problems` by ``plan.problem``.
+:func:`check_server_placement` is the per-server map every problem that places
+tasks shares. Nothing here imports a solver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from schedopt.instance import Instance
+from schedopt.plan import Plan, Status, relative_gap
+
+#: relative tolerance when comparing a reported number with its recomputation
+REL_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken constraint or wrong figure: where in the plan, and what."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def check(instance: Instance, plan: Plan) -> list[Violation]:
+    """Recompute objective, metrics and every constraint of ``plan`` from
+    ``instance`` alone. Returns the violations (empty when the plan is sound)."""
+    from schedopt.problems import find_problem  # the problem registry (discovers the problem packages)
+
+    out: list[Violation] = []
+    if plan.instance != instance.name:
+        out.append(Violation("instance", f'plan is for "{plan.instance}", instance is "{instance.name}"'))
+    problem = find_problem(plan.problem)
+    if problem is None:
+        out.append(Violation("problem", f'no checker for problem "{plan.problem}"'))
+        return out
+    out.extend(problem.check(instance, plan))
+    out.extend(check_objective_bound(plan))
+    return out
+
+
+def check_objective_bound(plan: Plan) -> list[Violation]:
+    """The bound lies on the right side of the value, the gap is
+    |value - bound| / |value|, and "optimal" has a closed gap (1e-4)."""
+    out: list[Violation] = []
+    obj = plan.objective
+    if obj.value is None or obj.bound is None:
+        if obj.gap is not None and obj.bound is None:
+            out.append(Violation("objective.gap", "a gap is reported without a bound"))
+        return out
+    slack = REL_TOL * max(1.0, abs(obj.value))
+    if obj.sense == "min" and obj.bound > obj.value + slack:
+        out.append(Violation("objective.bound", f"lower bound {obj.bound:.6g} exceeds the value {obj.value:.6g}"))
+    if obj.sense == "max" and obj.bound < obj.value - slack:
+        out.append(Violation("objective.bound", f"upper bound {obj.bound:.6g} is below the value {obj.value:.6g}"))
+    expected = relative_gap(obj.value, obj.bound)
+    if obj.gap is not None and expected is not None and abs(obj.gap - expected) > 1e-6:
+        out.append(Violation("objective.gap", f"gap {obj.gap:.6g} != |value - bound| / |value| = {expected:.6g}"))
+    if plan.status == Status.OPTIMAL and expected is not None and expected > 1e-4:
+        out.append(Violation("status", f"status optimal with a gap of {expected:.3g}"))
+    return out
+
+
+def check_server_placement(instance: Instance, plan: Plan) -> list[Violation]:
+    """``plan.placement`` names known servers and roles, its per-job totals equal
+    ``plan.allocation``, and no server is loaded over its capacity."""
+    out: list[Violation] = []
+    names = {n: i for i, n in enumerate(instance.server_names)}
+    load = np.zeros_like(instance.server_capacity)
+    for job_id, per_server in (plan.placement or {}).items():
+        path = f"placement.{job_id}"
+        if job_id not in plan.allocation:
+            out.append(Violation(path, "placed but not allocated"))
+            continue
+        if job_id not in instance.job_index:
+            out.append(Violation(path, f'unknown job "{job_id}"'))
+            continue
+        job = instance.jobs[instance.job_index[job_id]]
+        totals: dict[str, int] = {}
+        for server, counts in per_server.items():
+            if server not in names:
+                out.append(Violation(f"{path}.{server}", f'unknown server "{server}"'))
+                continue
+            for role, n in counts.items():
+                if role not in job.roles:
+                    out.append(Violation(f"{path}.{server}.{role}", f'job has no role "{role}"'))
+                    continue
+                totals[role] = totals.get(role, 0) + n
+                load[names[server]] += n * instance.vector(job.roles[role].demand)
+        if totals != {r: n for r, n in plan.allocation[job_id].items() if n}:
+            out.append(Violation(path, f"placed counts {totals} != allocation {plan.allocation[job_id]}"))
+    over = load > instance.server_capacity + 1e-9
+    for s, r in zip(*np.nonzero(over)):
+        out.append(Violation(f"placement.capacity.{instance.server_names[s]}.{instance.resources[r]}",
+                             f"load {load[s, r]:g} > capacity {instance.server_capacity[s, r]:g}"))
+    return out
+
+
+def check_paused(plan: Plan, expected: list[str], what: str) -> list[Violation]:
+    """``plan.paused`` lists exactly ``expected`` (in any order)."""
+    if sorted(plan.paused) != sorted(expected):
+        return [Violation("paused", f"paused {sorted(plan.paused)} != {what} {sorted(expected)}")]
+    return []

@@ -1,0 +1,35 @@
+"""``generate``: an instance of any registered family."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from schedopt.cli.common import app, check_out_path, handles_bad_input, out
+from schedopt.instance import save_instance
+
+
+@app.command()
+@handles_bad_input
+def generate(
+    family: str = typer.Argument(..., help="instance family (e.g. optimus)"),
+    jobs: int = typer.Option(..., "--jobs", min=0),
+    servers: int = typer.Option(..., "--servers", min=1),
+    seed: int = typer.Option(0, "--seed"),
+    out_path: Path = typer.Option(..., "--out", help="instance file to write (.yaml/.json)"),
+    max_tasks: int = typer.Option(32, "--max-tasks", min=1, help="max PS and max workers per job"),
+    name: Optional[str] = typer.Option(None, "--name", help="instance name (default: from family and sizes)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="shared data folder (alibaba-dorm; default ../shared/data)"),
+) -> None:
+    """Generate an instance of FAMILY, deterministic in --seed."""
+    from schedopt.generate import generate_instance
+
+    check_out_path(out_path)
+    instance = generate_instance(family, jobs=jobs, servers=servers, seed=seed, max_tasks=max_tasks, name=name,
+                                 data_dir=data_dir)
+    save_instance(instance, out_path)
+    out.print(f"wrote {out_path}: {len(instance.jobs)} jobs, {len(instance.server_names)} servers")
+
+

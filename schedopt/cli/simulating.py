@@ -1,0 +1,81 @@
+"""``simulate``: online runs of schedulers on a workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from schedopt.cli.common import app, check_out_path, err, handles_bad_input, out
+from schedopt.errors import InputError
+from schedopt.instance import load_instance
+
+
+@app.command()
+@handles_bad_input
+def simulate(
+    workload: Path = typer.Argument(..., help="workload file: an instance whose jobs carry arrival and remaining_steps"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="allocation solver (e.g. optimus-greedy, drf, tetris)"),
+    compare_: Optional[str] = typer.Option(None, "--compare", help="comma-separated schedulers, same workload and seed"),
+    placement: Optional[str] = typer.Option(None, "--placement", help="placement solver run after each allocation"),
+    interval: float = typer.Option(600.0, "--interval", help="scheduling interval, seconds"),
+    restart_overhead: float = typer.Option(60.0, "--restart-overhead", help="seconds lost when a job's configuration changes"),
+    seed: int = typer.Option(0, "--seed"),
+    error_steps: float = typer.Option(0.0, "--error-steps", help="estimation error of remaining steps in [0, 1) (Fig. 15)"),
+    error_speed: float = typer.Option(0.0, "--error-speed", help="estimation error of speeds in [0, 1) (Fig. 15)"),
+    horizon: Optional[float] = typer.Option(None, "--horizon", help="stop after this many seconds"),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="write the result (.yaml/.json); with --compare, one file per scheduler (NAME-SCHEDULER.yaml)"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="directory for the figures (JCT/makespan bars, JCT CDF, utilization)"),
+) -> None:
+    """Simulate WORKLOAD online under one or several schedulers; print JCT, makespan and utilization."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from schedopt.sim import save_result
+    from schedopt.sim import simulate as run
+
+    names = [s.strip() for s in compare_.split(",") if s.strip()] if compare_ else ([scheduler] if scheduler else [])
+    if not names:
+        raise InputError("--scheduler", "give a scheduler (--scheduler NAME) or several (--compare a,b,c)")
+    check_out_path(out_path)
+    if plot is not None and not plot.is_dir():
+        raise InputError(str(plot), "--plot needs an existing directory")
+    if plot is not None:
+        from schedopt.plots import _pyplot
+
+        _pyplot()  # fail before simulating when matplotlib is missing
+    wl = load_instance(workload)
+    for name in names:  # fail fast on an unknown name
+        from schedopt.registry import solver_info
+
+        solver_info(name if placement is None else f"{name}+{placement}")
+    results = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs done"),
+                  TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as bar:
+        for name in names:
+            task = bar.add_task(name, total=len(wl.jobs))
+            results.append(run(wl, name, placement=placement, interval_s=interval, restart_overhead_s=restart_overhead,
+                               seed=seed, error_steps=error_steps, error_speed=error_speed, horizon_s=horizon,
+                               progress=lambda t, done, n, task=task: bar.update(task, completed=done)))
+    table = Table(title=f"{wl.name}: {len(wl.jobs)} jobs, {len(wl.server_names)} servers, interval {interval:g} s")
+    for col in ("scheduler", "avg JCT (h)", "p90 JCT (h)", "makespan (h)", "finished", "overhead %", "scheduler s"):
+        table.add_column(col, justify="left" if col == "scheduler" else "right")
+    for r in results:
+        h = lambda x: "-" if x is None else f"{x / 3600:.3f}"  # noqa: E731
+        table.add_row(r.scheduler + (f"+{r.placement}" if r.placement else ""), h(r.avg_jct_s),
+                      h(r.jct_percentiles_s.get("p90")), h(r.makespan_s), f"{r.finished}/{len(r.jobs)}",
+                      f"{100 * r.scaling_overhead_share:.2f}", f"{r.scheduler_seconds:.2f}")
+    out.print(table)
+    if out_path is not None:
+        for r in results:
+            path = out_path if len(results) == 1 else out_path.with_name(f"{out_path.stem}-{r.scheduler}{out_path.suffix}")
+            save_result(r, path)
+            out.print(f"result written to {path}")
+    if plot is not None:
+        from schedopt.plots import plot_simulations
+
+        for p in plot_simulations(results, plot):
+            out.print(f"figure written to {p}")
+
+

@@ -1,0 +1,75 @@
+"""Two problems that take each job's counts as given (the instance's
+``allocation``) and decide where its tasks and parameters go.
+
+``placement`` (Optimus §4.2 and Appendix, DLTAP): tasks per server; place the
+most jobs, then minimise Σ_j T_j (or max_j T_j, or cross-node PS-worker pairs).
+Solvers: ``optimus-placement``, ``kube-default``, ``dltap``, ``placement-milp``,
+``placement-cpsat``.
+
+``ps-assignment`` (Optimus §5.3, Table 3): parameter blocks to parameter
+servers; the Table 3 metrics. Solvers: ``paa``, ``mxnet-default``. It lives
+with placement because both read the same given counts and both decide where
+a job's state goes once its counts are fixed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedopt.instance import Instance
+from schedopt.placement.checker import (check_placement, check_ps_assignment, placement_plan_metrics, placement_value,
+                                        ps_assignment_value)
+from schedopt.placement.families import PLACEMENT_FAMILIES, PS_ASSIGNMENT_FAMILIES
+from schedopt.placement.paa import assignment_metrics, ps_counts
+from schedopt.placement.problem import compile_placement
+from schedopt.plan import Plan
+from schedopt.problems import ObjectiveSpec, Problem, register_problem
+
+
+def _given(instance: Instance) -> list[Any]:
+    return [j for j in instance.jobs if j.id in (instance.allocation or {})]
+
+
+def recognizes_ps_assignment(instance: Instance) -> bool:
+    """Counts are given and every job with counts has parameter blocks."""
+    given = _given(instance)
+    return bool(given) and all(j.param_blocks for j in given)
+
+
+def recognizes_placement(instance: Instance) -> bool:
+    """Counts are given (the instance has an ``allocation``)."""
+    return bool(instance.allocation)
+
+
+def _ps_metrics(instance: Instance, plan: Plan) -> dict[str, Any]:
+    return assignment_metrics(instance, plan.ps_assignment or {})
+
+
+PLACEMENT = register_problem(Problem(
+    name="placement",
+    description="Optimus §4.2 / DLTAP: given counts onto servers; most jobs placed, then least Σ T_j",
+    objectives=(ObjectiveSpec("placed", "max"), ObjectiveSpec("total_transfer_time", "min")),
+    recognizes=recognizes_placement,
+    compile=compile_placement,
+    metrics=placement_plan_metrics,
+    check=check_placement,
+    objective_value=placement_value,
+    solver_modules=("schedopt.placement.optimus", "schedopt.placement.kube", "schedopt.placement.dltap",
+                    "schedopt.placement.milp", "schedopt.placement.cpsat"),
+    families=dict(PLACEMENT_FAMILIES),
+    rank=20,
+))
+
+PS_ASSIGNMENT = register_problem(Problem(
+    name="ps-assignment",
+    description="Optimus §5.3: parameter blocks to parameter servers; Table 3 metrics",
+    objectives=(ObjectiveSpec("max_size_difference", "min"),),
+    recognizes=recognizes_ps_assignment,
+    compile=ps_counts,
+    metrics=_ps_metrics,
+    check=check_ps_assignment,
+    objective_value=ps_assignment_value,
+    solver_modules=("schedopt.placement.paa",),
+    families=dict(PS_ASSIGNMENT_FAMILIES),
+    rank=10,
+))

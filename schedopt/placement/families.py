@@ -1,0 +1,53 @@
+"""Placement and parameter-assignment instance families, deterministic in the seed.
+
+``placement``: the placement problem (Optimus §4.2, DLTAP): homogeneous
+servers (16 cores, 4 GPUs, 64 GB), jobs drawn from the Table 1 profiles with
+their demands, model sizes and bandwidths, and given counts (``allocation``)
+of 1..``max_tasks`` PS and 1..``max_tasks`` workers each.
+``optimus-paa``: parameter assignment (Optimus §5.3): one job per profile in
+``models/`` that names a measured block list (``param_blocks``), cycled, with
+the blocks read from ``--data-dir`` and ``max_tasks`` PS each (Table 3: ResNet-50
+with 10 PS, ``--jobs 1 --max-tasks 10``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from schedopt.allocation.families import optimus_cluster, optimus_job, table1_profiles
+from schedopt.data import mxnet_param_blocks
+from schedopt.problems import Family
+
+
+def optimus_paa(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+    blocks = mxnet_param_blocks(data_dir)
+    profiles = [p for p in table1_profiles() if getattr(p, "param_blocks", None) in blocks]
+    out, alloc = [], {}
+    for i in range(jobs):
+        prof = profiles[i % len(profiles)]
+        job = optimus_job(i, prof, "sync", 1.0, 0.0, max_tasks)
+        job["param_blocks"] = blocks[prof.param_blocks]  # type: ignore[attr-defined]
+        out.append(job)
+        alloc[job["id"]] = {"ps": max_tasks, "worker": max_tasks}
+    return {"resources": ["cpu", "gpu", "mem_gb"], "servers": optimus_cluster(servers), "jobs": out, "allocation": alloc}
+
+
+PLACEMENT_SERVER = {"cpu": 16, "gpu": 4, "mem_gb": 64}
+
+
+def placement(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+    profiles = table1_profiles()
+    out, alloc = [], {}
+    for i in range(jobs):
+        prof = profiles[int(rng.integers(len(profiles)))]
+        job = optimus_job(i, prof, "sync", 1.0, 0.0, max_tasks)
+        out.append(job)
+        alloc[job["id"]] = {"ps": int(rng.integers(1, max_tasks + 1)), "worker": int(rng.integers(1, max_tasks + 1))}
+    return {"resources": ["cpu", "gpu", "mem_gb"], "servers": [{"name": "n", "count": servers, "capacity": dict(PLACEMENT_SERVER)}],
+            "jobs": out, "allocation": alloc}
+
+
+PLACEMENT_FAMILIES = {"placement": Family("placement", placement, "Table 1 jobs with given counts on identical servers")}
+PS_ASSIGNMENT_FAMILIES = {"optimus-paa": Family("optimus-paa", optimus_paa, "Optimus §5.3: measured parameter blocks (reads --data-dir)")}

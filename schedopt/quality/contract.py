@@ -1,0 +1,34 @@
+"""The quality problem (SLAQ §2): maximise Σ_j predicted loss reduction over the
+horizon T under capacity, each job allocating units of its single role.
+Solvers: ``slaq-greedy``, ``slaq-milp`` (Pyomo + HiGHS), ``slaq-cpsat``."""
+
+from __future__ import annotations
+
+from schedopt.allocation.metrics import allocation_metrics
+from schedopt.instance import Instance
+from schedopt.problems import ObjectiveSpec, Problem, register_problem
+from schedopt.quality.checker import check_quality, quality_value
+from schedopt.quality.families import FAMILIES
+from schedopt.quality.problem import compile_quality
+
+
+def recognizes(instance: Instance) -> bool:
+    """Every job has a loss curve and one role, and none gives remaining steps."""
+    jobs = instance.jobs
+    return bool(jobs) and not instance.allocation and all(
+        j.loss_curve is not None and len(j.roles) == 1 and j.remaining_steps is None for j in jobs)
+
+
+PROBLEM = register_problem(Problem(
+    name="quality",
+    description="SLAQ §2: units per job maximising Σ predicted loss reduction over T",
+    objectives=(ObjectiveSpec("admitted", "max"), ObjectiveSpec("total_loss_reduction", "max")),
+    recognizes=recognizes,
+    compile=compile_quality,
+    metrics=lambda instance, plan: allocation_metrics(instance, plan.allocation),
+    check=check_quality,
+    objective_value=quality_value,
+    solver_modules=("schedopt.quality.greedy", "schedopt.quality.exact"),
+    families=dict(FAMILIES),
+    rank=30,
+))
