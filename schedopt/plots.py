@@ -26,7 +26,7 @@ def check_plot_path(path: str | os.PathLike[str]) -> None:
         raise InputError(str(path), f"directory {str(p.parent)!r} does not exist")
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     try:
         import matplotlib
 
@@ -40,7 +40,7 @@ def _pyplot() -> Any:
 def plot_speed(samples: np.ndarray, speed: Any, path: str | os.PathLike[str], title: str) -> None:
     """Measured speeds (points) and the fitted form (lines): one series per PS
     count for two-role samples (p, w, speed), one for one-role (n, speed)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     if samples.shape[1] == 2:
         n = samples[:, 0]
@@ -67,7 +67,7 @@ def plot_loss(steps: np.ndarray, loss: np.ndarray, curve: LossCurve, path: str |
               until_step: float | None = None) -> None:
     """Normalised losses (points) and the fitted curve, extended to ``until_step``
     (e.g. the predicted convergence step K(δ))."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     end = max(float(steps.max()), float(until_step or 0))
     grid = np.linspace(float(steps.min()), end, 400)
@@ -89,7 +89,7 @@ def plot_simulations(results: list[Any], directory: str | os.PathLike[str]) -> l
     (Optimus Fig. 11, 14; DL2 Fig. 6): ``jct_makespan.png`` (average JCT and
     makespan per scheduler, hours), ``jct_cdf.png`` and ``utilization.png``
     (share of the cluster's resources allocated over time). Returns the paths."""
-    plt = _pyplot()
+    plt = pyplot()
     d = Path(directory)
     labels = [r.scheduler + (f"+{r.placement}" if r.placement else "") for r in results]
     paths = []

@@ -10,6 +10,7 @@ Everything about it lives here: ``contract`` (the problem's declaration),
 """
 
 from schedopt.allocation.bruteforce import solve_bruteforce
+from schedopt.allocation.plans import allocation_plan
 from schedopt.allocation.problem import AllocationData, ChoiceSet, compile_allocation, enumerate_choices
 
-__all__ = ["AllocationData", "ChoiceSet", "compile_allocation", "enumerate_choices", "solve_bruteforce"]
+__all__ = ["AllocationData", "allocation_plan", "ChoiceSet", "compile_allocation", "enumerate_choices", "solve_bruteforce"]

@@ -68,9 +68,9 @@ def learn(
               f"after {episodes} RL episodes {fmt(curve_eval[-1][1])} s")
     out.print(f"policy written to {out_path}")
     if plot is not None:
-        from schedopt.plots import _pyplot
+        from schedopt.plots import pyplot
 
-        plt = _pyplot()
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.plot([e for e, _ in curve_eval], [v / 3600 for _, v in curve_eval], "o-", label="dl2 (held-out)")
         ax.axhline(base / 3600, ls="--", color="grey", label=f"{teacher} (held-out)")

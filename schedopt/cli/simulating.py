@@ -42,9 +42,9 @@ def simulate(
     if plot is not None and not plot.is_dir():
         raise InputError(str(plot), "--plot needs an existing directory")
     if plot is not None:
-        from schedopt.plots import _pyplot
+        from schedopt.plots import pyplot
 
-        _pyplot()  # fail before simulating when matplotlib is missing
+        pyplot()  # fail before simulating when matplotlib is missing
     wl = load_instance(workload)
     for name in names:  # fail fast on an unknown name
         from schedopt.registry import solver_info
