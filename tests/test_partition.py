@@ -188,20 +188,6 @@ def test_swarm_static_counts_and_waiting() -> None:
     assert plan.paused == ["second"] and plan.metrics["waiting"] == 1
 
 
-def test_checker_catches_budget_and_capacity_violations() -> None:
-    inst = table2_like(previous=True)
-    plan = schedopt.solve(inst, "dorm-3")
-    tampered = plan.model_copy(update={"options": {**plan.options, "adjustment_threshold": 0.0}})
-    assert any("Dorm eq. 16" in v.message for v in schedopt.check(inst, tampered))
-    big = dict(plan.placement)
-    big["lr2"] = {"s-0": {"container": 30}}
-    alloc = dict(plan.allocation)
-    alloc["lr2"] = {"container": 30}
-    bad = plan.model_copy(update={"placement": big, "allocation": alloc})
-    paths = {v.path for v in schedopt.check(inst, bad)}
-    assert "placement.capacity.s-0.cpu" in paths and "objective.value" in paths
-
-
 # ---- the contract, for every partition solver ------------------------------------------------------
 
 @pytest.fixture(params=PARTITION_SOLVERS)
