@@ -1,9 +1,19 @@
 """Pyomo + HiGHS: one place that runs a model and reads back why it stopped,
-the incumbent and the dual bound."""
+the incumbent and the dual bound.
+
+Thread safety: ``pyomo.contrib.solver``'s HiGHS interface captures output by
+redirecting the process's stdout/stderr file descriptors (``pyomo.common.tee``),
+which two threads cannot do at once (they deadlock). Solves are therefore
+serialised by :data:`PYOMO_SOLVE_LOCK`; a thread's wait for it counts against
+its time limit. CP-SAT solves run concurrently. For parallel HiGHS solves use
+processes (``schedopt sweep`` on Ray).
+"""
 
 from __future__ import annotations
 
 import math
+import threading
+import time
 from dataclasses import dataclass
 
 import pyomo.environ as pyo
@@ -24,6 +34,10 @@ HIGHS_TERMINATION = {
 }
 
 
+#: one Pyomo HiGHS solve at a time in this process (see the module docstring)
+PYOMO_SOLVE_LOCK = threading.Lock()
+
+
 @dataclass
 class HighsResult:
     """Why HiGHS stopped, whether the model's variables hold a solution, its
@@ -39,15 +53,23 @@ class HighsResult:
 def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: float, threads: int,
                 seed: int | None, abs_gap: float = 0.0) -> HighsResult:
     """Solve ``model`` with HiGHS; on a feasible or optimal answer the values are
-    loaded into the model's variables. Never raises on a non-optimal result."""
-    res = SolverFactory("highs").solve(
-        model, time_limit=time_limit, rel_gap=rel_gap, abs_gap=abs_gap, threads=threads,
-        load_solutions=False, raise_exception_on_nonoptimal_result=False,
-        solver_options={"random_seed": int(seed or 0), "output_flag": False},
-    )
-    has = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
-    if has:
-        res.solution_loader.load_vars()
+    loaded into the model's variables. Never raises on a non-optimal result.
+    ``time_limit`` (s) covers the wait for :data:`PYOMO_SOLVE_LOCK` too."""
+    t0 = time.perf_counter()
+    if not PYOMO_SOLVE_LOCK.acquire(timeout=-1 if time_limit is None else max(0.0, time_limit)):
+        return HighsResult(Termination.TIME_LIMIT, False, None, None, "time limit reached waiting for another HiGHS solve")
+    try:
+        left = None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - t0))
+        res = SolverFactory("highs").solve(
+            model, time_limit=left, rel_gap=rel_gap, abs_gap=abs_gap, threads=threads,
+            load_solutions=False, raise_exception_on_nonoptimal_result=False,
+            solver_options={"random_seed": int(seed or 0), "output_flag": False},
+        )
+        has = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
+        if has:
+            res.solution_loader.load_vars()
+    finally:
+        PYOMO_SOLVE_LOCK.release()
     bound = res.objective_bound
     if bound is not None and not math.isfinite(bound):
         bound = None
