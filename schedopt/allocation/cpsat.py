@@ -33,7 +33,8 @@ class CpSatBackend:
         self.workers = workers
 
     def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
-                    min_admitted: int, time_limit: float | None, seed: int | None) -> StageResult:
+                    min_admitted: int, time_limit: float | None, seed: int | None,
+                    hint: list[int] | None = None) -> StageResult:
         t0 = time.perf_counter()
         # -- data, scaled to integers
         unit, exact_units = integer_scale(np.concatenate([data.demand.ravel(), data.cap]))
@@ -69,7 +70,13 @@ class CpSatBackend:
         else:
             model.minimize(cp_model.LinearExpr.weighted_sum(x, cost.tolist()))  # Optimus eq. 5-6
 
-        solver = make_solver(self.workers, seed, time_limit)
+        # -- the incumbent as a solution hint (anytime: CP-SAT starts from it)
+        if hint:
+            chosen_hint = set(hint)
+            for k in range(cs.K):
+                model.add_hint(x[k], k in chosen_hint)
+
+        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - t0)))
         built = time.perf_counter() - t0
         code = solver.solve(model)
         term = CPSAT_TERMINATION.get(code, Termination.ERROR)

@@ -4,6 +4,14 @@ Stage 1 (only when not every job fits at its minimum): maximise the number of
 admitted jobs. Stage 2: minimise Σ t_j among plans that admit at least that
 many. A backend states the multiple-choice model once and solves either stage;
 this module turns its answers into one Plan with status, bound and gap.
+
+Anytime: the problem's heuristic plan is computed first and is the incumbent
+every later phase must beat (it is the backends' solution hint, too); when the
+time limit stops a phase, the best plan found so far comes back with the best
+proven bound known (the LP relaxation's, or the backend's dual bound). So an
+exact solver never returns fewer admitted jobs, or a worse Σ t_j among equal
+counts, than the heuristic. ``time_limit`` bounds the whole call: the deadline
+is checked between phases and each backend gets only what is left.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from schedopt.allocation.problem import (
     AllocationData,
     ChoiceSet,
     admit_smallest_first,
+    admitted_upper_bound,
     all_fit_at_minimum,
     count_minimal,
     fits,
@@ -31,7 +40,7 @@ from schedopt.allocation.problem import (
 )
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.plan import Plan, Status, Termination
+from schedopt.plan import Plan, Status, Termination, relative_gap
 
 
 @dataclass
@@ -48,11 +57,12 @@ class StageResult:
 class ExactBackend(Protocol):
     def solve_stage(
         self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
-        min_admitted: int, time_limit: float | None, seed: int | None,
+        min_admitted: int, time_limit: float | None, seed: int | None, hint: list[int] | None = None,
     ) -> StageResult:
         """``stage`` is ``"admit"`` (max Σ x) or ``"time"`` (min Σ cost·x).
         ``every_job``: each job with choices takes exactly one; else at most one
-        and at least ``min_admitted`` in total."""
+        and at least ``min_admitted`` in total. ``hint``: choice indices of a
+        feasible plan the backend may start from."""
         ...
 
 
@@ -76,35 +86,39 @@ def _optimus_greedy(data: AllocationData, start: dict[int, tuple[int, int]]) -> 
     return greedy_allocate(data, start)[0]
 
 
-def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], heuristic: Heuristic,
-            admit: int | None = None, stage1: list[int] | None = None) -> ChoiceSet:
+def _incumbent_config(data: AllocationData, heuristic: Heuristic) -> dict[int, tuple[int, int]]:
+    """The heuristic's plan: admission smallest first, then ``heuristic`` grows it."""
+    admitted, start = admit_smallest_first(data)
+    return heuristic(data, start) if admitted else {}
+
+
+def _cost(data: AllocationData, config: dict[int, tuple[int, int]]) -> float:
+    return float(sum(data.time_s(j, *c) for j, c in config.items()))
+
+
+def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], incumbents: list[dict[int, tuple[int, int]]],
+            admit: int | None = None, stage1: list[int] | None = None) -> tuple[ChoiceSet, float, dict[int, tuple[int, int]]]:
     """Reduced-cost fixing (see :mod:`schedopt.allocation.lagrange`): keep only the
     configurations that can be in a plan no worse than the best incumbent.
 
     ``admit``/``stage1``: at least ``admit`` jobs must run; ``stage1`` is a
-    feasible plan that does (choice indices), used to seed the LP and as an incumbent."""
+    feasible plan that does (choice indices), used to seed the LP. ``incumbents``
+    are feasible plans admitting ``admit`` jobs (or all). Returns the reduced
+    choices, the LP bound and the best incumbent (the LP rounding's included)."""
     t0 = time.perf_counter()
     lag = solve_lp(data, cs, admit=admit, seed_columns=stage1)
-    candidates = []
-    if stage1 is not None:
-        candidates.append(float(cs.cost[stage1].sum()))
+    candidates = [c for c in incumbents if admit is None or len(c) >= admit]
     rounded = round_lp(data, cs, lag.x, admit=admit)
     if rounded is not None:
-        candidates.append(float(cs.cost[rounded].sum()))
-    # the greedy from the admitted set's minimum configurations, when they fit together
-    admitted_jobs = sorted({int(cs.job[k]) for k in stage1}) if stage1 is not None else admit_smallest_first(data)[0]
-    start = {j: c for j in admitted_jobs if (c := min_configuration(data, j)) is not None}
-    used = sum((use_of(data, j, c) for j, c in start.items()), np.zeros(data.R))
-    if len(start) == len(admitted_jobs) and fits(np.zeros(data.R), used, data.cap):
-        config = heuristic(data, start)
-        candidates.append(float(sum(data.time_s(j, *c) for j, c in config.items())))
-    incumbent = min(candidates)
+        candidates.append({int(cs.job[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded})
+    best = min(candidates, key=lambda c: _cost(data, c))
+    incumbent = _cost(data, best)
     reduced = cs.subset(fix_by_reduced_cost(cs, lag, incumbent))
     metrics.update({
         "lp_bound": lag.bound, "lp_rounds": lag.rounds, "lp_columns": lag.columns, "incumbent": incumbent,
         "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
     })
-    return reduced
+    return reduced, float(lag.bound), best
 
 
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
@@ -112,7 +126,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                 compile: Callable[[Instance], AllocationData] = compile_allocation,
                 heuristic: Heuristic = _optimus_greedy) -> Plan:
     """Solve a multiple-choice allocation problem (``compile`` turns the instance
-    into arrays; ``heuristic`` supplies an incumbent) with ``backend``."""
+    into arrays; ``heuristic`` supplies the incumbent) with ``backend``, anytime."""
     check_time_limit(time_limit, name)
     started = time.perf_counter()
     deadline = None if time_limit is None else started + time_limit
@@ -124,12 +138,15 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     def left() -> float | None:
         return None if deadline is None else max(1e-3, deadline - time.perf_counter())
 
+    def expired() -> bool:
+        return deadline is not None and time.perf_counter() >= deadline
+
     def plan(config: dict[int, tuple[int, int]], status: Status, term: Termination, **kw: Any) -> Plan:
         return build_plan(data, solver=name, config=config, status=status, termination=term, started=started,
                           seed=seed, options=options, metrics=metrics, **kw)
 
-    def config_of(chosen: list[int]) -> dict[int, tuple[int, int]]:
-        return {int(cs.job[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in chosen}
+    def config_of(chosen: list[int], choices: ChoiceSet) -> dict[int, tuple[int, int]]:
+        return {int(choices.job[k]): (int(choices.counts[k, 0]), int(choices.counts[k, 1])) for k in chosen}
 
     if data.J == 0:
         return plan({}, Status.OPTIMAL, Termination.OPTIMAL, bound=0.0, admitted_bound=0)
@@ -137,43 +154,83 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=0,
                     message="no job can run: none has an allowed configuration that fits the cluster")
 
+    # the heuristic's plan: the incumbent every phase below must beat
+    t0 = time.perf_counter()
+    best = _incumbent_config(data, heuristic)
+    metrics["heuristic_seconds"] = time.perf_counter() - t0
+
+    def stopped(message: str, *, bound: float | None = None, admitted_bound: int | None = None,
+                admit_proven: bool = False) -> Plan:
+        metrics["stopped_in"] = message
+        gap = relative_gap(_cost(data, best), bound)
+        if best and admit_proven and gap is not None and gap <= 1e-7:  # the incumbent meets the bound: proven
+            return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, admitted_bound=admitted_bound)
+        if not best:
+            return plan({}, Status.TIME_LIMIT, Termination.TIME_LIMIT, admitted_bound=admitted_bound,
+                        message=f"time limit reached {message}; no plan")
+        return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT, bound=bound, admitted_bound=admitted_bound,
+                    message=f"time limit reached {message}; the best plan found is returned")
+
     every_job = candidates == data.J and all_fit_at_minimum(data)
     k_min, admitted_bound, admit_proven = data.J, data.J, True
-    fallback: dict[int, tuple[int, int]] | None = None  # stage 1's plan
+    stage1: list[int] | None = None
     if not every_job:
+        if expired():
+            return stopped("before stage 1 (max admitted jobs)")
         # stage 1 needs only each job's count-minimal configurations: a job admitted in any
         # configuration fits in one of those too (demands are non-negative)
         cs_min = cs.subset(count_minimal(cs))
         metrics["admit_configurations"] = int(cs_min.K)
+        hint = cs_min.indices_present({j: min_configuration(data, j) for j in best}) or None  # type: ignore[misc]
         s1 = backend.solve_stage(data, cs_min, stage="admit", every_job=False, min_admitted=0,
-                                 time_limit=left(), seed=seed)
+                                 time_limit=left(), seed=seed, hint=hint)
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
-        if s1.chosen is None:
-            status = Status.INFEASIBLE if s1.termination == Termination.INFEASIBLE else Status.TIME_LIMIT
-            return plan({}, status, s1.termination, message=_no_plan_message("stage 1 (max admitted jobs)", s1))
-        fallback = {int(cs_min.job[k]): (int(cs_min.counts[k, 0]), int(cs_min.counts[k, 1])) for k in s1.chosen}
-        k_min = len(s1.chosen)
-        admit_proven = s1.termination == Termination.OPTIMAL
-        admitted_bound = k_min if admit_proven else int(np.floor((s1.bound or candidates) + 1e-6))
+        if s1.termination == Termination.INFEASIBLE and s1.chosen is None and not best:
+            return plan({}, Status.INFEASIBLE, s1.termination, message=_no_plan_message("stage 1 (max admitted jobs)", s1))
+        admit_proven = s1.termination == Termination.OPTIMAL and s1.chosen is not None
+        if s1.chosen is not None and len(s1.chosen) > len(best):
+            stage1_config = config_of(s1.chosen, cs_min)
+            k_min = len(stage1_config)
+        else:  # the heuristic admits as many (or the backend found nothing): start from its admitted set
+            stage1_config = {j: min_configuration(data, j) for j in best}  # type: ignore[misc]
+            k_min = len(best)
+        if admit_proven:
+            admitted_bound = k_min
+        elif s1.bound is not None:
+            admitted_bound = max(k_min, int(np.floor(s1.bound + 1e-6)))
+        else:
+            admitted_bound = max(k_min, admitted_upper_bound(data))
         if k_min == 0:
             return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,
                         message="no job fits the cluster at its minimum")
+        if len(best) < k_min:
+            best = stage1_config  # stage 1 admits more: its plan is the better incumbent
+        present = cs.indices_present(stage1_config)
+        stage1 = present if len(present) == len(stage1_config) else None
+        if expired():
+            return stopped("after stage 1 (max admitted jobs)", admitted_bound=admitted_bound)
 
-    if every_job:
-        cs = _reduce(data, cs, metrics, heuristic)
-    else:
-        cs = _reduce(data, cs, metrics, heuristic, admit=k_min, stage1=cs.indices_of(fallback))
+    if expired():
+        return stopped("before the LP bound", admitted_bound=admitted_bound)
+    cs, lp_bound, best = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min, stage1=stage1)
+    if expired():
+        return stopped("after the LP bound", bound=lp_bound, admitted_bound=admitted_bound, admit_proven=admit_proven)
     s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,
-                             time_limit=left(), seed=seed)
+                             time_limit=left(), seed=seed, hint=cs.indices_present(best) or None)
     metrics.update(s2.info)
-    if s2.chosen is None:
-        if fallback is not None:  # stage 1's plan is feasible: keep it
-            return plan(fallback, Status.FEASIBLE, s2.termination, admitted_bound=admitted_bound,
-                        message="stage 2 (min Σ cost) found no plan in time; stage 1's plan is returned")
-        status = Status.INFEASIBLE if s2.termination == Termination.INFEASIBLE else Status.TIME_LIMIT
-        return plan({}, status, s2.termination, admitted_bound=admitted_bound,
-                    message=_no_plan_message("stage 2 (min Σ cost)", s2))
+    bound = lp_bound if s2.bound is None else max(lp_bound, s2.bound)
+    if s2.chosen is None or _cost(data, config_of(s2.chosen, cs)) > _cost(data, best) + 1e-9 * max(1.0, abs(_cost(data, best))):
+        if s2.termination == Termination.OPTIMAL:  # cannot happen with a valid incumbent; say so if it does
+            metrics["backend_note"] = "the backend's optimum is worse than the incumbent"
+        if s2.termination == Termination.ERROR:
+            metrics["backend_note"] = _no_plan_message("stage 2 (min Σ cost)", s2)
+        proven = admit_proven and relative_gap(_cost(data, best), bound) is not None and relative_gap(_cost(data, best), bound) <= 1e-7
+        if proven:
+            return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, admitted_bound=admitted_bound)
+        return plan(best, Status.FEASIBLE, s2.termination if s2.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
+                    bound=bound, admitted_bound=admitted_bound,
+                    message="stage 2 (min Σ cost) did not improve on the incumbent in time; the incumbent is returned")
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     term = s2.termination if admit_proven else Termination.TIME_LIMIT
-    return plan(config_of(s2.chosen), status, term, bound=s2.bound, admitted_bound=admitted_bound)
+    return plan(config_of(s2.chosen, cs), status, term, bound=bound, admitted_bound=admitted_bound)

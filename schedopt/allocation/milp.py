@@ -72,13 +72,15 @@ class HighsBackend:
         self.threads = threads
 
     def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
-                    min_admitted: int, time_limit: float | None, seed: int | None) -> StageResult:
+                    min_admitted: int, time_limit: float | None, seed: int | None,
+                    hint: list[int] | None = None) -> StageResult:
         import time as _time
 
         t0 = _time.perf_counter()
         model = build_model(data, cs, stage=stage, every_job=every_job, min_admitted=min_admitted)
         built = _time.perf_counter() - t0
-        res = solve_highs(model, time_limit=time_limit, rel_gap=self.rel_gap, threads=self.threads, seed=seed)
+        left = None if time_limit is None else max(1e-3, time_limit - built)
+        res = solve_highs(model, time_limit=left, rel_gap=self.rel_gap, threads=self.threads, seed=seed)
         info = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": _time.perf_counter() - t0 - built}
         term = res.termination
         chosen = [k for k in range(cs.K) if pyo.value(model.x[k]) > 0.5] if res.has_solution else None

@@ -159,6 +159,19 @@ class ChoiceSet:
             out.append(s.start + int(hit[0]))
         return out
 
+    def indices_present(self, config: dict[int, tuple[int, int]]) -> list[int]:
+        """Indices of those of the given per-job configurations that are in the set
+        (pruning or fixing may have removed some)."""
+        out = []
+        for j, c in config.items():
+            if not 0 <= j < len(self.start) - 1:
+                continue
+            s = self.of(j)
+            hit = np.nonzero((self.counts[s, 0] == c[0]) & (self.counts[s, 1] == c[1]))[0]
+            if len(hit):
+                out.append(s.start + int(hit[0]))
+        return out
+
     def subset(self, keep: np.ndarray) -> "ChoiceSet":
         """The configurations where ``keep`` is True, still grouped by job."""
         n_jobs = len(self.start) - 1

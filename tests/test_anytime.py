@@ -1,0 +1,41 @@
+"""Anytime exact solvers: stopped by the time limit at any point, an exact
+solver returns at least the heuristic's plan (never fewer admitted jobs, never
+a worse objective among equal counts, never an empty plan where the heuristic
+has one) and the best proven bound it knows."""
+
+from __future__ import annotations
+
+import pytest
+
+import schedopt
+from tests.conftest import INSTANCES, assert_checked
+
+CASES = [("optimus-milp", "optimus-greedy", "optimus-1000.json"), ("optimus-cpsat", "optimus-greedy", "optimus-1000.json"),
+         ("optimus-milp", "optimus-greedy", "optimus-100.yaml"), ("optimus-cpsat", "optimus-greedy", "optimus-100.yaml"),
+         ("slaq-milp", "slaq-greedy", "slaq-40.yaml"), ("slaq-cpsat", "slaq-greedy", "slaq-40.yaml")]
+
+
+def no_worse(plan: schedopt.Plan, heuristic: schedopt.Plan) -> None:
+    assert plan.objective.admitted >= heuristic.objective.admitted
+    if plan.objective.admitted == heuristic.objective.admitted:
+        h, v = heuristic.objective.value, plan.objective.value
+        slack = 1e-9 * max(1.0, abs(h))
+        assert (v <= h + slack) if plan.objective.sense == "min" else (v >= h - slack)
+
+
+@pytest.mark.parametrize("exact,heuristic,file", CASES)
+@pytest.mark.parametrize("time_limit", [1e-3, 0.05, 0.3])
+def test_stopped_exact_solver_keeps_the_heuristic_plan(exact: str, heuristic: str, file: str, time_limit: float) -> None:
+    inst = schedopt.load_instance(INSTANCES / file)
+    h = schedopt.solve(inst, heuristic)
+    plan = assert_checked(inst, schedopt.solve(inst, exact, time_limit=time_limit, seed=0))
+    assert plan.has_solution and plan.allocation
+    no_worse(plan, h)
+    if plan.status != schedopt.Status.OPTIMAL:
+        assert plan.termination == schedopt.Termination.TIME_LIMIT and plan.message
+
+
+def test_time_limit_plan_carries_the_lp_bound_once_computed() -> None:
+    inst = schedopt.load_instance(INSTANCES / "optimus-1000.json")
+    plan = assert_checked(inst, schedopt.solve(inst, "optimus-cpsat", time_limit=30, seed=0))
+    assert plan.objective.bound is not None and plan.objective.gap is not None
