@@ -11,6 +11,7 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Policy
+from schedopt.partition.checker import check_partition
 from schedopt.partition.problem import (
     TOL,
     PartitionData,
@@ -20,6 +21,7 @@ from schedopt.partition.problem import (
     container_shapes,
     drf_containers,
     fill_first_fit,
+    first_fit,
     maximal_patterns,
 )
 from schedopt.plan import Plan, Status, Termination
@@ -310,6 +312,18 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     else:
         res = backend.solve_model(model, time_limit=time_limit, seed=seed)
     metrics.update(res.info)
+    if res.bound is None and res.termination != Termination.INFEASIBLE:
+        res.bound = trivial_bound(data)  # a proven bound, however weak, whenever the backend has none
+        metrics["bound_source"] = "utilization caps: Σ_k min(1, Σ_i n_max_i·d_ik / C_k)"
+    # anytime: weighted DRF packed first-fit is the incumbent when it meets P2's budgets
+    incumbent = _drf_incumbent(data, model, name, opts, started, seed)
+    if incumbent is not None and res.termination != Termination.INFEASIBLE and (
+            res.x is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ res.x.sum(axis=1)) + 1e-9):
+        note = ("the backend found no plan in time" if res.x is None else "the backend's plan was worse")
+        return build_plan(data, incumbent, solver=name, status=Status.FEASIBLE,
+                          termination=res.termination if res.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
+                          started=started, bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics,
+                          message=f"{note}: weighted DRF packed first-fit (within both budgets) is returned")
     if res.x is None:
         if res.termination == Termination.INFEASIBLE:
             # Dorm §IV-B: no feasible allocation -> keep the existing one
@@ -317,6 +331,12 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
                               termination=Termination.INFEASIBLE, started=started, seed=seed, fair=model.fair,
                               options=opts,
                               metrics=metrics, message="P2 is infeasible: the previous placement is kept (Dorm §IV-B)")
+        if res.termination == Termination.TIME_LIMIT and data.prev.any():
+            # as Dorm does when it cannot decide: the running placement stays
+            return build_plan(data, data.prev.copy(), solver=name, status=Status.KEPT_PREVIOUS,
+                              termination=Termination.TIME_LIMIT, started=started, seed=seed, fair=model.fair,
+                              options=opts, metrics=metrics,
+                              message="no plan within the time limit: the previous placement is kept")
         status = Status.TIME_LIMIT if res.termination == Termination.TIME_LIMIT else Status.INFEASIBLE
         return build_plan(data, None, solver=name, status=status, termination=res.termination, started=started,
                           seed=seed, fair=model.fair, options=opts, metrics=metrics,
@@ -324,3 +344,33 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     status = Status.OPTIMAL if res.termination == Termination.OPTIMAL and res.proven else Status.FEASIBLE
     return build_plan(data, res.x, solver=name, status=status, termination=res.termination, started=started,
                       bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics, message=res.note)
+
+
+def trivial_bound(data: PartitionData) -> float:
+    """Σ_k min(1, Σ_i n_max_i·d_ik / C_k): each resource's utilization is at most
+    1 and at most what every application at n_max would use. An upper bound on
+    Σ_k u_k (Dorm eq. 1)."""
+    total = data.cap.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        most = np.where(total > 0, (data.n_max[:, None] * data.demand).sum(axis=0) / np.where(total > 0, total, 1.0), 0.0)
+    return float(np.minimum(most, 1.0).sum())
+
+
+def _drf_incumbent(data: PartitionData, model: DormModel, name: str, opts: dict[str, Any], started: float,
+                   seed: int | None) -> np.ndarray | None:
+    """The best of two packings of weighted DRF's whole-container counts that
+    satisfies P2 (n_min, n_max, both budgets, capacity), or None: first-fit of the
+    DRF counts, and first-fit of every application's n_min before the rest of its
+    DRF count (so fragmentation cannot starve an application below n_min)."""
+    fair = model.fair
+    x_direct = first_fit(data, fair)
+    x_min = first_fit(data, np.minimum(data.n_min, fair).astype(np.int64) if fair.sum() else data.n_min)
+    load = x_min.T @ data.demand  # (S, R)
+    x_two = x_min + first_fit(data, np.maximum(fair - x_min.sum(axis=1), 0), load=load)
+    best = None
+    for x in (x_direct, x_two):
+        trial = build_plan(data, x, solver=name, status=Status.FEASIBLE, termination=Termination.TIME_LIMIT,
+                           started=started, seed=seed, fair=fair, options=opts)
+        if not check_partition(data.instance, trial) and (best is None or data.util @ x.sum(axis=1) > data.util @ best.sum(axis=1)):
+            best = x
+    return best

@@ -27,6 +27,7 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
+from schedopt.placement.optimus import optimus_place
 from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_plan, compile_placement, cross_pairs, transfer_time_s
 from schedopt.plan import Plan, Status, Termination, relative_gap
 
@@ -88,7 +89,12 @@ def objective_value(data: PlacementData, where: list[JobPlacement | None], objec
 
 def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instance, *, objective: Objective,
                           time_limit: float | None, seed: int | None, options: dict[str, Any]) -> Plan:
-    """The two-stage lexicographic solve, turned into a Plan (limits become statuses)."""
+    """The two-stage lexicographic solve, turned into a Plan (limits become statuses).
+
+    Anytime: ``optimus-placement``'s placement is the incumbent; a stage stopped
+    by the time limit, or one that finds nothing better, returns the best
+    placement found (most jobs placed, then the least objective) with the
+    backend's bound when the placed count is proven maximal."""
     started = time.perf_counter()
     if objective not in OBJECTIVES:
         raise InputError(name, f'objective: "{objective}" is not one of {", ".join(OBJECTIVES)}')
@@ -96,46 +102,63 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         raise InputError(name, f"time_limit: must be > 0 seconds, got {time_limit}")
     data = compile_placement(instance)
     metrics: dict[str, Any] = {"objective_kind": objective}
+    deadline = None if time_limit is None else started + time_limit
 
     def left() -> float | None:
-        return None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
+        return None if deadline is None else max(1e-3, deadline - time.perf_counter())
+
+    def expired() -> bool:
+        return deadline is not None and time.perf_counter() >= deadline
 
     def plan(where: list[JobPlacement | None], status: Status, term: Termination, bound: float | None = None,
              message: str | None = None) -> Plan:
         return build_plan(data, where, solver=name, status=status, termination=term, started=started, bound=bound,
                           seed=seed, options=options, metrics=metrics, message=message, objective=objective)
 
+    def key(where: list[JobPlacement | None]) -> tuple[int, float]:
+        return (-sum(pl is not None for pl in where), objective_value(data, where, objective))
+
     if data.J == 0:
         return plan([], Status.OPTIMAL, Termination.OPTIMAL, bound=0.0)
+    # the heuristic's placement: the incumbent
+    sort_by = instance.resources.index("cpu") if "cpu" in instance.resources else 0
+    best = optimus_place(data, sort_by)
+    if expired():
+        return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT,
+                    message="time limit reached before stage 1 (max placed jobs); the heuristic placement is returned")
     first = backend.solve_stage(data, stage="place", objective=objective, min_placed=0, time_limit=left(), seed=seed)
     metrics.update(first.info)
-    if first.P is None:
-        status = Status.TIME_LIMIT if first.termination == Termination.TIME_LIMIT else Status.INFEASIBLE
-        return plan([None] * data.J, status, first.termination, message=f"stage 1 (max placed jobs): {first.termination.value}")
-    where1 = decode(first.P, first.W)
-    placed = sum(pl is not None for pl in where1)
-    if first.termination != Termination.OPTIMAL:
-        return plan(where1, Status.FEASIBLE, first.termination,
-                    message="stopped in stage 1 (max placed jobs): placed jobs not proven maximal")
+    if first.P is None and first.termination == Termination.INFEASIBLE and not any(pl is not None for pl in best):
+        return plan([None] * data.J, Status.INFEASIBLE, first.termination, message="stage 1 (max placed jobs): infeasible")
+    if first.P is not None and key(decode(first.P, first.W)) < key(best):
+        best = decode(first.P, first.W)
+    placed = sum(pl is not None for pl in best)
+    if first.termination != Termination.OPTIMAL or expired():
+        return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT if first.termination != Termination.ERROR else first.termination,
+                    message="stopped in stage 1 (max placed jobs): placed jobs not proven maximal; the best placement found is returned")
     second = backend.solve_stage(data, stage="cost", objective=objective, min_placed=placed, time_limit=left(), seed=seed)
     metrics.update(second.info)
-    if second.P is None:
-        return plan(where1, Status.FEASIBLE, second.termination, bound=second.bound,
-                    message=f"stage 2 found no placement ({second.termination.value}); stage 1's is kept")
-    where2 = decode(second.P, second.W)
-    value = objective_value(data, where2, objective)
+    if second.P is not None and key(decode(second.P, second.W)) <= key(best):
+        best = decode(second.P, second.W)
+        found = True
+    else:
+        found = False
+    value = objective_value(data, best, objective)
     bound = second.bound
     if bound is not None:
-        bound = min(bound, value)  # a bound above the incumbent is rounding noise
-        bound = max(bound, 0.0)
-    if second.termination == Termination.OPTIMAL:
+        bound = max(min(bound, value), 0.0)  # a bound above the incumbent is rounding noise
+    if second.termination == Termination.OPTIMAL and found:
         bound = value if bound is None else bound
         gap = relative_gap(value, bound)
         if gap is not None and gap > OPTIMAL_GAP:  # optimal for the backend's (scaled) model only
-            return plan(where2, Status.FEASIBLE, Termination.OPTIMAL, bound=bound,
+            return plan(best, Status.FEASIBLE, Termination.OPTIMAL, bound=bound,
                         message=f"optimal for the backend's scaled model; the proven gap on the true objective is {gap:.2g}")
-        return plan(where2, Status.OPTIMAL, Termination.OPTIMAL, bound=bound)
-    return plan(where2, Status.FEASIBLE, second.termination, bound=bound)
+        return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound)
+    gap = relative_gap(value, bound)
+    if gap is not None and gap <= 1e-9:
+        return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound)
+    return plan(best, Status.FEASIBLE, second.termination if second.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
+                bound=bound, message=None if found else "stage 2 found no better placement in time; the best placement found is returned")
 
 
 # ---- brute force (tests) -------------------------------------------------------------------------
