@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -21,7 +22,18 @@ def solve(instance: Instance, solver: str = "optimus-greedy", *, time_limit: flo
     ``options`` are the solver's own (see :func:`schedopt.solvers`).
     Solver limits come back as the plan's status, never as an exception.
     """
+    check_run_settings(time_limit, seed)
     return get_solver(solver, **options).solve(instance, time_limit=time_limit, seed=seed)
+
+
+def check_run_settings(time_limit: Any, seed: Any) -> None:
+    """``time_limit``: None or a finite number of seconds > 0 (heuristics too);
+    ``seed``: None or an integer in [0, 2**32)."""
+    if time_limit is not None and not (isinstance(time_limit, (int, float)) and not isinstance(time_limit, bool)
+                                       and math.isfinite(time_limit) and time_limit > 0):
+        raise InputError("time_limit", f"expected a number of seconds > 0, got {time_limit!r}")
+    if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32):
+        raise InputError("seed", f"expected an integer in [0, 2**32), got {seed!r}")
 
 
 @dataclass
@@ -66,6 +78,9 @@ def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_l
             raise InputError("--problem", f'no solver is registered for problem "{kind}"')
     else:
         names = list(solvers_)
+        if not names:
+            raise InputError("solvers", "no solver named; give one or more solver names")
+    check_run_settings(time_limit, seed)
     for name in names:
         solver_info(name)  # fail fast on an unknown name, before any solve
     rows = []

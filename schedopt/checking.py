@@ -11,6 +11,7 @@ tasks shares. Nothing here imports a solver.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,8 +46,35 @@ def check(instance: Instance, plan: Plan) -> list[Violation]:
     if problem is None:
         out.append(Violation("problem", f'no checker for problem "{plan.problem}"'))
         return out
+    out.extend(check_numbers(plan))
+    if any(v.path.startswith("objective.") for v in out):
+        return out  # the problem's checks compare these numbers
     out.extend(problem.check(instance, plan))
     out.extend(check_objective_bound(plan))
+    return out
+
+
+def check_numbers(plan: Plan) -> list[Violation]:
+    """The objective's value, bound and gap are finite and every metric is a
+    number, not NaN (a NaN compares false with everything and would pass)."""
+    out: list[Violation] = []
+    for key in ("value", "bound", "gap"):
+        v = getattr(plan.objective, key)
+        if v is not None and not math.isfinite(v):
+            out.append(Violation(f"objective.{key}", f"expected a finite number, got {v}"))
+    if plan.objective.gap is not None and math.isfinite(plan.objective.gap) and plan.objective.gap < 0:
+        out.append(Violation("objective.gap", f"a gap is >= 0, got {plan.objective.gap}"))
+    if not math.isfinite(plan.solve_seconds) or plan.solve_seconds < 0:
+        out.append(Violation("solve_seconds", f"expected a finite number >= 0, got {plan.solve_seconds}"))
+    stack: list[tuple[str, object]] = [("metrics", plan.metrics)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((f"{path}.{k}", v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(node))
+        elif isinstance(node, float) and math.isnan(node):
+            out.append(Violation(path, "NaN is not a value"))
     return out
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from schedopt.errors import InputError
-from schedopt.instance import INSTANCE_SCHEMA, Instance
+from schedopt.instance import INSTANCE_SCHEMA, MAX_JOBS, MAX_SERVERS, MAX_TASKS, Instance
 from schedopt.problems import families
 
 
@@ -30,8 +30,9 @@ def generate_instance(family: str, *, jobs: int, servers: int, seed: int = 0, ma
     known = families()
     if family not in known:
         raise InputError("FAMILY", f'unknown family "{family}"; known: {", ".join(sorted(known))}')
-    if jobs < 0 or servers < 1 or max_tasks < 1:
-        raise InputError(family, "expected --jobs >= 0, --servers >= 1, --max-tasks >= 1")
+    if not (0 <= jobs <= MAX_JOBS and 1 <= servers <= MAX_SERVERS and 1 <= max_tasks <= MAX_TASKS):
+        raise InputError(family, f"expected 0 <= --jobs <= {MAX_JOBS:,}, 1 <= --servers <= {MAX_SERVERS:,}, "
+                                 f"1 <= --max-tasks <= {MAX_TASKS:,} (the instance limits), got {jobs}, {servers}, {max_tasks}")
     rng = np.random.default_rng(seed)
     data = {
         "schema": INSTANCE_SCHEMA,

@@ -24,7 +24,20 @@ from schedopt.speed import SPEED_FORMS, FitError, SpeedForm, fit_speed
 
 INSTANCE_SCHEMA = "schedopt/instance@1"
 
+#: documented limits (docs/formats.md): beyond them an instance is refused with
+#: a message naming the limit, instead of overflowing sums or looping for hours
+MAX_QUANTITY = 1e12  # any capacity, demand, model size or bandwidth
+MAX_STEPS = 1e15  # remaining_steps
+MAX_TASKS = 10_000  # a role's min and max
+MAX_SERVERS = 200_000  # servers after expanding ``count``
+MAX_JOBS = 200_000
+
 NonNeg = Annotated[float, PlainValidator(number_validator(ge=0))]
+Quantity = Annotated[float, PlainValidator(number_validator(ge=0, le=MAX_QUANTITY))]
+PositiveQuantity = Annotated[float, PlainValidator(number_validator(gt=0, le=MAX_QUANTITY))]
+Steps = Annotated[float, PlainValidator(number_validator(ge=0, le=MAX_STEPS))]
+TaskCount = Annotated[int, PlainValidator(number_validator(ge=1, le=MAX_TASKS, integer=True))]
+ServerCount = Annotated[int, PlainValidator(number_validator(ge=1, le=MAX_SERVERS, integer=True))]
 Positive = Annotated[float, PlainValidator(number_validator(gt=0))]
 Count = Annotated[int, PlainValidator(number_validator(ge=0, integer=True))]
 PositiveCount = Annotated[int, PlainValidator(number_validator(ge=1, integer=True))]
@@ -41,9 +54,9 @@ class _Strict(BaseModel):
 class Role(_Strict):
     """Per-task demand (resource -> amount) and bounds on the task count."""
 
-    demand: dict[Name, NonNeg]
-    min: PositiveCount = 1
-    max: PositiveCount | None = None
+    demand: dict[Name, Quantity]
+    min: TaskCount = 1
+    max: TaskCount | None = None
 
     @property
     def max_count(self) -> int:
@@ -51,8 +64,8 @@ class Role(_Strict):
 
 
 class Bandwidth(_Strict):
-    ps: Positive
-    worker: Positive
+    ps: PositiveQuantity
+    worker: PositiveQuantity
 
 
 class LossHistory(_Strict):
@@ -84,8 +97,8 @@ class Job(_Strict):
     weight: Positive = 1.0
     roles: dict[Name, Role] = Field(min_length=1)
     speed: SpeedForm | None = None
-    remaining_steps: NonNeg | None = None
-    model_size: NonNeg | None = None  # MB per PS<->worker exchange
+    remaining_steps: Steps | None = None
+    model_size: Quantity | None = None  # MB per PS<->worker exchange
     bandwidth: Bandwidth | None = None  # MB/s at each end
     new: bool = False  # flagged as just started (Optimus priority factor)
     loss_curve: LossCurve | None = None  # predicted normalised loss (SLAQ quality problem)
@@ -101,8 +114,8 @@ class Job(_Strict):
 
 class Server(_Strict):
     name: Name
-    count: PositiveCount = 1
-    capacity: dict[Name, NonNeg]
+    count: ServerCount = 1
+    capacity: dict[Name, Quantity]
 
 
 class Policy(_Strict):
@@ -119,7 +132,7 @@ class Instance(_Strict):
     name: Name
     resources: list[Name] = Field(min_length=1)
     servers: list[Server] = Field(default_factory=list)
-    jobs: list[Job] = Field(default_factory=list)
+    jobs: list[Job] = Field(max_length=MAX_JOBS)
     policy: Policy | None = None
     previous: dict[str, dict[str, dict[str, Count]]] | None = None
     allocation: dict[str, dict[str, Count]] | None = None
@@ -229,6 +242,10 @@ class Instance(_Strict):
                 if key not in known:
                     out.append(FieldProblem(f"{path}.{key}", f'unknown resource "{key}"; the instance declares: {listing}'))
 
+        total_servers = sum(srv.count for srv in self.servers)
+        if total_servers > MAX_SERVERS:
+            out.append(FieldProblem("servers", f"{total_servers:,} servers after expanding count; the limit is {MAX_SERVERS:,} (MAX_SERVERS)"))
+            return out
         seen_servers: dict[str, str] = {}
         for i, srv in enumerate(self.servers):
             unknown_keys(srv.capacity, f"servers[{i}].capacity")

@@ -20,6 +20,67 @@ from schedopt.errors import FieldProblem, InputError
 YAML_SUFFIXES = (".yaml", ".yml")
 JSON_SUFFIXES = (".json",)
 
+#: documented input limits (docs/formats.md): a larger file, deeper nesting or
+#: more values (YAML aliases expanded) is refused with a message naming the limit
+MAX_FILE_BYTES = 256 * 2**20
+MAX_DEPTH = 64
+MAX_VALUES = 5_000_000
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (the last would silently win)."""
+
+
+def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            dup = key in seen
+        except TypeError:
+            continue  # unhashable keys are refused by the constructor below
+        if dup:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {show(key)}", key_node.start_mark)
+        seen.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {show(key)}")
+        out[key] = value
+    return out
+
+
+def _check_size(src: str, data: Any) -> None:
+    """Depth <= MAX_DEPTH and values (aliases expanded) <= MAX_VALUES, counted
+    once per shared node, so a YAML alias bomb is refused in linear time."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, int, bool]] = [(data, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        key = id(node)
+        children = list(node.values()) if isinstance(node, dict) else node
+        if done:
+            sizes[key] = 1 + sum(sizes.get(id(c), 1) for c in children)
+            if sizes[key] > MAX_VALUES:
+                raise InputError(src, f"more than {MAX_VALUES:,} values (YAML aliases expanded); the limit is MAX_VALUES")
+            continue
+        if key in sizes:
+            continue
+        if depth > MAX_DEPTH:
+            raise InputError(src, f"nested more than {MAX_DEPTH} levels deep; the limit is MAX_DEPTH")
+        stack.append((node, depth, True))
+        stack.extend((c, depth + 1, False) for c in children if isinstance(c, (dict, list)) and id(c) not in sizes)
+
 
 def show(value: Any) -> str:
     """Render a user's value the way it appeared in the file (strings quoted)."""
@@ -41,7 +102,8 @@ def number_validator(
     kind = "an integer" if integer else "a number"
     low = f">= {ge:g}" if ge is not None else f"> {gt:g}" if gt is not None else None
     high = f"<= {le:g}" if le is not None else f"< {lt:g}" if lt is not None else None
-    expected = " and ".join(x for x in (f"{kind} {low}" if low else kind, high) if x)
+    basic = f"{kind} {low}" if low else kind  # what a wrong type or sign is told
+    full = " and ".join(x for x in (basic, high) if x)  # a number over the limit is told the limit too
 
     def check(value: Any) -> float | int:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -53,15 +115,13 @@ def number_validator(
             ok = False
         if ok and gt is not None and value <= gt:
             ok = False
-        if ok and le is not None and value > le:
-            ok = False
-        if ok and lt is not None and value >= lt:
-            ok = False
+        over = ok and ((le is not None and value > le) or (lt is not None and value >= lt))
+        if over or (not ok and isinstance(value, float) and math.isinf(value) and value > 0 and high):
+            raise PydanticCustomError("schedopt_number", "expected {expected}, got {got}",
+                                      {"expected": full, "got": show(value)})
         if not ok:
-            raise PydanticCustomError(
-                "schedopt_number", "expected {expected}, got {got}",
-                {"expected": expected, "got": show(value)},
-            )
+            raise PydanticCustomError("schedopt_number", "expected {expected}, got {got}",
+                                      {"expected": basic, "got": show(value)})
         return int(value) if integer else float(value)
 
     return check
@@ -139,6 +199,8 @@ def read_document(path: str | os.PathLike[str]) -> Any:
     if suffix not in YAML_SUFFIXES + JSON_SUFFIXES:
         raise InputError(src, f"unknown file type {suffix or '(none)'!r}; expected .json, .yaml or .yml")
     try:
+        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(src, f"file is larger than {MAX_FILE_BYTES // 2**20} MiB (the limit MAX_FILE_BYTES)")
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(src, "file not found") from None
@@ -146,24 +208,53 @@ def read_document(path: str | os.PathLike[str]) -> Any:
         raise InputError(src, "is a directory, expected a file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(src, f"cannot read file: {exc}") from None
+    data = parse_text(text, suffix, src)
+    _check_size(src, data)
+    return data
+
+
+def parse_text(text: str, suffix: str, src: str) -> Any:
+    """Parse JSON or YAML text; duplicate keys, too deep nesting and syntax
+    errors become an :class:`InputError` naming ``src``."""
+    deep = InputError(src, f"nested more than {MAX_DEPTH} levels deep; the limit is MAX_DEPTH")
     if suffix in JSON_SUFFIXES:
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=_json_pairs)
         except json.JSONDecodeError as exc:
             raise InputError(src, f"JSON syntax error at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        except ValueError as exc:
+            raise InputError(src, str(exc)) from None
+        except RecursionError:
+            raise deep from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(src, f"YAML syntax error{where}: {problem}") from None
+        kind = "YAML error" if isinstance(exc, yaml.constructor.ConstructorError) else "YAML syntax error"
+        raise InputError(src, f"{kind}{where}: {problem}") from None
+    except RecursionError:
+        raise deep from None
 
 
 def dumps(data: Any, suffix: str) -> str:
     if suffix.lower() in JSON_SUFFIXES:
         return json.dumps(data, indent=2) + "\n"
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (os.umask would, for every thread)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_document(path: str | os.PathLike[str], data: Any) -> None:
@@ -177,8 +268,11 @@ def write_document(path: str | os.PathLike[str], data: Any) -> None:
     directory = p.parent if str(p.parent) else Path(".")
     if not directory.is_dir():
         raise InputError(str(path), f"directory {str(directory)!r} does not exist")
+    if p.is_dir():
+        raise InputError(str(path), "is a directory, expected a file name")
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=directory)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # the user's umask, as open() would give (mkstemp makes 0600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, p)

@@ -14,10 +14,11 @@ with its class attributes ``problem``, ``exact`` and ``backend``
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from schedopt.errors import InputError, UnknownSolverError
+from schedopt.errors import FieldProblem, InputError, UnknownSolverError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 
@@ -46,7 +47,45 @@ class SolverInfo:
         if unknown:
             known = ", ".join(sorted(self.options)) or "none"
             raise InputError(f"solver {self.name}", f"unknown option(s) {unknown}; options: {known}")
+        problems = [p for key, value in options.items() if (p := option_problem(key, value, self.options[key]))]
+        if problems:
+            raise InputError(f"solver {self.name}", [FieldProblem(f"option {k}", m) for k, m in problems])
         return self.factory(**options)
+
+
+#: ranges of the options several solvers share: name -> (low, high, integer)
+OPTION_RANGES: dict[str, tuple[float, float, bool]] = {
+    "rel_gap": (0.0, 1.0, False),
+    "threads": (1, 64, True),
+    "workers": (1, 64, True),
+    "priority_factor": (0.0, 1.0, False),
+    "weight_dltap": (0.0, 1e6, False),
+}
+
+
+def option_problem(key: str, value: Any, default: Any) -> tuple[str, str] | None:
+    """Why ``value`` is not acceptable for option ``key`` (whose default is
+    ``default``), or None. Types follow the default; shared options have ranges."""
+    def is_number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            return key, f"expected true or false, got {value!r}"
+    elif isinstance(default, int) and key not in OPTION_RANGES:
+        if not (is_number(value) and float(value).is_integer()):
+            return key, f"expected an integer, got {value!r}"
+    elif isinstance(default, float) and key not in OPTION_RANGES:
+        if not is_number(value):
+            return key, f"expected a number, got {value!r}"
+    elif isinstance(default, str) and not isinstance(value, str):
+        return key, f"expected a string, got {value!r}"
+    if key in OPTION_RANGES:
+        low, high, integer = OPTION_RANGES[key]
+        if not is_number(value) or (integer and not float(value).is_integer()) or not low <= value <= high:
+            kind = "an integer" if integer else "a number"
+            return key, f"expected {kind} in [{low:g}, {high:g}], got {value!r}"
+    return None
 
 
 _REGISTRY: dict[str, SolverInfo] = {}

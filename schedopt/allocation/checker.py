@@ -7,7 +7,9 @@ import math
 from typing import Callable
 
 from schedopt.allocation.metrics import allocation_metrics, allocation_usage, remaining_time_s
+from schedopt.allocation.problem import AllocationData, admit_smallest_first, compile_allocation
 from schedopt.checking import REL_TOL, Violation, check_paused, check_server_placement
+from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.checker import check_joint_placement
 from schedopt.plan import Plan, Status
@@ -17,7 +19,7 @@ JobTerm = Callable[[Instance, str, dict[str, int]], float]
 
 
 def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str, capacity_ref: str,
-                 sense: str) -> list[Violation]:
+                 sense: str, compile: Callable[[Instance], AllocationData] = compile_allocation) -> list[Violation]:
     """Counts within each role's bounds and allowed by the speed, capacity summed
     over the cluster, paused jobs, objective and metrics recomputed; a joint
     plan's placement is checked too."""
@@ -27,6 +29,8 @@ def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str,
         out.append(Violation("objective.sense", f'problem "{plan.problem}" is a {sense}imisation, the plan says {plan.objective.sense}'))
     if plan.status in (Status.INFEASIBLE, Status.TIME_LIMIT) and alloc:
         out.append(Violation("allocation", f"status {plan.status.value} but an allocation is given"))
+    if plan.status == Status.INFEASIBLE:
+        out += _check_infeasible_claim(instance, compile)
     for job_id, counts in alloc.items():
         path = f"allocation.{job_id}"
         if job_id not in instance.job_index:
@@ -78,6 +82,20 @@ def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str,
         if not placed:
             out += check_joint_placement(instance, plan)
     return out
+
+
+def _check_infeasible_claim(instance: Instance, compile: Callable[[Instance], AllocationData]) -> list[Violation]:
+    """A plan that says "infeasible" is wrong when some job fits the cluster at
+    an allowed minimum (admitting that job alone is a feasible plan)."""
+    try:
+        data = compile(instance)
+    except InputError:
+        return []  # the instance cannot pose the problem: nothing is feasible
+    admitted, _ = admit_smallest_first(data)
+    if admitted:
+        return [Violation("status", f'status infeasible, but job "{data.jobs[admitted[0]].id}" fits the cluster at its '
+                                    f"minimum counts: a plan admitting it is feasible")]
+    return []
 
 
 def check_allocation(instance: Instance, plan: Plan) -> list[Violation]:

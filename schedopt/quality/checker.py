@@ -7,13 +7,13 @@ from schedopt.allocation.checker import check_counts
 from schedopt.checking import Violation
 from schedopt.instance import Instance
 from schedopt.plan import Plan
-from schedopt.quality.problem import predicted_reduction
+from schedopt.quality.problem import compile_quality, predicted_reduction
 
 
 def check_quality(instance: Instance, plan: Plan) -> list[Violation]:
     """SLAQ §2: bounds, allowed counts, Σ_j a_j·d_j <= C, Σ predicted reduction."""
     return check_counts(instance, plan, term=predicted_reduction, formula="Σ predicted loss reduction",
-                        capacity_ref="SLAQ: Σ_j a_j <= C", sense="max")
+                        capacity_ref="SLAQ: Σ_j a_j <= C", sense="max", compile=compile_quality)
 
 
 def quality_value(instance: Instance, plan: Plan) -> float:

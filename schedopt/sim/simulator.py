@@ -82,6 +82,12 @@ def _check_workload(workload: Instance) -> None:
         raise InputError(workload.source, problems)
 
 
+#: documented limits: the shortest interval, the longest horizon (365 days), the most intervals in one run
+MIN_INTERVAL_S = 1.0
+MAX_HORIZON_S = 365 * 86400.0
+MAX_INTERVALS = 1_000_000
+
+
 def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None, interval_s: float = 600.0,
              restart_overhead_s: float = 60.0, seed: int = 0, error_steps: float = 0.0, error_speed: float = 0.0,
              horizon_s: float | None = None, check_plans: bool = False, options: dict[str, Any] | None = None,
@@ -94,10 +100,15 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     every plan (the count of violations is in the result). ``progress(t, done, n)``
     is called after every interval; ``observer(t, view, plan, reward)`` too, with
     DL2's per-slot reward Σ_i (steps trained in the slot / job i's total steps)."""
-    if not interval_s > 0:
-        raise InputError("--interval", f"must be > 0 seconds, got {interval_s}")
-    if restart_overhead_s < 0:
-        raise InputError("--restart-overhead", f"must be >= 0 seconds, got {restart_overhead_s}")
+    if not (math.isfinite(interval_s) and MIN_INTERVAL_S <= interval_s <= MAX_HORIZON_S):
+        raise InputError("--interval", f"must be between {MIN_INTERVAL_S:g} and {MAX_HORIZON_S:g} seconds (MIN_INTERVAL_S, MAX_HORIZON_S), got {interval_s}")
+    if not (math.isfinite(restart_overhead_s) and restart_overhead_s >= 0):
+        raise InputError("--restart-overhead", f"must be a finite number of seconds >= 0, got {restart_overhead_s}")
+    if horizon_s is not None and not (math.isfinite(horizon_s) and 0 < horizon_s <= MAX_HORIZON_S):
+        raise InputError("--horizon", f"must be in (0, {MAX_HORIZON_S:g}] seconds (MAX_HORIZON_S), got {horizon_s}")
+    if (horizon_s or MAX_HORIZON_S) / interval_s > MAX_INTERVALS:
+        raise InputError("--interval", f"{(horizon_s or MAX_HORIZON_S) / interval_s:,.0f} intervals over the horizon; the limit is "
+                                       f"{MAX_INTERVALS:,} (MAX_INTERVALS): give a longer --interval or a shorter --horizon")
     for name, e in (("--error-steps", error_steps), ("--error-speed", error_speed)):
         if not 0 <= e < 1:
             raise InputError(name, f"must be in [0, 1), got {e}")
@@ -119,7 +130,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                         sign_steps=float(signs[i, 0]), sign_speed=float(signs[i, 1]))
               for i, j in enumerate(workload.jobs)]
     order = sorted(range(len(states)), key=lambda i: states[i].job.arrival)
-    limit = horizon_s if horizon_s is not None else 365 * 86400.0
+    limit = horizon_s if horizon_s is not None else MAX_HORIZON_S
     cap = workload.capacity_total
     tl = Timeline(utilization={r: [] for r in workload.resources})
     overhead_s = run_s = scheduler_s = 0.0
