@@ -52,7 +52,15 @@ class StageResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+#: measured cost of the LP bound per configuration left after pruning (s); the
+#: driver does not start a phase the time left cannot pay for
+LP_SECONDS_PER_CHOICE = 1.0e-6
+
+
 class ExactBackend(Protocol):
+    #: seconds to build and hand over the model per configuration (measured; 0 if unknown)
+    seconds_per_choice: float
+
     def solve_stage(
         self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
         min_admitted: int, time_limit: float | None, seed: int | None, hint: list[int] | None = None,
@@ -180,8 +188,11 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         cs_min = cs.subset(count_minimal(cs))
         metrics["admit_configurations"] = int(cs_min.K)
         hint = cs_min.indices_present({j: min_configuration(data, j) for j in best}) or None  # type: ignore[misc]
-        s1 = backend.solve_stage(data, cs_min, stage="admit", every_job=False, min_admitted=0,
-                                 time_limit=left(), seed=seed, hint=hint)
+        if deadline is not None and deadline - time.perf_counter() < getattr(backend, "seconds_per_choice", 0.0) * cs_min.K:
+            s1 = StageResult(Termination.TIME_LIMIT, None, info={"skipped": "too little time left to build the model"})
+        else:
+            s1 = backend.solve_stage(data, cs_min, stage="admit", every_job=False, min_admitted=0,
+                                     time_limit=left(), seed=seed, hint=hint)
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
         if s1.termination == Termination.INFEASIBLE and s1.chosen is None and not best:
             return plan({}, Status.INFEASIBLE, s1.termination, message=_no_plan_message("stage 1 (max admitted jobs)", s1))
@@ -208,11 +219,14 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if expired():
             return stopped("after stage 1 (max admitted jobs)", admitted_bound=admitted_bound)
 
-    if expired():
-        return stopped("before the LP bound", admitted_bound=admitted_bound)
+    if expired() or (deadline is not None and deadline - time.perf_counter() < LP_SECONDS_PER_CHOICE * cs.K):
+        return stopped(f"before the LP bound (about {LP_SECONDS_PER_CHOICE * cs.K:.2g} s for {cs.K:,} configurations)",
+                       admitted_bound=admitted_bound)
     cs, lp_bound, best = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min, stage1=stage1)
-    if expired():
-        return stopped("after the LP bound", bound=lp_bound, admitted_bound=admitted_bound, admit_proven=admit_proven)
+    build_s = getattr(backend, "seconds_per_choice", 0.0) * cs.K
+    if expired() or (deadline is not None and deadline - time.perf_counter() < build_s):
+        return stopped(f"after the LP bound (building the model would take about {build_s:.2g} s for {cs.K:,} configurations)",
+                       bound=lp_bound, admitted_bound=admitted_bound, admit_proven=admit_proven)
     s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,
                              time_limit=left(), seed=seed, hint=cs.indices_present(best) or None)
     metrics.update(s2.info)
