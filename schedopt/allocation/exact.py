@@ -166,7 +166,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     metrics["heuristic_seconds"] = time.perf_counter() - t0
 
     def stopped(message: str, *, bound: float | None = None, admitted_bound: int | None = None,
-                admit_proven: bool = False) -> Plan:
+                admit_proven: bool = False, term: Termination = Termination.TIME_LIMIT, note: str | None = None) -> Plan:
+        """The incumbent ``best``, proven optimal when it meets ``bound``."""
         metrics["stopped_in"] = message
         gap = relative_gap(_cost(data, best), bound)
         if best and admit_proven and gap is not None and gap <= 1e-7:  # the incumbent meets the bound: proven
@@ -174,8 +175,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if not best:
             return plan({}, Status.TIME_LIMIT, Termination.TIME_LIMIT, admitted_bound=admitted_bound,
                         message=f"time limit reached {message}; no plan")
-        return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT, bound=bound, admitted_bound=admitted_bound,
-                    message=f"time limit reached {message}; the best plan found is returned")
+        return plan(best, Status.FEASIBLE, term, bound=bound, admitted_bound=admitted_bound,
+                    message=note or f"time limit reached {message}; the best plan found is returned")
 
     every_job = candidates == data.J and all_fit_at_minimum(data)
     k_min, admitted_bound, admit_proven = data.J, data.J, True
@@ -231,18 +232,17 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                              time_limit=left(), seed=seed, hint=cs.indices_present(best) or None)
     metrics.update(s2.info)
     bound = lp_bound if s2.bound is None else max(lp_bound, s2.bound)
-    if s2.chosen is None or _cost(data, config_of(s2.chosen, cs)) > _cost(data, best) + 1e-9 * max(1.0, abs(_cost(data, best))):
+    found = None if s2.chosen is None else config_of(s2.chosen, cs)
+    best_cost = _cost(data, best)
+    if found is None or _cost(data, found) > best_cost + 1e-9 * max(1.0, abs(best_cost)):
         if s2.termination == Termination.OPTIMAL:  # cannot happen with a valid incumbent; say so if it does
             metrics["backend_note"] = "the backend's optimum is worse than the incumbent"
         if s2.termination == Termination.ERROR:
             metrics["backend_note"] = _no_plan_message("stage 2 (min Σ cost)", s2)
-        proven = admit_proven and relative_gap(_cost(data, best), bound) is not None and relative_gap(_cost(data, best), bound) <= 1e-7
-        if proven:
-            return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, admitted_bound=admitted_bound)
-        return plan(best, Status.FEASIBLE, s2.termination if s2.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
-                    bound=bound, admitted_bound=admitted_bound,
-                    message="stage 2 (min Σ cost) did not improve on the incumbent in time; the incumbent is returned")
+        return stopped("in stage 2 (min Σ cost)", bound=bound, admitted_bound=admitted_bound, admit_proven=admit_proven,
+                       term=s2.termination if s2.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
+                       note="stage 2 (min Σ cost) did not improve on the incumbent in time; the incumbent is returned")
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     term = s2.termination if admit_proven else Termination.TIME_LIMIT
-    return plan(config_of(s2.chosen, cs), status, term, bound=bound, admitted_bound=admitted_bound)
+    return plan(found, status, term, bound=bound, admitted_bound=admitted_bound)

@@ -316,8 +316,11 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
         res.bound = trivial_bound(data)  # a proven bound, however weak, whenever the backend has none
         metrics["bound_source"] = "utilization caps: Σ_k min(1, Σ_i n_max_i·d_ik / C_k)"
     # anytime: weighted DRF packed first-fit is the incumbent when it meets P2's budgets
-    incumbent = _drf_incumbent(data, model, name, opts, started, seed)
-    if incumbent is not None and res.termination != Termination.INFEASIBLE and (
+    # (a proven optimum cannot be beaten, and an infeasible P2 has no incumbent: skip the packing and checks)
+    proven_optimal = res.x is not None and res.termination == Termination.OPTIMAL and res.proven
+    incumbent = None if proven_optimal or res.termination == Termination.INFEASIBLE else \
+        _drf_incumbent(data, model, name, opts, started, seed)
+    if incumbent is not None and (
             res.x is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ res.x.sum(axis=1)) + 1e-9):
         note = ("the backend found no plan in time" if res.x is None else "the backend's plan was worse")
         return build_plan(data, incumbent, solver=name, status=Status.FEASIBLE,

@@ -130,19 +130,19 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
     metrics.update(first.info)
     if first.P is None and first.termination == Termination.INFEASIBLE and not any(pl is not None for pl in best):
         return plan([None] * data.J, Status.INFEASIBLE, first.termination, message="stage 1 (max placed jobs): infeasible")
-    if first.P is not None and key(decode(first.P, first.W)) < key(best):
-        best = decode(first.P, first.W)
+    where1 = None if first.P is None else decode(first.P, first.W)
+    if where1 is not None and key(where1) < key(best):
+        best = where1
     placed = sum(pl is not None for pl in best)
     if first.termination != Termination.OPTIMAL or expired():
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT if first.termination != Termination.ERROR else first.termination,
                     message="stopped in stage 1 (max placed jobs): placed jobs not proven maximal; the best placement found is returned")
     second = backend.solve_stage(data, stage="cost", objective=objective, min_placed=placed, time_limit=left(), seed=seed)
     metrics.update(second.info)
-    if second.P is not None and key(decode(second.P, second.W)) <= key(best):
-        best = decode(second.P, second.W)
-        found = True
-    else:
-        found = False
+    where2 = None if second.P is None else decode(second.P, second.W)
+    found = where2 is not None and key(where2) <= key(best)
+    if found:
+        best = where2
     value = objective_value(data, best, objective)
     bound = second.bound
     if bound is not None:
