@@ -305,21 +305,25 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     classes = data.server_classes()
     by_classes = mode == "classes" or (mode == "auto" and len(classes) < data.S and data.A * data.S > AUTO_PAIRS)
     metrics["mode"] = "classes" if by_classes else "servers"
-    if np.any(data.ub.sum(axis=1) < data.n_min):
+    impossible = bool(np.any(data.ub.sum(axis=1) < data.n_min))
+    # anytime: weighted DRF packed first-fit is the incumbent when it meets P2's budgets; it is
+    # built before the backend runs so that the backend gets only the time that is left
+    incumbent = None if impossible else _drf_incumbent(data, model, name, opts, started, seed)
+    left = None if time_limit is None else time_limit - (time.perf_counter() - started)
+    if impossible:
         res = BackendResult(Termination.INFEASIBLE, None, info={"reason": "an application's n_min exceeds what the servers can hold"})
+    elif left is not None and left <= 0.01:
+        res = BackendResult(Termination.TIME_LIMIT, None, info={"reason": "the time limit was spent before the backend could start"})
     elif by_classes:
-        res = solve_by_classes(backend, model, classes, time_limit=time_limit, seed=seed)
+        res = solve_by_classes(backend, model, classes, time_limit=left, seed=seed)
     else:
-        res = backend.solve_model(model, time_limit=time_limit, seed=seed)
+        res = backend.solve_model(model, time_limit=left, seed=seed)
     metrics.update(res.info)
     if res.bound is None and res.termination != Termination.INFEASIBLE:
         res.bound = trivial_bound(data)  # a proven bound, however weak, whenever the backend has none
         metrics["bound_source"] = "utilization caps: Σ_k min(1, Σ_i n_max_i·d_ik / C_k)"
-    # anytime: weighted DRF packed first-fit is the incumbent when it meets P2's budgets
-    # (a proven optimum cannot be beaten, and an infeasible P2 has no incumbent: skip the packing and checks)
-    proven_optimal = res.x is not None and res.termination == Termination.OPTIMAL and res.proven
-    incumbent = None if proven_optimal or res.termination == Termination.INFEASIBLE else \
-        _drf_incumbent(data, model, name, opts, started, seed)
+    if res.termination == Termination.INFEASIBLE:
+        incumbent = None  # P2 proven infeasible: nothing meets its budgets
     if incumbent is not None and (
             res.x is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ res.x.sum(axis=1)) + 1e-9):
         note = ("the backend found no plan in time" if res.x is None else "the backend's plan was worse")

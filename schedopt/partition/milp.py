@@ -119,7 +119,8 @@ class HighsDorm:
         t0 = time.perf_counter()
         m = build_model(model)
         built = time.perf_counter() - t0
-        res = solve_highs(m, time_limit=time_limit, rel_gap=self.rel_gap, threads=self.threads, seed=seed)
+        res = solve_highs(m, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
+                          threads=self.threads, seed=seed, build_seconds=built)
         info: dict[str, Any] = {"build_seconds": built, "solver_seconds": time.perf_counter() - t0 - built}
         term = res.termination
         if term == Termination.ERROR:

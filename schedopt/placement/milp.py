@@ -99,7 +99,8 @@ class HighsPlacement:
         t0 = time.perf_counter()
         model = build_model(data, stage=stage, objective=objective, min_placed=min_placed)
         built = time.perf_counter() - t0
-        res = solve_highs(model, time_limit=time_limit, rel_gap=self.rel_gap, threads=self.threads, seed=seed, abs_gap=1e-9)
+        res = solve_highs(model, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
+                          threads=self.threads, seed=seed, abs_gap=1e-9, build_seconds=built)
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
         term = res.termination
         if term == Termination.ERROR:
