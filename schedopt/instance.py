@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, PrivateAttr, ValidationError, ValidationInfo, model_validator
 
 from schedopt.convergence import CurveFitError, LossCurve, fit_history
 from schedopt.errors import FieldProblem, InputError
@@ -124,6 +124,14 @@ class Policy(_Strict):
     horizon_s: Positive = 60.0  # SLAQ scheduling epoch T, seconds
 
 
+class _Invalid(Exception):
+    """Cross-field problems found by :meth:`Instance._validate_whole` (internal)."""
+
+    def __init__(self, source: str, problems: list[FieldProblem]):
+        super().__init__(source)
+        self.source, self.problems = source, problems
+
+
 class Instance(_Strict):
     """One scheduling problem. Build with :func:`load_instance` or
     :meth:`Instance.from_dict`, which validate; treat as immutable."""
@@ -147,24 +155,51 @@ class Instance(_Strict):
         return self._source
 
     # ---- construction -------------------------------------------------------------
+    @model_validator(mode="after")
+    def _validate_whole(self, info: ValidationInfo) -> "Instance":
+        """One path for files and code: the cross-field checks, then the fits of
+        observations, whichever way the instance is made (``Instance(...)``,
+        :meth:`from_dict`, :func:`load_instance`). Raises :class:`InputError`
+        (not a pydantic error) naming every problem's field."""
+        source = (info.context or {}).get("source", "<Instance>") if info is not None else "<Instance>"
+        problems = self._cross_check()
+        if not problems:
+            problems = self._fit_observations()
+        if problems:
+            raise _Invalid(source, problems)  # not a ValueError: pydantic lets it through unwrapped
+        self._source = source
+        return self
+
     @classmethod
     def from_dict(cls, data: Any, source: str = "<dict>") -> "Instance":
-        """Validate ``data`` (as parsed from a file); raises :class:`InputError`."""
+        """Validate ``data`` (as parsed from a file; ``schema`` defaults to
+        ``schedopt/instance@1`` when absent); raises :class:`InputError`."""
         if not isinstance(data, dict):
             raise InputError(source, f"expected a mapping at the top level, got {type(data).__name__}")
-        if "schema" not in data:
-            raise InputError(source, [FieldProblem("schema", f'required field is missing (expected "{INSTANCE_SCHEMA}")')])
+        return cls.model_validate(data, context={"source": source})
+
+    @classmethod
+    def model_validate(cls, obj: Any, *, strict: bool | None = None, from_attributes: bool | None = None,
+                       context: dict[str, Any] | None = None, **kwargs: Any) -> "Instance":
+        """pydantic's ``model_validate``, raising :class:`InputError` (with every field problem)."""
+        source = (context or {}).get("source", "<Instance>")
         try:
-            inst = cls.model_validate(data)
+            return super().model_validate(obj, strict=strict, from_attributes=from_attributes, context=context, **kwargs)
         except ValidationError as exc:
-            raise InputError(source, problems_from_validation(exc, skip=frozenset(SPEED_FORMS))) from None
-        problems = inst._cross_check()
-        if not problems:
-            problems = inst._fit_observations()
-        if problems:
-            raise InputError(source, problems)
-        inst._source = source
-        return inst
+            raise InputError(source, problems_from_validation(exc, skip=frozenset(SPEED_FORMS), model=cls)) from None
+        except _Invalid as exc:
+            raise InputError(exc.source, exc.problems) from None
+
+    def __init__(self, /, **data: Any) -> None:
+        """Build from keyword fields (the file's fields; nested parts as dicts or
+        :class:`Job`/:class:`Server`/... objects); validated like a file, raises
+        :class:`InputError`."""
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise InputError("<Instance>", problems_from_validation(exc, skip=frozenset(SPEED_FORMS), model=Instance)) from None
+        except _Invalid as exc:
+            raise InputError(exc.source, exc.problems) from None
 
     def with_allocation(self, allocation: dict[str, dict[str, int]]) -> "Instance":
         """A copy whose ``allocation`` (the counts a placement problem takes as given) is ``allocation``."""

@@ -3,16 +3,19 @@ field paths a user can act on (``jobs[3].roles.worker.demand.gpu: ...``)."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
 import tempfile
+import types
+import typing
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
 from schedopt.errors import FieldProblem, InputError
@@ -152,8 +155,49 @@ _TYPE_WORDS = {
 }
 
 
-def problems_from_validation(err: ValidationError, skip: frozenset[str] = frozenset()) -> list[FieldProblem]:
-    """Translate pydantic's errors into one :class:`FieldProblem` per error."""
+def _members(tp: Any) -> list[Any]:
+    """The alternatives of a type, with Optional/Union/Annotated unwrapped."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [m for a in typing.get_args(tp) for m in _members(a)]
+    return [tp]
+
+
+def fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The field names (aliases where given) of the model reached by following
+    ``loc`` from ``model`` through nested models, lists and dicts; [] if unknown."""
+    current: list[Any] = [model]
+    for part in loc:
+        nxt: list[Any] = []
+        for tp in (m for t in current for m in _members(t)):
+            origin = typing.get_origin(tp)
+            if isinstance(tp, type) and issubclass(tp, BaseModel):
+                for name, info in tp.model_fields.items():
+                    if part in (name, info.alias):
+                        nxt.append(info.annotation)
+            elif origin is list and isinstance(part, int):
+                nxt.append(typing.get_args(tp)[0])
+            elif origin is dict and isinstance(part, str):
+                nxt.append(typing.get_args(tp)[1])
+        if not nxt:  # a union tag or an unknown step: stay where we are
+            continue
+        current = nxt
+    return sorted({(info.alias or name) for t in current for m in _members(t)
+                   if isinstance(m, type) and issubclass(m, BaseModel) for name, info in m.model_fields.items()})
+
+
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """`` (did you mean "x"?)`` for the closest of ``choices``, or ``""``."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+def problems_from_validation(err: ValidationError, skip: frozenset[str] = frozenset(),
+                             model: type[BaseModel] | None = None) -> list[FieldProblem]:
+    """Translate pydantic's errors into one :class:`FieldProblem` per error;
+    with ``model`` (the validated class), unknown fields get a "did you mean"."""
     problems: list[FieldProblem] = []
     for e in err.errors(include_url=False):
         path = format_path(tuple(e["loc"]), skip)
@@ -163,7 +207,8 @@ def problems_from_validation(err: ValidationError, skip: frozenset[str] = frozen
         if kind == "missing":
             msg = "required field is missing"
         elif kind == "extra_forbidden":
-            msg = "unknown field"
+            loc = tuple(e["loc"])
+            msg = "unknown field" + (did_you_mean(loc[-1], fields_at(model, loc[:-1])) if model and loc else "")
         elif kind in ("too_short", "too_long"):
             msg = f"expected {_length_words(ctx)}, got {ctx.get('actual_length')} items"
         elif kind == "union_tag_invalid":

@@ -47,7 +47,9 @@ def _dup_id(d: dict[str, Any]) -> None:
 CASES: list[tuple[str, Any, str, str]] = [
     ("missing name", mutate(_del(["name"])), ".yaml", "name: required field is missing"),
     ("missing roles", mutate(_del(["jobs", 2, "roles"])), ".yaml", "jobs[2].roles: required field is missing"),
-    ("missing schema", mutate(_del(["schema"])), ".yaml", "schema: required field is missing"),
+    ("wrong schema", mutate(_set(["schema"], "schedopt/instance@9")), ".yaml", "schema: expected 'schedopt/instance@1'"),
+    ("misspelt field", mutate(_set(["jobs", 1, "remaining_stepz"], 5)), ".yaml",
+     'jobs[1].remaining_stepz: unknown field (did you mean "remaining_steps"?)'),
     ("string demand", mutate(_set(["jobs", 3, "roles", "worker", "demand", "gpu"], "two")), ".yaml",
      'jobs[3].roles.worker.demand.gpu: expected a number >= 0, got "two"'),
     ("bool count", mutate(_set(["jobs", 0, "roles", "ps", "max"], True)), ".yaml", "jobs[0].roles.ps.max: expected an integer >= 1"),
