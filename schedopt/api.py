@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
@@ -14,16 +14,43 @@ from schedopt.problems import get_problem, infer_problem
 from schedopt.registry import get_solver, solver_info, solvers
 
 
-def solve(instance: Instance, solver: str = "optimus-greedy", *, time_limit: float | None = None,
+def solve(instance: Instance, solver: str | None = None, *, time_limit: float | None = None,
           seed: int | None = None, **options: Any) -> Plan:
-    """Solve ``instance`` with the registered solver ``solver``.
+    """Solve ``instance`` with the registered solver ``solver`` (default: the
+    heuristic of the problem the instance poses, see :func:`infer_problem`).
 
-    ``time_limit`` in seconds (exact solvers); ``seed`` for any randomness;
-    ``options`` are the solver's own (see :func:`schedopt.solvers`).
-    Solver limits come back as the plan's status, never as an exception.
+    ``time_limit`` in seconds (every solver; heuristics run to their end);
+    ``seed`` for any randomness; ``options`` are the solver's own (see
+    :func:`schedopt.solvers`). Solver limits come back as the plan's status,
+    never as an exception; a solver of a problem the instance does not pose
+    raises :class:`InputError` naming the solvers that fit.
     """
     check_run_settings(time_limit, seed)
+    if solver is None:
+        problem = get_problem(infer_problem(instance))
+        if problem.default_solver is None:
+            raise InputError("solver", f'instance "{instance.name}" poses the {problem.name} problem; name a solver: '
+                                       + ", ".join(s.name for s in solvers(problem.name)))
+        solver = problem.default_solver
+    check_fits(instance, solver_info(solver).problem, solver)
     return get_solver(solver, **options).solve(instance, time_limit=time_limit, seed=seed)
+
+
+def check_fits(instance: Instance, problem_name: str, solver: str | None = None) -> None:
+    """Raise :class:`InputError` when ``instance`` does not pose ``problem_name``
+    (e.g. Dorm's partition solver on an Optimus allocation instance)."""
+    problem = get_problem(problem_name)
+    why = problem.why_not(instance) if instance.jobs else None  # an empty instance poses every problem
+    if why is None:
+        return
+    posed = infer_problem(instance)
+    if posed == problem.name or get_problem(posed).why_not(instance) is not None:
+        return  # not clearly another problem's instance: the problem's compile names the missing fields
+    who = f'solver "{solver}" solves' if solver else "you asked for"
+    fits = ", ".join(s.name for s in solvers(posed))
+    raise InputError(instance.source,
+                     f'{who} the {problem.name} problem, but instance "{instance.name}" cannot pose it: {why}. '
+                     f"It poses the {posed} problem, whose solvers are: {fits}")
 
 
 def check_run_settings(time_limit: Any, seed: Any) -> None:
@@ -68,23 +95,35 @@ class Comparison:
 
 
 def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_limit: float | None = None,
-            seed: int | None = None, problem: str | None = None) -> Comparison:
+            seed: int | None = None, problem: str | None = None,
+            options: dict[str, dict[str, Any]] | None = None,
+            progress: Callable[[int, str], None] | None = None) -> Comparison:
     """Run several solvers (default: every solver of ``problem``, by default
-    :func:`infer_problem`) and check each plan."""
+    :func:`infer_problem`) and check each plan. ``options``: per solver name,
+    its options; ``progress(k, name)`` is called before the k-th solve."""
+    if problem is not None:
+        check_fits(instance, get_problem(problem).name)
     if solvers_ is None:
         kind = get_problem(problem).name if problem else infer_problem(instance)
         names = [s.name for s in solvers(kind)]
         if not names:
-            raise InputError("--problem", f'no solver is registered for problem "{kind}"')
+            raise InputError("problem", f'no solver is registered for problem "{kind}"')
     else:
         names = list(solvers_)
         if not names:
             raise InputError("solvers", "no solver named; give one or more solver names")
     check_run_settings(time_limit, seed)
-    for name in names:
-        solver_info(name)  # fail fast on an unknown name, before any solve
+    options = options or {}
+    for name in names:  # fail fast on an unknown name, a wrong problem or a bad option, before any solve
+        check_fits(instance, solver_info(name).problem, name)
+        get_solver(name, **options.get(name, {}))
+    unused = sorted(set(options) - set(names))
+    if unused:
+        raise InputError("options", f"options given for solver(s) not compared: {', '.join(unused)}")
     rows = []
-    for name in names:
-        plan = solve(instance, name, time_limit=time_limit, seed=seed)
+    for k, name in enumerate(names):
+        if progress is not None:
+            progress(k, name)
+        plan = solve(instance, name, time_limit=time_limit, seed=seed, **options.get(name, {}))
         rows.append(CompareRow(name, plan, check(instance, plan)))
     return Comparison(instance.name, rows)

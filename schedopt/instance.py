@@ -10,12 +10,13 @@ path. Solvers may assume a validated :class:`Instance`.
 
 from __future__ import annotations
 
+import contextvars
 import os
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, PrivateAttr, ValidationError, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, PrivateAttr, ValidationError, model_validator
 
 from schedopt.convergence import CurveFitError, LossCurve, fit_history
 from schedopt.errors import FieldProblem, InputError
@@ -124,6 +125,10 @@ class Policy(_Strict):
     horizon_s: Positive = 60.0  # SLAQ scheduling epoch T, seconds
 
 
+#: the source named in errors while :meth:`Instance.model_validate` runs (None outside it)
+_SOURCE: contextvars.ContextVar[str | None] = contextvars.ContextVar("schedopt_instance_source", default=None)
+
+
 class _Invalid(Exception):
     """Cross-field problems found by :meth:`Instance._validate_whole` (internal)."""
 
@@ -156,12 +161,11 @@ class Instance(_Strict):
 
     # ---- construction -------------------------------------------------------------
     @model_validator(mode="after")
-    def _validate_whole(self, info: ValidationInfo) -> "Instance":
+    def _validate_whole(self) -> "Instance":
         """One path for files and code: the cross-field checks, then the fits of
         observations, whichever way the instance is made (``Instance(...)``,
-        :meth:`from_dict`, :func:`load_instance`). Raises :class:`InputError`
-        (not a pydantic error) naming every problem's field."""
-        source = (info.context or {}).get("source", "<Instance>") if info is not None else "<Instance>"
+        :meth:`from_dict`, :func:`load_instance`). Every problem's field is named."""
+        source = _SOURCE.get() or "<Instance>"
         problems = self._cross_check()
         if not problems:
             problems = self._fit_observations()
@@ -183,17 +187,23 @@ class Instance(_Strict):
                        context: dict[str, Any] | None = None, **kwargs: Any) -> "Instance":
         """pydantic's ``model_validate``, raising :class:`InputError` (with every field problem)."""
         source = (context or {}).get("source", "<Instance>")
+        token = _SOURCE.set(source)
         try:
             return super().model_validate(obj, strict=strict, from_attributes=from_attributes, context=context, **kwargs)
         except ValidationError as exc:
             raise InputError(source, problems_from_validation(exc, skip=frozenset(SPEED_FORMS), model=cls)) from None
         except _Invalid as exc:
             raise InputError(exc.source, exc.problems) from None
+        finally:
+            _SOURCE.reset(token)
 
     def __init__(self, /, **data: Any) -> None:
         """Build from keyword fields (the file's fields; nested parts as dicts or
         :class:`Job`/:class:`Server`/... objects); validated like a file, raises
         :class:`InputError`."""
+        if _SOURCE.get() is not None:  # inside model_validate, which reports the problems
+            super().__init__(**data)
+            return
         try:
             super().__init__(**data)
         except ValidationError as exc:

@@ -68,7 +68,9 @@ class Problem:
     ``compile(instance)`` returns the problem's arrays; ``metrics(instance, plan)``
     and ``check(instance, plan) -> list[Violation]`` recompute from the instance
     alone; ``objective_value(instance, plan)`` recomputes the plan's objective.
-    ``solver_modules`` are imported to register the problem's solvers."""
+    ``solver_modules`` are imported to register the problem's solvers.
+    ``rejects(instance)`` says, in one line, why an instance cannot be solved as
+    this problem at all (a solver of this problem named for it is refused)."""
 
     name: str
     description: str
@@ -81,6 +83,15 @@ class Problem:
     solver_modules: tuple[str, ...] = ()
     families: dict[str, Family] = field(default_factory=dict)
     rank: int = 50
+    default_solver: str | None = None  # what ``solve(instance)`` uses when no solver is named
+    #: why ``instance`` cannot pose this problem (one line), or None when it can; None: ``recognizes``
+    rejects: Callable[[Instance], str | None] | None = None
+
+    def why_not(self, instance: Instance) -> str | None:
+        """Why a solver of this problem cannot take ``instance`` (None: it can)."""
+        if self.rejects is not None:
+            return self.rejects(instance)
+        return None if self.recognizes(instance) else f"it is not a {self.name} instance"
 
     def solvers(self) -> list[Any]:
         """The solvers registered for this problem (:class:`schedopt.registry.SolverInfo`)."""

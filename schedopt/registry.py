@@ -20,6 +20,7 @@ from typing import Any, Callable, Protocol
 
 from schedopt.errors import FieldProblem, InputError, UnknownSolverError
 from schedopt.instance import Instance
+from schedopt.io import did_you_mean
 from schedopt.plan import Plan
 
 
@@ -46,7 +47,9 @@ class SolverInfo:
         unknown = sorted(set(options) - set(self.options))
         if unknown:
             known = ", ".join(sorted(self.options)) or "none"
-            raise InputError(f"solver {self.name}", f"unknown option(s) {unknown}; options: {known}")
+            raise InputError(f"solver {self.name}", [
+                FieldProblem(f"option {k}", f"unknown option{did_you_mean(k, sorted(self.options))}; options: {known}")
+                for k in unknown])
         problems = [p for key, value in options.items() if (p := option_problem(key, value, self.options[key]))]
         if problems:
             raise InputError(f"solver {self.name}", [FieldProblem(f"option {k}", m) for k, m in problems])
@@ -144,8 +147,10 @@ def solver_info(name: str) -> SolverInfo:
     try:
         return _REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise UnknownSolverError("--solver", f'unknown solver "{name}"; known: {known}') from None
+        hint = did_you_mean(name, sorted(_REGISTRY))
+        if hint:
+            raise UnknownSolverError("solver", f'unknown solver "{name}"{hint}') from None
+        raise UnknownSolverError("solver", f'unknown solver "{name}"; known: {", ".join(sorted(_REGISTRY))}') from None
 
 
 def _joint_info(name: str) -> SolverInfo:
@@ -154,7 +159,7 @@ def _joint_info(name: str) -> SolverInfo:
 
     parts = name.split("+")
     if len(parts) != 2:
-        raise UnknownSolverError("--solver", f'"{name}": a joint solver names exactly two solvers, ALLOCATION+PLACEMENT')
+        raise UnknownSolverError("solver", f'"{name}": a joint solver names exactly two solvers, ALLOCATION+PLACEMENT')
     first, second = (solver_info(p) for p in parts)
     check_parts(name, first.problem, second.problem)
     return SolverInfo(name=name, problem=first.problem, exact=False, backend=f"{first.backend} then {second.backend}",

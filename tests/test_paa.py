@@ -47,6 +47,11 @@ def test_missing_ps_count_is_named() -> None:
            "jobs": [{"id": "a", "roles": {"ps": {"demand": {"cpu": 1}}, "worker": {"demand": {"cpu": 1}}}, "param_blocks": [5]}]}
     with pytest.raises(InputError, match=r"allocation\.a\.ps: jobs\[0\] has param_blocks"):
         schedopt.solve(Instance.from_dict(doc), "paa")
+    doc["jobs"].append({"id": "b", "roles": {"ps": {"demand": {"cpu": 1}}, "worker": {"demand": {"cpu": 1}}},
+                        "param_blocks": [5]})
+    doc["allocation"] = {"b": {"ps": 1, "worker": 1}, "a": {"worker": 1}}
+    with pytest.raises(InputError, match=r"allocation\.a\.ps: jobs\[0\] has param_blocks"):
+        schedopt.solve(Instance.from_dict(doc), "paa")
 
 
 @pytest.mark.skipif(not (SHARED_DATA / "measured" / "mxnet_param_blocks.json").is_file(),

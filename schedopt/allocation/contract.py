@@ -13,13 +13,25 @@ from schedopt.allocation.checker import allocation_value, check_allocation
 from schedopt.allocation.families import FAMILIES
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.problem import compile_allocation
+from schedopt.instance import Instance
 from schedopt.problems import ObjectiveSpec, Problem, register_problem
 
+def rejects(instance: Instance) -> str | None:
+    """A job without a speed model or remaining steps cannot be allocated (eq. 5)."""
+    for i, job in enumerate(instance.jobs):
+        for field_name in ("speed", "remaining_steps"):
+            if getattr(job, field_name) is None:
+                return f'jobs[{i}] ("{job.id}") has no {field_name}'
+    return None
+
+
 PROBLEM = register_problem(Problem(
+    default_solver="optimus-greedy",
     name="allocation",
     description="Optimus eq. 5-8: task counts per job under total capacity; most jobs, then least Σ remaining time",
     objectives=(ObjectiveSpec("admitted", "max"), ObjectiveSpec("total_remaining_time", "min")),
     recognizes=lambda instance: True,  # the default: any instance poses it
+    rejects=rejects,
     compile=compile_allocation,
     metrics=lambda instance, plan: allocation_metrics(instance, plan.allocation),
     check=check_allocation,

@@ -19,11 +19,21 @@ def recognizes(instance: Instance) -> bool:
         len(j.roles) == 1 and j.speed is None and j.loss_curve is None and j.remaining_steps is None for j in jobs)
 
 
+def rejects(instance: Instance) -> str | None:
+    """A Dorm application has one role: its container."""
+    for i, job in enumerate(instance.jobs):
+        if len(job.roles) != 1:
+            return f'jobs[{i}] ("{job.id}") has {len(job.roles)} roles; a Dorm application has one (its container)'
+    return None
+
+
 PROBLEM = register_problem(Problem(
+    default_solver="drf-containers",
     name="partition",
     description="Dorm P2: containers per application and server, max utilization under fairness/adjustment budgets",
     objectives=(ObjectiveSpec("resource_utilization", "max"),),
     recognizes=recognizes,
+    rejects=rejects,
     compile=compile_partition,
     metrics=partition_plan_metrics,
     check=check_partition,

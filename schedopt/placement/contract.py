@@ -41,15 +41,30 @@ def recognizes_placement(instance: Instance) -> bool:
     return bool(instance.allocation)
 
 
+def rejects_placement(instance: Instance) -> str | None:
+    """Placement takes each job's counts as given: the instance's ``allocation``."""
+    return None if instance.allocation is not None else "it gives no allocation (the counts to place; solve the allocation first, or use a joint ALLOC+PLACE solver)"
+
+
+def rejects_ps_assignment(instance: Instance) -> str | None:
+    """PS assignment needs the counts and every counted job's parameter blocks."""
+    if instance.allocation is None:
+        return "it gives no allocation (the PS counts)"
+    missing = [j.id for j in _given(instance) if not j.param_blocks]
+    return f'job "{missing[0]}" has no param_blocks' if missing else None
+
+
 def _ps_metrics(instance: Instance, plan: Plan) -> dict[str, Any]:
     return assignment_metrics(instance, plan.ps_assignment or {})
 
 
 PLACEMENT = register_problem(Problem(
+    default_solver="optimus-placement",
     name="placement",
     description="Optimus §4.2 / DLTAP: given counts onto servers; most jobs placed, then least Σ T_j",
     objectives=(ObjectiveSpec("placed", "max"), ObjectiveSpec("total_transfer_time", "min")),
     recognizes=recognizes_placement,
+    rejects=rejects_placement,
     compile=compile_placement,
     metrics=placement_plan_metrics,
     check=check_placement,
@@ -61,10 +76,12 @@ PLACEMENT = register_problem(Problem(
 ))
 
 PS_ASSIGNMENT = register_problem(Problem(
+    default_solver="paa",
     name="ps-assignment",
     description="Optimus §5.3: parameter blocks to parameter servers; Table 3 metrics",
     objectives=(ObjectiveSpec("max_size_difference", "min"),),
     recognizes=recognizes_ps_assignment,
+    rejects=rejects_ps_assignment,
     compile=ps_counts,
     metrics=_ps_metrics,
     check=check_ps_assignment,

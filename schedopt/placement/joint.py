@@ -65,6 +65,6 @@ class Pipeline:
 def check_parts(name: str, first_problem: str, second_problem: str) -> None:
     """A joint name is ``ALLOCATION_SOLVER+PLACEMENT_SOLVER``."""
     if first_problem not in ALLOCATION_PROBLEMS or second_problem != "placement":
-        raise InputError("--solver", f'"{name}": a joint solver is ALLOCATION+PLACEMENT (e.g. optimus-greedy+optimus-placement); '
+        raise InputError("solver", f'"{name}": a joint solver is ALLOCATION+PLACEMENT (e.g. optimus-greedy+optimus-placement); '
                                      f"got a {first_problem} solver then a {second_problem} solver")
 

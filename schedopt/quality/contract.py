@@ -19,11 +19,23 @@ def recognizes(instance: Instance) -> bool:
         j.loss_curve is not None and len(j.roles) == 1 and j.remaining_steps is None for j in jobs)
 
 
+def rejects(instance: Instance) -> str | None:
+    """SLAQ needs one role per job and its predicted loss curve."""
+    for i, job in enumerate(instance.jobs):
+        if len(job.roles) != 1:
+            return f'jobs[{i}] ("{job.id}") has {len(job.roles)} roles; a SLAQ job has one'
+        if job.loss_curve is None:
+            return f'jobs[{i}] ("{job.id}") has no loss_curve (nor a loss_history to fit one)'
+    return None
+
+
 PROBLEM = register_problem(Problem(
+    default_solver="slaq-greedy",
     name="quality",
     description="SLAQ §2: units per job maximising Σ predicted loss reduction over T",
     objectives=(ObjectiveSpec("admitted", "max"), ObjectiveSpec("total_loss_reduction", "max")),
     recognizes=recognizes,
+    rejects=rejects,
     compile=compile_quality,
     metrics=lambda instance, plan: allocation_metrics(instance, plan.allocation),
     check=check_quality,

@@ -1,0 +1,52 @@
+"""schedopt.solve / compare at the Python boundary: defaults, wrong problems, did-you-mean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import schedopt
+from schedopt import InputError
+
+INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+
+
+def test_solve_without_a_solver_uses_the_problems_heuristic() -> None:
+    dorm = schedopt.load_instance(INSTANCES / "dorm-table2.yaml")
+    plan = schedopt.solve(dorm)
+    assert plan.problem == "partition" and plan.solver == "drf-containers"
+    assert schedopt.check(dorm, plan) == []
+    optimus = schedopt.load_instance(INSTANCES / "optimus-testbed.yaml")
+    assert schedopt.solve(optimus).solver == "optimus-greedy"
+
+
+def test_a_solver_of_another_problem_says_so_in_one_message() -> None:
+    optimus = schedopt.load_instance(INSTANCES / "optimus-testbed.yaml")
+    with pytest.raises(InputError) as exc:
+        schedopt.solve(optimus, "dorm-milp")
+    assert len(exc.value.problems) == 1
+    text = str(exc.value)
+    assert 'solver "dorm-milp" solves the partition problem' in text and "optimus-greedy" in text
+    with pytest.raises(InputError, match="you asked for the placement problem"):
+        schedopt.compare(optimus, problem="placement")
+
+
+def test_unknown_solver_and_option_suggest_the_closest() -> None:
+    inst = schedopt.load_instance(INSTANCES / "optimus-testbed.yaml")
+    with pytest.raises(InputError, match=r'unknown solver "optimus-mlip" \(did you mean "optimus-milp"\?\)') as exc:
+        schedopt.solve(inst, "optimus-mlip")
+    assert "--solver" not in str(exc.value)  # worded for Python, not as a CLI flag
+    with pytest.raises(InputError, match=r'option rel_gp: unknown option \(did you mean "rel_gap"\?\)'):
+        schedopt.solve(inst, "optimus-milp", rel_gp=0.1)
+
+
+def test_compare_takes_per_solver_options_and_reports_progress() -> None:
+    inst = schedopt.load_instance(INSTANCES / "optimus-testbed.yaml")
+    seen: list[str] = []
+    result = schedopt.compare(inst, ["optimus-greedy", "optimus-milp"], options={"optimus-greedy": {"stop_rule": "paper"}},
+                              progress=lambda k, name: seen.append(name))
+    assert seen == ["optimus-greedy", "optimus-milp"]
+    assert result.rows[0].plan.options.get("stop_rule") == "paper"
+    with pytest.raises(InputError, match="not compared: drf"):
+        schedopt.compare(inst, ["optimus-greedy"], options={"drf": {}})
