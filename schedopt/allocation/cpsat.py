@@ -25,11 +25,12 @@ from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 
 COST_RESOLUTION = 1e9
+NAMED_VARIABLES = 20_000
 
 class CpSatBackend:
     """One lexicographic stage of the multiple-choice model in CP-SAT (shared with the quality problem)."""
 
-    seconds_per_choice = 1.5e-5  # CP-SAT model build in Python, hint included (5.7 s for 481,935 configurations)
+    seconds_per_choice = 1.0e-5  # CP-SAT model build in Python, hint included (measured: see docs/benchmarks.md)
 
     def __init__(self, workers: int):
         self.workers = workers
@@ -49,7 +50,11 @@ class CpSatBackend:
 
         model = cp_model.CpModel()
         # -- variables: x[k] = 1 if its job runs in configuration k
-        x = [model.new_bool_var(f"x[{data.jobs[int(cs.job[k])].id},{cs.counts[k, 0]},{cs.counts[k, 1]}]") for k in range(cs.K)]
+        # (named x[job,c0,c1] up to NAMED_VARIABLES configurations; beyond, naming costs more than it helps)
+        if cs.K <= NAMED_VARIABLES:
+            x = [model.new_bool_var(f"x[{data.jobs[int(cs.job[k])].id},{cs.counts[k, 0]},{cs.counts[k, 1]}]") for k in range(cs.K)]
+        else:
+            x = [model.new_bool_var("") for _ in range(cs.K)]
         # -- constraints
         # Optimus eq. 8 as a multiple choice: one configuration per job (at most one if it may be paused)
         for j in owners:
@@ -72,19 +77,23 @@ class CpSatBackend:
         else:
             model.minimize(cp_model.LinearExpr.weighted_sum(x, cost.tolist()))  # Optimus eq. 5-6
 
-        # -- the incumbent as a solution hint (anytime: CP-SAT starts from it)
+        # -- the incumbent as a complete solution hint (anytime: CP-SAT starts from it);
+        # written to the proto in bulk (x are variables 0..K-1; add_hint per variable costs 3 µs each)
         if hint:
-            chosen_hint = set(hint)
-            for k in range(cs.K):
-                model.add_hint(x[k], k in chosen_hint)
+            values = np.zeros(cs.K, dtype=np.int64)
+            values[np.asarray(hint, dtype=np.int64)] = 1
+            model.proto.solution_hint.vars.extend(range(cs.K))
+            model.proto.solution_hint.values.extend(values.tolist())
 
-        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - t0)))
+        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - t0)),
+                             variables=cs.K)
         built = time.perf_counter() - t0
         code = solver.solve(model)
         term = CPSAT_TERMINATION.get(code, Termination.ERROR)
         chosen = None
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            chosen = [k for k in range(cs.K) if solver.boolean_value(x[k])]
+            solution = np.asarray(list(solver.response_proto.solution), dtype=np.int64)
+            chosen = np.flatnonzero(solution[:cs.K] > 0).tolist()  # x are variables 0..K-1
         bound: float | None = None
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):

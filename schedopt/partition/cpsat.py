@@ -105,8 +105,9 @@ class CpSatDorm:
         # -- objective: Dorm eq. 10 (scaled by L)
         cm.maximize(sum(int(util[i]) * v for (i, _), v in x.items()))
 
-        solver = make_solver(self.workers, seed, time_limit)
         built = time.perf_counter() - t0
+        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - built),
+                             variables=len(cm.proto.variables))
         code = solver.solve(cm)
         term = CPSAT_TERMINATION.get(code, Termination.ERROR)
         info: dict[str, Any] = {"build_seconds": built, "solver_seconds": time.perf_counter() - t0 - built,

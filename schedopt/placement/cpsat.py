@@ -110,8 +110,9 @@ class CpSatPlacement:
         else:
             model.minimize(sum(p[j] * w[j] * x[j] for j in two) - sum(pairs))
 
-        solver = make_solver(self.workers, seed, time_limit)
         built = time.perf_counter() - t0
+        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - built),
+                             variables=len(model.proto.variables))
         code = solver.solve(model)
         term = CPSAT_TERMINATION.get(code, Termination.ERROR)
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
