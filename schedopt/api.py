@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
+from schedopt.logs import solver_logging
 from schedopt.checking import Violation, check
 from schedopt.plan import Plan
 from schedopt.problems import get_problem, infer_problem
@@ -15,7 +17,7 @@ from schedopt.registry import get_solver, solver_info, solvers
 
 
 def solve(instance: Instance, solver: str | None = None, *, time_limit: float | None = None,
-          seed: int | None = None, **options: Any) -> Plan:
+          seed: int | None = None, log: bool | logging.Logger = False, **options: Any) -> Plan:
     """Solve ``instance`` with the registered solver ``solver`` (default: the
     heuristic of the problem the instance poses, see :func:`infer_problem`).
 
@@ -23,7 +25,8 @@ def solve(instance: Instance, solver: str | None = None, *, time_limit: float | 
     ``seed`` for any randomness; ``options`` are the solver's own (see
     :func:`schedopt.solvers`). Solver limits come back as the plan's status,
     never as an exception; a solver of a problem the instance does not pose
-    raises :class:`InputError` naming the solvers that fit.
+    raises :class:`InputError` naming the solvers that fit. ``log``: stream the
+    backend's progress to Python logging (:mod:`schedopt.logs`); silent otherwise.
     """
     check_run_settings(time_limit, seed)
     if solver is None:
@@ -33,7 +36,9 @@ def solve(instance: Instance, solver: str | None = None, *, time_limit: float | 
                                        + ", ".join(s.name for s in solvers(problem.name)))
         solver = problem.default_solver
     check_fits(instance, solver_info(solver).problem, solver)
-    return get_solver(solver, **options).solve(instance, time_limit=time_limit, seed=seed)
+    made = get_solver(solver, **options)
+    with solver_logging(log):
+        return made.solve(instance, time_limit=time_limit, seed=seed)
 
 
 def check_fits(instance: Instance, problem_name: str, solver: str | None = None) -> None:
@@ -97,7 +102,7 @@ class Comparison:
 def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_limit: float | None = None,
             seed: int | None = None, problem: str | None = None,
             options: dict[str, dict[str, Any]] | None = None,
-            progress: Callable[[int, str], None] | None = None) -> Comparison:
+            progress: Callable[[int, str], None] | None = None, log: bool | logging.Logger = False) -> Comparison:
     """Run several solvers (default: every solver of ``problem``, by default
     :func:`infer_problem`) and check each plan. ``options``: per solver name,
     its options; ``progress(k, name)`` is called before the k-th solve."""
@@ -124,6 +129,6 @@ def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_l
     for k, name in enumerate(names):
         if progress is not None:
             progress(k, name)
-        plan = solve(instance, name, time_limit=time_limit, seed=seed, **options.get(name, {}))
+        plan = solve(instance, name, time_limit=time_limit, seed=seed, log=log, **options.get(name, {}))
         rows.append(CompareRow(name, plan, check(instance, plan)))
     return Comparison(instance.name, rows)

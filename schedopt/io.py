@@ -283,7 +283,27 @@ def parse_text(text: str, suffix: str, src: str) -> Any:
         raise deep from None
 
 
-def dumps(data: Any, suffix: str) -> str:
+#: significant digits of the floats written to files (12: far below every tolerance of
+#: ``check``, and no float noise such as ``5065866.997600001``)
+FLOAT_DIGITS = 12
+
+
+def tidy_floats(data: Any) -> Any:
+    """``data`` with every float rounded to :data:`FLOAT_DIGITS` significant digits."""
+    if isinstance(data, float):
+        return float(f"{data:.{FLOAT_DIGITS}g}") if math.isfinite(data) else data
+    if isinstance(data, dict):
+        return {k: tidy_floats(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [tidy_floats(v) for v in data]
+    return data
+
+
+def dumps(data: Any, suffix: str, tidy: bool = False) -> str:
+    """JSON (``.json``) or YAML text of ``data``; ``tidy``: floats to 12 significant
+    digits (plans and results; instances are written exactly)."""
+    if tidy:
+        data = tidy_floats(data)
     if suffix.lower() in JSON_SUFFIXES:
         return json.dumps(data, indent=2) + "\n"
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
@@ -302,14 +322,14 @@ def _umask() -> int:
     return mask
 
 
-def write_document(path: str | os.PathLike[str], data: Any) -> None:
+def write_document(path: str | os.PathLike[str], data: Any, tidy: bool = False) -> None:
     """Write JSON or YAML atomically: a reader never sees half a file, and a
-    failure leaves the old file (or no file) in place."""
+    failure leaves the old file (or no file) in place. ``tidy``: see :func:`dumps`."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in YAML_SUFFIXES + JSON_SUFFIXES:
         raise InputError(str(path), f"unknown file type {suffix or '(none)'!r}; expected .json, .yaml or .yml")
-    text = dumps(data, suffix)
+    text = dumps(data, suffix, tidy)
     directory = p.parent if str(p.parent) else Path(".")
     if not directory.is_dir():
         raise InputError(str(path), f"directory {str(directory)!r} does not exist")

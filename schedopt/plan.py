@@ -108,4 +108,4 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
 
 
 def save_plan(plan: Plan, path: str | os.PathLike[str]) -> None:
-    write_document(path, plan.to_dict())
+    write_document(path, plan.to_dict(), tidy=True)

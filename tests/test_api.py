@@ -50,3 +50,16 @@ def test_compare_takes_per_solver_options_and_reports_progress() -> None:
     assert result.rows[0].plan.options.get("stop_rule") == "paper"
     with pytest.raises(InputError, match="not compared: drf"):
         schedopt.compare(inst, ["optimus-greedy"], options={"drf": {}})
+
+
+def test_log_true_streams_backend_progress_to_python_logging(caplog: pytest.LogCaptureFixture) -> None:
+    inst = schedopt.load_instance(INSTANCES / "optimus-testbed.yaml")
+    with caplog.at_level("INFO", logger="schedopt"):
+        schedopt.solve(inst, "optimus-milp", log=True)
+        schedopt.solve(inst, "optimus-cpsat", log=True)
+    names = {r.name for r in caplog.records}
+    assert {"schedopt.highs", "schedopt.cpsat"} <= names
+    caplog.clear()
+    with caplog.at_level("INFO", logger="schedopt"):
+        schedopt.solve(inst, "optimus-milp")
+    assert not caplog.records  # silent unless asked

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -168,3 +169,58 @@ def test_generate_placement_and_compare_infers_the_problem(tmp_path: Path) -> No
     r = runner.invoke(app, ["compare", str(out), "--time-limit", "30"])
     assert r.exit_code == 0, r.output
     assert "placement-milp" in r.output and "kube-default" in r.output and "violation" not in r.output
+
+
+# ---- scriptable: --version, --format json, --out -, compare options, --log --------------------
+
+def test_version() -> None:
+    r = runner.invoke(app, ["--version"])
+    assert r.exit_code == 0 and r.stdout.strip() == f"schedopt {schedopt.__version__}"
+
+
+def test_json_formats_parse(tmp_path: Path) -> None:
+    inst = str(INSTANCES / "optimus-testbed.yaml")
+    r = runner.invoke(app, ["solve", inst, "--solver", "optimus-greedy", "--format", "json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["plan"]["solver"] == "optimus-greedy"
+    r = runner.invoke(app, ["compare", inst, "--solvers", "optimus-greedy,optimus-milp",
+                            "--option", "optimus-milp.rel_gap=0.01", "--format", "json"])
+    rows = json.loads(r.stdout)["rows"]
+    assert r.exit_code == 0 and [row["solver"] for row in rows] == ["optimus-greedy", "optimus-milp"]
+    assert all(row["check"] == "ok" for row in rows)
+    solvers = json.loads(runner.invoke(app, ["solvers", "--format", "json"]).stdout)
+    assert {"optimus-milp", "dorm-cpsat", "placement-cpsat"} <= {s["name"] for s in solvers}
+    plan = tmp_path / "p.json"
+    assert runner.invoke(app, ["solve", inst, "--solver", "optimus-greedy", "--out", str(plan)]).exit_code == 0
+    r = runner.invoke(app, ["check", inst, str(plan), "--format", "json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["ok"] is True
+    r = runner.invoke(app, ["solve", inst, "--solver", "optimus-greedy", "--format", "yaml"])
+    assert r.exit_code == 2 and "--format" in r.output
+
+
+def test_out_dash_writes_the_plan_to_standard_output() -> None:
+    r = runner.invoke(app, ["solve", str(INSTANCES / "optimus-testbed.yaml"), "--solver", "optimus-greedy", "--out", "-"])
+    assert r.exit_code == 0
+    doc = yaml.safe_load(r.stdout)
+    assert doc["schema"] == "schedopt/plan@1" and doc["solver"] == "optimus-greedy"
+
+
+def test_compare_option_needs_a_solver_prefix() -> None:
+    r = runner.invoke(app, ["compare", str(INSTANCES / "optimus-testbed.yaml"), "--solvers", "optimus-greedy",
+                            "--option", "rel_gap=0.1"])
+    assert r.exit_code == 2 and "SOLVER.KEY=VALUE" in r.output
+
+
+def test_wrong_problem_is_one_line_exit_2() -> None:
+    r = runner.invoke(app, ["solve", str(INSTANCES / "optimus-testbed.yaml"), "--solver", "dorm-milp"])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert 'solver "dorm-milp" solves the partition problem' in r.output
+    r = runner.invoke(app, ["compare", str(INSTANCES / "optimus-testbed.yaml"), "--problem", "placement"])
+    assert r.exit_code == 2 and "cannot pose it" in r.output
+
+
+def test_log_streams_backend_progress_only_when_asked() -> None:
+    inst = str(INSTANCES / "optimus-testbed.yaml")
+    r = runner.invoke(app, ["solve", inst, "--solver", "optimus-cpsat", "--log"])
+    assert r.exit_code == 0 and "schedopt.cpsat" in r.stderr
+    r = runner.invoke(app, ["solve", inst, "--solver", "optimus-cpsat"])
+    assert r.exit_code == 0 and "schedopt.cpsat" not in r.stderr + r.stdout

@@ -3,6 +3,7 @@ errors, workloads and the ``simulate`` verb."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import schedopt
 from schedopt.cli import app
 from schedopt.generate import generate_instance
 from schedopt.sim import load_result, simulate
+from schedopt.sim.result import load_results
 from tests.conftest import SHARED_DATA, make_instance
 
 runner = CliRunner()
@@ -98,11 +100,22 @@ def test_cli_simulate_compare_writes_results_and_figures(tmp_path: Path) -> None
     assert runner.invoke(app, ["generate", "poisson", "--jobs", "8", "--servers", "6", "--max-tasks", "6",
                                "--out", str(wl)]).exit_code == 0
     out = tmp_path / "r.yaml"
-    r = runner.invoke(app, ["simulate", str(wl), "--compare", "optimus-greedy,drf", "--out", str(out), "--plot", str(tmp_path)])
+    figs = tmp_path / "figs" / "new"  # created when absent
+    r = runner.invoke(app, ["simulate", str(wl), "--compare", "optimus-greedy,drf", "--out", str(out), "--plot", str(figs)])
     assert r.exit_code == 0, r.output
-    res = load_result(tmp_path / "r-drf.yaml")
-    assert res.scheduler == "drf" and res.finished == 8
-    assert (tmp_path / "jct_cdf.png").stat().st_size > 0 and (tmp_path / "utilization.png").exists()
+    results = load_results(out)  # --out writes exactly the file it names, holding both results
+    assert [res.scheduler for res in results] == ["optimus-greedy", "drf"]
+    assert results[1].finished == 8 and sorted(p.name for p in tmp_path.iterdir()) == ["figs", "r.yaml", "wl.yaml"]
+    assert (figs / "jct_cdf.png").stat().st_size > 0 and (figs / "utilization.png").exists()
+
+
+def test_cli_simulate_json_on_standard_output(tmp_path: Path) -> None:
+    wl = tmp_path / "wl.yaml"
+    runner.invoke(app, ["generate", "poisson", "--jobs", "4", "--servers", "4", "--out", str(wl)])
+    r = runner.invoke(app, ["simulate", str(wl), "--scheduler", "drf", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == "schedopt/simulation@1" and doc["scheduler"] == "drf"
 
 
 def test_cli_simulate_bad_input_exits_2(tmp_path: Path) -> None:

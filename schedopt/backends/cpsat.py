@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from ortools.sat.python import cp_model
 
+from schedopt.logs import backend_logger
 from schedopt.plan import Termination
 
 #: CP-SAT status -> ours (FEASIBLE means stopped early with a solution)
@@ -31,6 +32,11 @@ def make_solver(workers: int, seed: int | None, time_limit: float | None, *, var
     """A CP-SAT solver with our determinism settings (threads, seed) and the time
     limit; presolve is off when ``variables`` make it likely to overrun half the limit."""
     solver = cp_model.CpSolver()
+    logger = backend_logger("cpsat")  # progress lines only when the caller asked (log=True)
+    if logger is not None:
+        solver.parameters.log_search_progress = True
+        solver.parameters.log_to_stdout = False
+        solver.log_callback = lambda line: logger.info(line.rstrip())
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = int(seed or 0)
     if time_limit is not None:

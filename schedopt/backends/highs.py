@@ -20,6 +20,7 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
+from schedopt.logs import backend_logger
 from schedopt.plan import Termination
 
 #: pyomo.contrib.solver termination -> ours
@@ -75,10 +76,12 @@ def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: 
         return HighsResult(Termination.TIME_LIMIT, False, None, None, "time limit reached waiting for another HiGHS solve")
     try:
         left = None if time_limit is None else max(1e-3, time_limit - handover - (time.perf_counter() - t0))
+        logger = backend_logger("highs")  # progress lines only when the caller asked (log=True)
         res = SolverFactory("highs").solve(
             model, time_limit=left, rel_gap=rel_gap, abs_gap=abs_gap, threads=threads,
             load_solutions=False, raise_exception_on_nonoptimal_result=False,
-            solver_options={"random_seed": int(seed or 0), "output_flag": False},
+            tee=logger if logger is not None else False,
+            solver_options={"random_seed": int(seed or 0), "output_flag": logger is not None},
         )
         has = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
         if has:

@@ -4,17 +4,20 @@ exit status 2, no traceback)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import typer
 import yaml
 from rich.console import Console
 
 from schedopt.errors import InputError
+from schedopt.io import did_you_mean, dumps, tidy_floats, write_document
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -39,6 +42,23 @@ def handles_bad_input(fn: Callable[..., None]) -> Callable[..., None]:
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Deep-learning cluster scheduling: exact models and published heuristics.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from schedopt import __version__
+
+        typer.echo(f"schedopt {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """Deep-learning cluster scheduling: exact models and published heuristics.
+
+    Exit status: 0 success; 1 no plan (infeasible, or the time limit came before
+    any plan), or a failed check; 2 bad input (nothing written)."""
 out = make_console()
 err = make_console(stderr=True)
 
@@ -59,7 +79,83 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
+@contextlib.contextmanager
+def stderr_logging(enabled: bool) -> Iterator[None]:
+    """``--log``: the ``schedopt`` logger's records go to standard error (and only there)."""
+    if not enabled:
+        yield
+        return
+    import logging
+
+    logger = logging.getLogger("schedopt")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    saved = (logger.level, logger.propagate)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+
+
+@contextlib.contextmanager
+def busy(message: str, log: bool = False) -> Iterator[Any]:
+    """A live status line on standard error while a long call runs, on a terminal
+    only (and not with ``--log``, whose lines would fight it); yields the status or None."""
+    if not err.is_terminal or log:
+        yield None
+        return
+    with err.status(message) as status:
+        yield status
+
+
+FORMATS = ("table", "json")
+
+
+def check_format(value: str) -> str:
+    """``--format``: ``table`` (for people) or ``json`` (one JSON document on standard output)."""
+    if value not in FORMATS:
+        raise InputError("--format", f'expected one of {", ".join(FORMATS)}, got "{value}"{did_you_mean(value, FORMATS)}')
+    return value
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on standard output (floats tidied), nothing else."""
+    sys.stdout.write(json.dumps(tidy_floats(data), indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def write_out(path: Path, data: Any, as_json: bool = False) -> None:
+    """Write a plan or result ``data`` to ``path`` (floats tidied); ``-`` is standard
+    output (YAML, or JSON with ``as_json``)."""
+    if str(path) == "-":
+        if as_json:
+            print_json(data)
+        else:
+            sys.stdout.write(dumps(data, ".yaml", tidy=True))
+            sys.stdout.flush()
+    else:
+        write_document(path, data, tidy=True)
+
+
+def parse_solver_options(pairs: list[str]) -> dict[str, dict[str, Any]]:
+    """``SOLVER.KEY=VALUE`` pairs (compare's ``--option``) -> {solver: {key: value}}."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in parse_options(pairs).items():
+        solver, dot, option = key.rpartition(".")
+        if not dot or not solver or not option:
+            raise InputError("--option", f'expected SOLVER.KEY=VALUE (e.g. optimus-milp.rel_gap=0.01), got "{key}=..."')
+        out.setdefault(solver, {})[option] = value
+    return out
+
+
 def check_out_path(path: Optional[Path]) -> None:
+    if path is not None and str(path) == "-":
+        return
     if path is not None and path.suffix.lower() not in (".json", ".yaml", ".yml"):
         raise InputError(str(path), "unknown file type; expected .json, .yaml or .yml")
     if path is not None and not path.parent.is_dir():

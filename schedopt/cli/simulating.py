@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from schedopt.cli.common import app, check_out_path, err, handles_bad_input, out
+from schedopt.cli.common import app, check_format, check_out_path, err, handles_bad_input, out, print_json, write_out
 from schedopt.errors import InputError
 from schedopt.instance import load_instance
 
@@ -26,21 +26,23 @@ def simulate(
     error_steps: float = typer.Option(0.0, "--error-steps", help="estimation error of remaining steps in [0, 1) (Fig. 15)"),
     error_speed: float = typer.Option(0.0, "--error-speed", help="estimation error of speeds in [0, 1) (Fig. 15)"),
     horizon: Optional[float] = typer.Option(None, "--horizon", help="stop after this many seconds"),
-    out_path: Optional[Path] = typer.Option(None, "--out", help="write the result (.yaml/.json); with --compare, one file per scheduler (NAME-SCHEDULER.yaml)"),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="directory for the figures (JCT/makespan bars, JCT CDF, utilization)"),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="write the result (.yaml/.json; - for standard output); with --compare, one file holding every scheduler's result"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="directory for the figures, created if absent (JCT/makespan bars, JCT CDF, utilization)"),
+    format_: str = typer.Option("table", "--format", help="table (for people) or json (one JSON document on standard output)"),
 ) -> None:
     """Simulate WORKLOAD online under one or several schedulers; print JCT, makespan and utilization."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from schedopt.sim import save_result
     from schedopt.sim import simulate as run
+    from schedopt.sim.result import results_document
 
     names = [s.strip() for s in compare_.split(",") if s.strip()] if compare_ else ([scheduler] if scheduler else [])
     if not names:
         raise InputError("--scheduler", "give a scheduler (--scheduler NAME) or several (--compare a,b,c)")
+    as_json = check_format(format_) == "json"
     check_out_path(out_path)
-    if plot is not None and not plot.is_dir():
-        raise InputError(str(plot), "--plot needs an existing directory")
+    if plot is not None and plot.exists() and not plot.is_dir():
+        raise InputError(str(plot), "--plot names a file; give a directory (it is created if absent)")
     if plot is not None:
         from schedopt.plots import pyplot
 
@@ -58,6 +60,21 @@ def simulate(
             results.append(run(wl, name, placement=placement, interval_s=interval, restart_overhead_s=restart_overhead,
                                seed=seed, error_steps=error_steps, error_speed=error_speed, horizon_s=horizon,
                                progress=lambda t, done, n, task=task: bar.update(task, completed=done)))
+    document = results[0].to_dict() if len(results) == 1 else results_document(results)
+    if as_json and not (out_path is not None and str(out_path) == "-"):
+        print_json(document)
+    if out_path is not None:
+        write_out(out_path, document, as_json)
+        if str(out_path) != "-" and not as_json:
+            err.print(f"result written to {out_path}", highlight=False)
+    if plot is not None:
+        from schedopt.plots import plot_simulations
+
+        plot.mkdir(parents=True, exist_ok=True)
+        for p in plot_simulations(results, plot):
+            err.print(f"figure written to {p}", highlight=False)
+    if as_json or (out_path is not None and str(out_path) == "-"):
+        return
     table = Table(title=f"{wl.name}: {len(wl.jobs)} jobs, {len(wl.server_names)} servers, interval {interval:g} s")
     for col in ("scheduler", "avg JCT (h)", "p90 JCT (h)", "makespan (h)", "finished", "overhead %", "scheduler s"):
         table.add_column(col, justify="left" if col == "scheduler" else "right")
@@ -67,15 +84,5 @@ def simulate(
                       h(r.jct_percentiles_s.get("p90")), h(r.makespan_s), f"{r.finished}/{len(r.jobs)}",
                       f"{100 * r.scaling_overhead_share:.2f}", f"{r.scheduler_seconds:.2f}")
     out.print(table)
-    if out_path is not None:
-        for r in results:
-            path = out_path if len(results) == 1 else out_path.with_name(f"{out_path.stem}-{r.scheduler}{out_path.suffix}")
-            save_result(r, path)
-            out.print(f"result written to {path}")
-    if plot is not None:
-        from schedopt.plots import plot_simulations
-
-        for p in plot_simulations(results, plot):
-            out.print(f"figure written to {p}")
 
 

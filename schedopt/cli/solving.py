@@ -6,26 +6,30 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from schedopt.api import compare as compare_solvers
 from schedopt.api import solve as solve_instance
 from schedopt.checking import check as check_plan
-from schedopt.cli.common import (EXIT_FAILED, app, check_out_path, err, fmt, handles_bad_input, out,
-                                 parse_options)
+from schedopt.cli.common import (EXIT_FAILED, app, busy, check_format, check_out_path, err, fmt, handles_bad_input,
+                                 out, parse_options, parse_solver_options, print_json, stderr_logging, write_out)
 from schedopt.instance import load_instance
 from schedopt.plan import Plan, load_plan, save_plan
 from schedopt.registry import solvers as list_solvers
 
 
-def summary(plan: Plan) -> None:
+def summary(plan: Plan, console: Console) -> None:
     o = plan.objective
-    out.print(f"[bold]{plan.solver}[/bold] on {plan.instance}: status [bold]{plan.status.value}[/bold] "
-              f"(stopped: {plan.termination.value}), admitted {o.admitted}, paused {len(plan.paused)}")
-    out.print(f"  {o.name} = {fmt(o.value)}  bound = {fmt(o.bound)}  gap = "
-              f"{'-' if o.gap is None else f'{100 * o.gap:.4g}%'}  in {plan.solve_seconds:.3f} s")
+    console.print(f"[bold]{plan.solver}[/bold] on {plan.instance}: status [bold]{plan.status.value}[/bold] "
+                  f"(stopped: {plan.termination.value}), admitted {o.admitted}, paused {len(plan.paused)}")
+    console.print(f"  {o.name} = {fmt(o.value)}  bound = {fmt(o.bound)}  gap = "
+                  f"{'-' if o.gap is None else f'{100 * o.gap:.4g}%'}  in {plan.solve_seconds:.3f} s")
     if plan.message:
-        out.print(f"  note: {plan.message}", markup=False)
+        console.print(f"  note: {plan.message}", markup=False)
+
+
+FORMAT_HELP = "table (for people) or json (one JSON document on standard output)"
 
 
 @app.command()
@@ -33,22 +37,35 @@ def summary(plan: Plan) -> None:
 def solve(
     file: Path = typer.Argument(..., help="instance file (.yaml/.json)"),
     solver: str = typer.Option(..., "--solver", "-s", help="solver name (see `schedopt solvers`)"),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds (exact solvers)"),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds for the whole call (every solver)"),
     seed: Optional[int] = typer.Option(None, "--seed"),
-    out_path: Optional[Path] = typer.Option(None, "--out", help="write the plan here (.yaml/.json)"),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="write the plan here (.yaml/.json; - for standard output)"),
     option: list[str] = typer.Option([], "--option", "-o", help="solver option KEY=VALUE (repeatable)"),
+    format_: str = typer.Option("table", "--format", help=FORMAT_HELP),
+    log: bool = typer.Option(False, "--log", help="stream the backend's progress (HiGHS, CP-SAT) to standard error"),
 ) -> None:
-    """Solve FILE with one solver; print a summary and optionally write the plan."""
+    """Solve FILE with one solver; print a summary and optionally write the plan.
+
+    Exit status 0 when the plan has a solution (optimal, feasible, heuristic or
+    kept_previous, also when the time limit stopped the search); 1 when there is
+    no plan (infeasible, or the time limit came first) or the check fails."""
+    as_json = check_format(format_) == "json"
     check_out_path(out_path)
+    to_stdout = out_path is not None and str(out_path) == "-"
     instance = load_instance(file)
-    plan = solve_instance(instance, solver, time_limit=time_limit, seed=seed, **parse_options(option))
+    with busy(f"solving {instance.name} with {solver}", log), stderr_logging(log):
+        plan = solve_instance(instance, solver, time_limit=time_limit, seed=seed, log=log, **parse_options(option))
     violations = check_plan(instance, plan)
-    summary(plan)
+    if as_json and not to_stdout:
+        print_json({"plan": plan.to_dict(), "check": [str(v) for v in violations]})
+    elif not as_json:
+        summary(plan, err if to_stdout else out)
     for v in violations:
         err.print(f"check: {v}", markup=False, highlight=False)
     if out_path is not None:
-        save_plan(plan, out_path)
-        out.print(f"  plan written to {out_path}")
+        write_out(out_path, plan.to_dict(), as_json)
+        if not to_stdout and not as_json:
+            out.print(f"  plan written to {out_path}")
     if violations or not plan.has_solution:
         raise typer.Exit(EXIT_FAILED)
 
@@ -58,23 +75,39 @@ def solve(
 def compare(
     file: Path = typer.Argument(..., help="instance file (.yaml/.json)"),
     solvers: Optional[str] = typer.Option(None, "--solvers", help="comma-separated names (default: every solver of the problem)"),
-    problem: Optional[str] = typer.Option(None, "--problem", help="allocation | quality | partition (default: inferred from the jobs)"),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds per exact solver"),
+    problem: Optional[str] = typer.Option(None, "--problem", help="allocation | quality | partition | placement | ps-assignment (default: inferred)"),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds per solver"),
     seed: Optional[int] = typer.Option(None, "--seed"),
+    option: list[str] = typer.Option([], "--option", "-o", help="SOLVER.KEY=VALUE, e.g. optimus-milp.rel_gap=0.01 (repeatable)"),
+    format_: str = typer.Option("table", "--format", help=FORMAT_HELP),
+    log: bool = typer.Option(False, "--log", help="stream the backends' progress to standard error"),
 ) -> None:
     """Run several solvers on FILE and print status, objective, bound, gap, seconds and check."""
+    as_json = check_format(format_) == "json"
     instance = load_instance(file)
     names = [s.strip() for s in solvers.split(",") if s.strip()] if solvers else None
-    result = compare_solvers(instance, names, time_limit=time_limit, seed=seed, problem=problem)
-    table = Table(title=f"{instance.name}: {len(instance.jobs)} jobs, {len(instance.server_names)} servers")
-    for col, justify in [("solver", "left"), ("status", "left"), ("admitted", "right"), ("objective", "right"),
-                         ("bound", "right"), ("gap %", "right"), ("seconds", "right"), ("check", "left")]:
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for rec in result.records():
-        table.add_row(rec["solver"], rec["status"], fmt(rec["admitted"], "d"), fmt(rec["objective"]),
-                      fmt(rec["bound"]), "-" if rec["gap"] is None else f"{100 * rec['gap']:.4f}",
-                      f"{rec['seconds']:.3f}", rec["check"])
-    out.print(table)
+    with busy(f"comparing on {instance.name}", log) as status, stderr_logging(log):
+        def progress(k: int, name: str) -> None:
+            line = f"running {name} ({k + 1}/{len(names) if names else '?'})"
+            if status is not None:
+                status.update(line)
+            elif log:
+                err.print(f"compare: {line}", highlight=False)
+        result = compare_solvers(instance, names, time_limit=time_limit, seed=seed, problem=problem,
+                                 options=parse_solver_options(option), progress=progress, log=log)
+    if as_json:
+        print_json({"instance": result.instance, "rows": result.records(),
+                    "violations": {row.solver: [str(v) for v in row.violations] for row in result.rows if row.violations}})
+    else:
+        table = Table(title=f"{instance.name}: {len(instance.jobs)} jobs, {len(instance.server_names)} servers")
+        for col, justify in [("solver", "left"), ("status", "left"), ("admitted", "right"), ("objective", "right"),
+                             ("bound", "right"), ("gap %", "right"), ("seconds", "right"), ("check", "left")]:
+            table.add_column(col, justify=justify)  # type: ignore[arg-type]
+        for rec in result.records():
+            table.add_row(rec["solver"], rec["status"], fmt(rec["admitted"], "d"), fmt(rec["objective"]),
+                          fmt(rec["bound"]), "-" if rec["gap"] is None else f"{100 * rec['gap']:.4f}",
+                          f"{rec['seconds']:.3f}", rec["check"])
+        out.print(table)
     if any(not row.ok for row in result.rows):
         raise typer.Exit(EXIT_FAILED)
 
@@ -84,30 +117,49 @@ def compare(
 def check(
     file: Path = typer.Argument(..., help="instance file"),
     plan_file: Path = typer.Argument(..., metavar="PLAN", help="plan file"),
+    format_: str = typer.Option("table", "--format", help=FORMAT_HELP),
 ) -> None:
     """Recompute PLAN's objective and constraints from FILE alone; list violations."""
+    as_json = check_format(format_) == "json"
     instance = load_instance(file)
     plan = load_plan(plan_file)
     violations = check_plan(instance, plan)
-    if violations:
+    if as_json:
+        print_json({"ok": not violations, "solver": plan.solver, "instance": instance.name,
+                    "objective": plan.objective.name, "value": plan.objective.value,
+                    "violations": [{"path": v.path, "message": v.message} for v in violations]})
+    elif violations:
         for v in violations:
             out.print(f"violation {v}", markup=False, highlight=False)
+    else:
+        out.print(f"ok: {plan.solver} plan for {instance.name} passes every check "
+                  f"({plan.objective.name} = {fmt(plan.objective.value)})")
+    if violations:
         raise typer.Exit(EXIT_FAILED)
-    out.print(f"ok: {plan.solver} plan for {instance.name} passes every check "
-              f"({plan.objective.name} = {fmt(plan.objective.value)})")
 
 
 @app.command()
 @handles_bad_input
-def solvers() -> None:
-    """List the registered solvers with their capability flags and options."""
-    table = Table(title="schedopt solvers")
-    for col in ("name", "problem", "kind", "backend", "time limit", "options", "description"):
-        table.add_column(col)
-    for info in list_solvers():
-        opts = ", ".join(f"{k}={v}" for k, v in info.options.items()) or "-"
-        table.add_row(info.name, info.problem, "exact" if info.exact else "heuristic", info.backend,
-                      "yes" if info.supports_time_limit else "-", opts, info.description)
+def solvers(
+    long: bool = typer.Option(False, "--long", "-l", help="also options and descriptions (a wide table)"),
+    format_: str = typer.Option("table", "--format", help=FORMAT_HELP),
+) -> None:
+    """List the registered solvers with their capability flags (and, with --long, options)."""
+    as_json = check_format(format_) == "json"
+    infos = list_solvers()
+    if as_json:
+        print_json([{"name": i.name, "problem": i.problem, "exact": i.exact, "backend": i.backend,
+                     "supports_time_limit": i.supports_time_limit, "options": i.options, "description": i.description}
+                    for i in infos])
+        return
+    table = Table(title="schedopt solvers" + ("" if long else " (--long for options and descriptions)"))
+    cols = ["name", "problem", "kind", "backend", "time limit"] + (["options", "description"] if long else [])
+    for col in cols:
+        table.add_column(col, no_wrap=col in ("name", "problem"))
+    for info in infos:
+        row = [info.name, info.problem, "exact" if info.exact else "heuristic", info.backend,
+               "yes" if info.supports_time_limit else "-"]
+        if long:
+            row += [", ".join(f"{k}={v}" for k, v in info.options.items()) or "-", info.description]
+        table.add_row(*row)
     out.print(table)
-
-

@@ -62,8 +62,28 @@ class SimulationResult(BaseModel):
             raise InputError(source, problems_from_validation(exc)) from None
 
 
+#: several schedulers' results on one workload (``simulate --compare ... --out FILE``)
+RESULTS_SCHEMA = "schedopt/simulations@1"
+
+
 def save_result(result: SimulationResult, path: str | os.PathLike[str]) -> None:
-    write_document(path, result.to_dict())
+    write_document(path, result.to_dict(), tidy=True)
+
+
+def results_document(results: list[SimulationResult]) -> dict[str, Any]:
+    """``{schema: schedopt/simulations@1, results: [schedopt/simulation@1, ...]}``."""
+    return {"schema": RESULTS_SCHEMA, "results": [r.to_dict() for r in results]}
+
+
+def load_results(path: str | os.PathLike[str]) -> list[SimulationResult]:
+    """The results in a file written by ``simulate`` (one scheduler or several)."""
+    doc = read_document(path)
+    if isinstance(doc, dict) and doc.get("schema") == RESULTS_SCHEMA:
+        items = doc.get("results")
+        if not isinstance(items, list):
+            raise InputError(str(path), "results: expected a list of simulation results")
+        return [SimulationResult.from_dict(item, source=f"{path}: results[{k}]") for k, item in enumerate(items)]
+    return [SimulationResult.from_dict(doc, source=str(path))]
 
 
 def load_result(path: str | os.PathLike[str]) -> SimulationResult:
