@@ -13,18 +13,40 @@ import numpy as np
 
 from schedopt.errors import InputError
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+import os
+
+#: the environment variable naming the shared data folder (when ``--data-dir`` is not given)
+DATA_DIR_ENV = "SCHEDOPT_DATA_DIR"
+#: where the folder sits next to a source checkout (``../shared/data`` from the repository)
+SOURCE_TREE_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DEFAULT_DATA_DIR = SOURCE_TREE_DATA_DIR  # kept for the benchmark scripts' --data-dir default
 
 
-def dl2_config_speeds(data_dir: str | Path | None = None) -> dict[str, dict[str, object]]:
+def data_dir(given: str | Path | None = None) -> Path:
+    """The shared data folder: ``given`` (``--data-dir``), else ``$SCHEDOPT_DATA_DIR``,
+    else ``../shared/data`` from the working directory, else next to the source tree."""
+    if given:
+        return Path(given)
+    if os.environ.get(DATA_DIR_ENV):
+        return Path(os.environ[DATA_DIR_ENV])
+    here = Path("..") / "shared" / "data"
+    return here if here.is_dir() else SOURCE_TREE_DATA_DIR
+
+
+def _missing(path: Path) -> InputError:
+    return InputError(str(path), f"file not found: pass --data-dir (or set {DATA_DIR_ENV}) to the shared data folder, "
+                                 "the one holding traces/ and measured/")
+
+
+def dl2_config_speeds(data_dir_: str | Path | None = None) -> dict[str, dict[str, object]]:
     """``measured/dl2_config_speed.txt`` (DL2 testbed, synchronous MXNet) by model:
     ``{model: {"batch": M, "points": array (n, 3) of (p, w, speed), "dropped": k}}``
     where speed is the sum of the per-worker speeds in mini-batches per second (the
     file's README). Rows whose measured speed is 0 (runs that made no progress) are
     dropped and counted."""
-    path = Path(data_dir or DEFAULT_DATA_DIR) / "measured" / "dl2_config_speed.txt"
+    path = data_dir(data_dir_) / "measured" / "dl2_config_speed.txt"
     if not path.is_file():
-        raise InputError(str(path), "file not found (pass --data-dir pointing at the shared data folder)")
+        raise _missing(path)
     rows: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     batch: dict[str, float] = {}
     dropped: dict[str, int] = defaultdict(int)
@@ -48,7 +70,7 @@ def _read_csv_dicts(path: Path, need: tuple[str, ...]) -> list[dict[str, str]]:
     import csv
 
     if not path.is_file():
-        raise InputError(str(path), "file not found (pass --data-dir pointing at the shared data folder)")
+        raise _missing(path)
     with path.open(newline="") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in need if c not in (reader.fieldnames or [])]
@@ -57,33 +79,33 @@ def _read_csv_dicts(path: Path, need: tuple[str, ...]) -> list[dict[str, str]]:
         return list(reader)
 
 
-def alibaba_nodes(data_dir: str | Path | None = None) -> np.ndarray:
+def alibaba_nodes(data_dir_: str | Path | None = None) -> np.ndarray:
     """``traces/alibaba_openb_node_list_gpu_node.csv`` (Alibaba GPU cluster trace
     2023, Weng et al. ATC'23): node capacities as rows (cpu cores, gpu, mem_gb)."""
-    path = Path(data_dir or DEFAULT_DATA_DIR) / "traces" / "alibaba_openb_node_list_gpu_node.csv"
+    path = data_dir(data_dir_) / "traces" / "alibaba_openb_node_list_gpu_node.csv"
     rows = _read_csv_dicts(path, ("cpu_milli", "memory_mib", "gpu"))
     return np.array([[int(r["cpu_milli"]) / 1000, int(r["gpu"]), int(r["memory_mib"]) / 1024] for r in rows], dtype=float)
 
 
-def alibaba_pods(data_dir: str | Path | None = None) -> tuple[np.ndarray, list[str]]:
+def alibaba_pods(data_dir_: str | Path | None = None) -> tuple[np.ndarray, list[str]]:
     """``traces/alibaba_openb_pod_list_default.csv``: pod demands (cpu cores, gpu,
     mem_gb) and QoS classes. A pod's GPU demand is num_gpu · gpu_milli / 1000
     (fractional GPUs are shared GPUs)."""
-    path = Path(data_dir or DEFAULT_DATA_DIR) / "traces" / "alibaba_openb_pod_list_default.csv"
+    path = data_dir(data_dir_) / "traces" / "alibaba_openb_pod_list_default.csv"
     rows = _read_csv_dicts(path, ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "qos"))
     demand = np.array([[int(r["cpu_milli"]) / 1000, int(r["num_gpu"]) * int(r["gpu_milli"] or 0) / 1000,
                         int(r["memory_mib"]) / 1024] for r in rows], dtype=float)
     return demand, [r["qos"] for r in rows]
 
 
-def mxnet_param_blocks(data_dir: str | Path | None = None) -> dict[str, list[int]]:
+def mxnet_param_blocks(data_dir_: str | Path | None = None) -> dict[str, list[int]]:
     """``measured/mxnet_param_blocks.json``: MXNet's parameter blocks (parameters
     per block, in MXNet's order) by model name, e.g. resnet-50: 157 blocks."""
     import json
 
-    path = Path(data_dir or DEFAULT_DATA_DIR) / "measured" / "mxnet_param_blocks.json"
+    path = data_dir(data_dir_) / "measured" / "mxnet_param_blocks.json"
     if not path.is_file():
-        raise InputError(str(path), "file not found (pass --data-dir pointing at the shared data folder)")
+        raise _missing(path)
     try:
         raw = json.loads(path.read_text())
         return {name: [int(b) for b in entry["block_sizes"]] for name, entry in raw.items()}
@@ -91,13 +113,13 @@ def mxnet_param_blocks(data_dir: str | Path | None = None) -> dict[str, list[int
         raise InputError(str(path), f"unexpected content: {exc}") from None
 
 
-def philly_jobs(data_dir: str | Path | None = None) -> np.ndarray:
+def philly_jobs(data_dir_: str | Path | None = None) -> np.ndarray:
     """``traces/philly_jobs_adaptdl.csv`` (Microsoft Philly, Jeon et al. ATC'19, via
     petuum/adaptdl): rows (submit time in s since the trace's first submission,
     duration s, GPUs), sorted by submit time."""
     from datetime import datetime
 
-    path = Path(data_dir or DEFAULT_DATA_DIR) / "traces" / "philly_jobs_adaptdl.csv"
+    path = data_dir(data_dir_) / "traces" / "philly_jobs_adaptdl.csv"
     rows = _read_csv_dicts(path, ("timestamp", "duration", "num_gpus"))
     try:
         t = np.array([datetime.strptime(r["timestamp"], "%Y-%m-%d %H:%M:%S").timestamp() for r in rows])

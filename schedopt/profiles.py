@@ -11,7 +11,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from schedopt.errors import InputError
 from schedopt.io import problems_from_validation, read_document
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+def models_dir() -> Path:
+    """The job profiles: ``schedopt/_models`` in an installed package (copied there
+    at build time, see setup.py), else ``models/`` of the source tree."""
+    here = Path(__file__).resolve().parent
+    shipped = here / "_models"
+    return shipped if shipped.is_dir() else here.parent / "models"
+
+
+MODELS_DIR = models_dir()
 
 
 class Profile(BaseModel):

@@ -21,7 +21,7 @@ def generate(
     out_path: Path = typer.Option(..., "--out", help="instance file to write (.yaml/.json)"),
     max_tasks: int = typer.Option(32, "--max-tasks", min=1, help="max PS and max workers per job"),
     name: Optional[str] = typer.Option(None, "--name", help="instance name (default: from family and sizes)"),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="shared data folder (alibaba-dorm; default ../shared/data)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="shared data folder (traces/, measured/); default $SCHEDOPT_DATA_DIR, else ../shared/data"),
 ) -> None:
     """Generate an instance of FAMILY, deterministic in --seed."""
     from schedopt.generate import generate_instance
