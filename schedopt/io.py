@@ -361,16 +361,18 @@ def read_csv_numbers(path: str | os.PathLike[str], columns: tuple[str, ...]) -> 
     layout = ", ".join(columns)
     try:
         with p.open(newline="") as fh:
+            seen_first = False
             for line_no, row in enumerate(csv.reader(fh), start=1):
                 cells = [c.strip() for c in row]
                 if not any(cells) or cells[0].startswith("#"):
                     continue
+                first, seen_first = not seen_first, True
                 try:
                     values = [float(c) for c in cells]
                 except ValueError:
-                    if not rows and not problems and line_no == 1:
+                    if first:  # the first row that is not blank or a comment may be a header
                         if [c.lower() for c in cells] != list(columns):
-                            problems.append(FieldProblem("line 1", f"header {cells} does not name the columns ({layout})"))
+                            problems.append(FieldProblem(f"line {line_no}", f"header {cells} does not name the columns ({layout})"))
                         continue
                     problems.append(FieldProblem(f"line {line_no}", f"expected numbers ({layout}), got {row}"))
                     continue
