@@ -223,9 +223,9 @@ class LossCurve(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    family: Literal["optimus", "sublinear", "linear"] = "optimus"
-    params: list[float]
-    step: Annotated[float, Field(ge=0)] = 0.0
+    family: Literal["optimus", "sublinear", "linear"] = Field("optimus", description="optimus (eq. 1), SLAQ sublinear or linear")
+    params: list[float] = Field(description="optimus [β0, β1, β2]; sublinear [a, b, c, d]; linear [μ, b, c]")
+    step: Annotated[float, Field(ge=0)] = Field(0.0, description="training steps done so far")
 
     @model_validator(mode="after")
     def _shape(self) -> "LossCurve":

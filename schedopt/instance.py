@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, PrivateAttr, 
 
 from schedopt.convergence import CurveFitError, LossCurve, fit_history
 from schedopt.errors import FieldProblem, InputError
-from schedopt.io import number_validator, problems_from_validation, read_document, write_document
+from schedopt.io import number_validator, problems_from_validation, read_document, with_field_docs, write_document
 from schedopt.speed import SPEED_FORMS, FitError, SpeedForm, fit_speed
 
 INSTANCE_SCHEMA = "schedopt/instance@1"
@@ -55,9 +55,9 @@ class _Strict(BaseModel):
 class Role(_Strict):
     """Per-task demand (resource -> amount) and bounds on the task count."""
 
-    demand: dict[Name, Quantity]
-    min: TaskCount = 1
-    max: TaskCount | None = None
+    demand: dict[Name, Quantity] = Field(description="per-task demand: resource -> amount, in the unit the instance uses for that resource")
+    min: TaskCount = Field(1, description="fewest tasks of this role when the job runs")
+    max: TaskCount | None = Field(None, description="most tasks of this role (default: min)")
 
     @property
     def max_count(self) -> int:
@@ -65,47 +65,49 @@ class Role(_Strict):
 
 
 class Bandwidth(_Strict):
-    ps: PositiveQuantity
-    worker: PositiveQuantity
+    """Network bandwidth of one task at each end of a PS<->worker exchange."""
+
+    ps: PositiveQuantity = Field(description="bandwidth of a parameter server, MB/s")
+    worker: PositiveQuantity = Field(description="bandwidth of a worker, MB/s")
 
 
 class LossHistory(_Strict):
     """Observed training losses, fitted on load (Optimus eq. 1 or a SLAQ family)
     into ``loss_curve`` and, for the optimus family, ``remaining_steps``."""
 
-    steps: list[NonNeg] = Field(min_length=1)
-    loss: list[NonNeg] = Field(min_length=1)
-    family: Literal["optimus", "sublinear", "linear"] = "optimus"
-    decay: Annotated[float, PlainValidator(number_validator(gt=0, le=1))] = 0.9  # SLAQ history weight
-    threshold: Annotated[float, PlainValidator(number_validator(gt=0, lt=1))] = 0.05  # Optimus δ
+    steps: list[NonNeg] = Field(min_length=1, description="training steps at which the losses were observed")
+    loss: list[NonNeg] = Field(min_length=1, description="observed training loss at each step (same length as steps)")
+    family: Literal["optimus", "sublinear", "linear"] = Field("optimus", description="curve family: optimus (eq. 1), SLAQ sublinear or linear")
+    decay: Annotated[float, PlainValidator(number_validator(gt=0, le=1))] = Field(0.9, description="SLAQ history weight in (0, 1]: older points count decay^age")
+    threshold: Annotated[float, PlainValidator(number_validator(gt=0, lt=1))] = Field(0.05, description="Optimus convergence threshold δ in (0, 1): the job is done when the loss changes by less than δ")
 
 
 class SpeedSamples(_Strict):
     """Observed speeds, fitted on load by NNLS (Optimus §3.2) into ``speed``.
     ``points``: ``[[p, w, steps_per_s], ...]`` (optimus forms) or ``[[n, steps_per_s], ...]`` (amdahl)."""
 
-    form: Literal["optimus-sync", "optimus-async", "amdahl"]
-    batch: Positive | None = None
-    points: list[list[float]] = Field(min_length=1)
+    form: Literal["optimus-sync", "optimus-async", "amdahl"] = Field(description="speed form to fit: optimus-sync (eq. 4), optimus-async (eq. 3) or amdahl (one role)")
+    batch: Positive | None = Field(None, description="batch size M of optimus-sync, examples per step")
+    points: list[list[float]] = Field(min_length=1, description="measured speeds: [[p, w, steps_per_s], ...] (optimus forms) or [[n, steps_per_s], ...] (amdahl)")
 
 
 class Job(_Strict):
     """A training job. Time in seconds, work in training steps."""
 
-    id: Name
-    model: str | None = None
-    arrival: NonNeg = 0.0
-    weight: Positive = 1.0
-    roles: dict[Name, Role] = Field(min_length=1)
-    speed: SpeedForm | None = None
-    remaining_steps: Steps | None = None
-    model_size: Quantity | None = None  # MB per PS<->worker exchange
-    bandwidth: Bandwidth | None = None  # MB/s at each end
-    new: bool = False  # flagged as just started (Optimus priority factor)
-    loss_curve: LossCurve | None = None  # predicted normalised loss (SLAQ quality problem)
-    loss_history: LossHistory | None = None  # fitted on load when loss_curve / remaining_steps are absent
-    speed_samples: SpeedSamples | None = None  # fitted on load when speed is absent
-    param_blocks: list[PositiveCount] | None = None  # parameters per block, in MXNet's order (ps-assignment)
+    id: Name = Field(description="unique job id")
+    model: str | None = Field(None, description="name of the DL model (informational; profiles in models/)")
+    arrival: NonNeg = Field(0.0, description="arrival time, seconds (simulation workloads)")
+    weight: Positive = Field(1.0, description="priority weight (weighted DRF, Dorm's fair share)")
+    roles: dict[Name, Role] = Field(min_length=1, description="one role (worker/executor/container) or two (ps and worker)")
+    speed: SpeedForm | None = Field(None, description="training speed f(p, w) in steps/s: optimus-sync, optimus-async, amdahl or table")
+    remaining_steps: Steps | None = Field(None, description="training steps left to convergence (allocation problem)")
+    model_size: Quantity | None = Field(None, description="parameters exchanged per step, MB (placement)")
+    bandwidth: Bandwidth | None = Field(None, description="MB/s of a PS and of a worker (placement)")
+    new: bool = Field(False, description="just started (Optimus priority factor)")
+    loss_curve: LossCurve | None = Field(None, description="predicted normalised loss curve (SLAQ quality problem)")
+    loss_history: LossHistory | None = Field(None, description="observed losses, fitted on validation into loss_curve and remaining_steps where absent")
+    speed_samples: SpeedSamples | None = Field(None, description="observed speeds, fitted on validation (NNLS) into speed where absent")
+    param_blocks: list[PositiveCount] | None = Field(None, description="parameters per block, in MXNet's order (ps-assignment)")
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -114,15 +116,19 @@ class Job(_Strict):
 
 
 class Server(_Strict):
-    name: Name
-    count: ServerCount = 1
-    capacity: dict[Name, Quantity]
+    """A server, or ``count`` identical ones named ``name-0 .. name-(count-1)``."""
+
+    name: Name = Field(description="server name (with count: the prefix of the expanded names)")
+    count: ServerCount = Field(1, description="identical servers this entry stands for")
+    capacity: dict[Name, Quantity] = Field(description="resource -> amount this server offers, in the instance's units")
 
 
 class Policy(_Strict):
-    fairness_threshold: NonNeg = 0.1  # Dorm theta1
-    adjustment_threshold: NonNeg = 0.1  # Dorm theta2
-    horizon_s: Positive = 60.0  # SLAQ scheduling epoch T, seconds
+    """Scheduling-policy parameters of the problems that have them."""
+
+    fairness_threshold: NonNeg = Field(0.1, description="Dorm θ1: fairness-loss budget as a share of 2m (eq. 15)")
+    adjustment_threshold: NonNeg = Field(0.1, description="Dorm θ2: share of running applications that may be adjusted (eq. 16)")
+    horizon_s: Positive = Field(60.0, description="SLAQ scheduling epoch T, seconds")
 
 
 #: the source named in errors while :meth:`Instance.model_validate` runs (None outside it)
@@ -141,14 +147,14 @@ class Instance(_Strict):
     """One scheduling problem. Build with :func:`load_instance` or
     :meth:`Instance.from_dict`, which validate; treat as immutable."""
 
-    schema_: Literal["schedopt/instance@1"] = Field(INSTANCE_SCHEMA, alias="schema")
-    name: Name
-    resources: list[Name] = Field(min_length=1)
-    servers: list[Server] = Field(default_factory=list)
-    jobs: list[Job] = Field(max_length=MAX_JOBS)
-    policy: Policy | None = None
-    previous: dict[str, dict[str, dict[str, Count]]] | None = None
-    allocation: dict[str, dict[str, Count]] | None = None
+    schema_: Literal["schedopt/instance@1"] = Field(INSTANCE_SCHEMA, alias="schema", description="format tag; defaults when absent")
+    name: Name = Field(description="instance name (copied into plans)")
+    resources: list[Name] = Field(min_length=1, description="resource types, e.g. [cpu, gpu, mem_gb]; every capacity and demand names one")
+    servers: list[Server] = Field(default_factory=list, description="the cluster's servers")
+    jobs: list[Job] = Field(max_length=MAX_JOBS, description="the jobs (applications) to schedule")
+    policy: Policy | None = Field(None, description="policy parameters (Dorm θ1/θ2, SLAQ epoch)")
+    previous: dict[str, dict[str, dict[str, Count]]] | None = Field(None, description="running placement: job -> server -> role -> tasks (Dorm's adjustments, restarts)")
+    allocation: dict[str, dict[str, Count]] | None = Field(None, description="given counts: job -> role -> tasks (the placement and ps-assignment problems)")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     _source: str = PrivateAttr(default="<instance>")
@@ -379,6 +385,9 @@ def _expand_names(srv: Server) -> list[str]:
     if "count" in srv.model_fields_set:
         return [f"{srv.name}-{k}" for k in range(srv.count)]
     return [srv.name]
+
+
+with_field_docs(Role, Bandwidth, LossHistory, SpeedSamples, Job, Server, Policy, Instance)
 
 
 def load_instance(path: str | os.PathLike[str]) -> Instance:

@@ -389,3 +389,14 @@ def read_csv_numbers(path: str | os.PathLike[str], columns: tuple[str, ...]) -> 
     if not rows:
         raise InputError(str(path), f"no data rows ({layout})")
     return np.array(rows, dtype=float)
+
+
+def with_field_docs(*models: type[BaseModel]) -> None:
+    """Append each model's fields (name, default, description) to its docstring,
+    so ``help(Server)`` shows what each field means and its unit."""
+    for model in models:
+        lines = ["", "Fields:"]
+        for name, info in model.model_fields.items():
+            default = "required" if info.is_required() else f"default {info.default!r}" if info.default_factory is None else "default empty"
+            lines.append(f"    {info.alias or name} ({default}): {info.description or ''}")
+        model.__doc__ = (model.__doc__ or "").rstrip() + "\n" + "\n".join(lines) + "\n"

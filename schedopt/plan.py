@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from schedopt.errors import InputError
-from schedopt.io import problems_from_validation, read_document, write_document
+from schedopt.io import problems_from_validation, read_document, with_field_docs, write_document
 
 PLAN_SCHEMA = "schedopt/plan@1"
 
@@ -44,15 +44,17 @@ class Termination(str, Enum):
 
 
 class Objective(BaseModel):
+    """A plan's objective: its value, the proven bound and the gap between them."""
+
     model_config = ConfigDict(extra="forbid")
 
-    name: str
-    sense: Literal["min", "max"] = "min"
-    value: float | None = None
-    bound: float | None = None  # proven bound on the optimum, or None
-    gap: float | None = None  # |value - bound| / |value|
-    admitted: int | None = None  # primary objective (allocation): jobs admitted
-    admitted_bound: int | None = None  # proven upper bound on admitted jobs
+    name: str = Field(description="the objective, e.g. total_remaining_time (s), resource_utilization")
+    sense: Literal["min", "max"] = Field("min", description="min or max")
+    value: float | None = Field(None, description="the plan's objective value, recomputed by check")
+    bound: float | None = Field(None, description="proven bound on the optimum (a lower bound for min), or null")
+    gap: float | None = Field(None, description="|value - bound| / |value|, or null without a bound")
+    admitted: int | None = Field(None, description="jobs given tasks (the first, lexicographic objective of allocation)")
+    admitted_bound: int | None = Field(None, description="proven upper bound on admitted jobs")
 
 
 def relative_gap(value: float | None, bound: float | None) -> float | None:
@@ -69,22 +71,22 @@ class Plan(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["schedopt/plan@1"] = Field(PLAN_SCHEMA, alias="schema")
-    instance: str
-    problem: str = "allocation"
-    solver: str
-    status: Status
-    termination: Termination
-    objective: Objective
-    solve_seconds: float
-    allocation: dict[str, dict[str, int]] = Field(default_factory=dict)
-    placement: dict[str, dict[str, dict[str, int]]] | None = None
-    ps_assignment: dict[str, list[dict[str, int]]] | None = None  # job -> [{ps, block, size}, ...]
-    paused: list[str] = Field(default_factory=list)
-    metrics: dict[str, Any] = Field(default_factory=dict)
-    seed: int | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
-    message: str | None = None
+    schema_: Literal["schedopt/plan@1"] = Field(PLAN_SCHEMA, alias="schema", description="format tag")
+    instance: str = Field(description="name of the instance solved")
+    problem: str = Field("allocation", description="the registered problem the plan answers (schedopt.problems)")
+    solver: str = Field(description="registered solver name")
+    status: Status = Field(description="what the plan is worth: optimal, feasible, heuristic, infeasible, time_limit, kept_previous")
+    termination: Termination = Field(description="why the solve stopped: optimal, completed, time_limit, infeasible, unbounded, error")
+    objective: Objective = Field(description="value, bound, gap (and admitted jobs)")
+    solve_seconds: float = Field(description="wall time of the solve, seconds")
+    allocation: dict[str, dict[str, int]] = Field(default_factory=dict, description="job -> role -> tasks (for Dorm: containers)")
+    placement: dict[str, dict[str, dict[str, int]]] | None = Field(None, description="job -> server -> role -> tasks")
+    ps_assignment: dict[str, list[dict[str, int]]] | None = Field(None, description="job -> [{ps, block, size}, ...]: parameter blocks to parameter servers")
+    paused: list[str] = Field(default_factory=list, description="jobs given nothing")
+    metrics: dict[str, Any] = Field(default_factory=dict, description="problem metrics (utilization, fairness loss, ...) and solver diagnostics")
+    seed: int | None = Field(None, description="the seed the solve used")
+    options: dict[str, Any] = Field(default_factory=dict, description="the solver options used")
+    message: str | None = Field(None, description="why a plan is what it is (time limit, fallback), for people")
 
     @property
     def has_solution(self) -> bool:
@@ -101,6 +103,9 @@ class Plan(BaseModel):
             return cls.model_validate(data)
         except ValidationError as exc:
             raise InputError(source, problems_from_validation(exc)) from None
+
+
+with_field_docs(Objective, Plan)
 
 
 def load_plan(path: str | os.PathLike[str]) -> Plan:

@@ -33,9 +33,9 @@ class _Form(BaseModel):
 class OptimusSync(_Form):
     """Optimus eq. 4: f(p, w) = 1 / (θ0·M/w + θ1 + θ2·w/p + θ3·w + θ4·p), M = ``batch``."""
 
-    form: Literal["optimus-sync"] = "optimus-sync"
-    theta: Annotated[list[NonNeg], Field(min_length=5, max_length=5)]
-    batch: Positive
+    form: Literal["optimus-sync"] = Field("optimus-sync", description="Optimus eq. 4 (synchronous training)")
+    theta: Annotated[list[NonNeg], Field(min_length=5, max_length=5)] = Field(description="[θ0..θ4] >= 0, seconds per step terms")
+    batch: Positive = Field(description="batch size M, examples per step")
 
     @model_validator(mode="after")
     def _not_all_zero(self) -> "OptimusSync":
@@ -57,8 +57,8 @@ class OptimusSync(_Form):
 class OptimusAsync(_Form):
     """Optimus eq. 3: f(p, w) = w / (θ0 + θ1·w/p + θ2·w + θ3·p)."""
 
-    form: Literal["optimus-async"] = "optimus-async"
-    theta: Annotated[list[NonNeg], Field(min_length=4, max_length=4)]
+    form: Literal["optimus-async"] = Field("optimus-async", description="Optimus eq. 3 (asynchronous training)")
+    theta: Annotated[list[NonNeg], Field(min_length=4, max_length=4)] = Field(description="[θ0..θ3] >= 0")
 
     @model_validator(mode="after")
     def _not_all_zero(self) -> "OptimusAsync":
@@ -80,9 +80,9 @@ class OptimusAsync(_Form):
 class Amdahl(_Form):
     """One role (SLAQ executors, all-reduce jobs): f(n) = 1 / (serial + parallel/n)."""
 
-    form: Literal["amdahl"] = "amdahl"
-    serial: NonNeg
-    parallel: NonNeg
+    form: Literal["amdahl"] = Field("amdahl", description="one role: f(n) = 1 / (serial + parallel / n)")
+    serial: NonNeg = Field(description="seconds per step that do not shrink with n")
+    parallel: NonNeg = Field(description="seconds per step on one task, divided among n")
 
     @property
     def n_roles(self) -> int:
@@ -109,8 +109,8 @@ class TableSpeed(_Form):
     """Measured configurations only: ``points: [[p, w, steps_per_s], ...]`` for
     two-role jobs, ``[[n, steps_per_s], ...]`` for one-role jobs."""
 
-    form: Literal["table"] = "table"
-    points: Annotated[list[list[NonNeg]], Field(min_length=1)]
+    form: Literal["table"] = Field("table", description="measured configurations only")
+    points: Annotated[list[list[NonNeg]], Field(min_length=1)] = Field(description="[[p, w, steps_per_s], ...] (two roles) or [[n, steps_per_s], ...] (one role)")
 
     @model_validator(mode="after")
     def _points(self) -> "TableSpeed":

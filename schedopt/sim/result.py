@@ -10,16 +10,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.io import problems_from_validation, read_document, write_document
+from schedopt.io import problems_from_validation, read_document, with_field_docs, write_document
 
 SIMULATION_SCHEMA = "schedopt/simulation@1"
 
 
 class JobOutcome(BaseModel):
+    """When a job arrived and finished."""
+
     model_config = ConfigDict(extra="forbid")
 
-    arrival_s: float
-    completion_s: float | None  # None: unfinished when the run stopped
+    arrival_s: float = Field(description="arrival time, seconds")
+    completion_s: float | None = Field(description="completion time, seconds; null when unfinished at the end of the run")
 
 
 class SimulationResult(BaseModel):
@@ -27,29 +29,29 @@ class SimulationResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["schedopt/simulation@1"] = Field(SIMULATION_SCHEMA, alias="schema")
-    workload: str
-    scheduler: str
-    placement: str | None = None
-    interval_s: float
-    restart_overhead_s: float = 60.0
-    seed: int = 0
-    error_steps: float = 0.0
-    error_speed: float = 0.0
-    horizon_s: float | None = None
-    jobs: dict[str, JobOutcome]
-    avg_jct_s: float | None  # over finished jobs
-    makespan_s: float | None  # first arrival to last completion (None if a job is unfinished)
-    jct_percentiles_s: dict[str, float] = Field(default_factory=dict)  # p50, p90, p99
-    finished: int = 0
-    unfinished: int = 0
-    scaling_overhead_share: float = 0.0  # restart seconds / running seconds
-    avg_utilization: dict[str, float] = Field(default_factory=dict)  # over intervals with work
-    scheduler_seconds: float = 0.0  # wall time inside the scheduler
-    plans: int = 0
-    check_violations: int | None = None  # None: plans were not checked
-    first_violation: str | None = None
-    timeline: dict[str, Any] = Field(default_factory=dict)
+    schema_: Literal["schedopt/simulation@1"] = Field(SIMULATION_SCHEMA, alias="schema", description="format tag")
+    workload: str = Field(description="name of the workload (instance) simulated")
+    scheduler: str = Field(description="allocation solver run every interval")
+    placement: str | None = Field(None, description="placement solver run after each allocation, or null")
+    interval_s: float = Field(description="scheduling interval, seconds")
+    restart_overhead_s: float = Field(60.0, description="seconds a job loses when its configuration changes")
+    seed: int = Field(0, description="seed of the run")
+    error_steps: float = Field(0.0, description="estimation error of remaining steps in [0, 1) (Optimus Fig. 15)")
+    error_speed: float = Field(0.0, description="estimation error of speeds in [0, 1) (Optimus Fig. 15)")
+    horizon_s: float | None = Field(None, description="the run stopped after this many seconds, or null")
+    jobs: dict[str, JobOutcome] = Field(description="job id -> arrival and completion")
+    avg_jct_s: float | None = Field(description="mean job completion time over finished jobs, seconds")
+    makespan_s: float | None = Field(description="first arrival to last completion, seconds (null if a job is unfinished)")
+    jct_percentiles_s: dict[str, float] = Field(default_factory=dict, description="p50, p90, p99 of the JCT, seconds")
+    finished: int = Field(0, description="jobs finished")
+    unfinished: int = Field(0, description="jobs unfinished when the run stopped")
+    scaling_overhead_share: float = Field(0.0, description="restart seconds / running seconds")
+    avg_utilization: dict[str, float] = Field(default_factory=dict, description="resource -> mean share in use over intervals with work")
+    scheduler_seconds: float = Field(0.0, description="wall time inside the scheduler, seconds")
+    plans: int = Field(0, description="plans made (one per interval with work)")
+    check_violations: int | None = Field(None, description="violations found by check over all plans; null when not checked")
+    first_violation: str | None = Field(None, description="the first violation found, for people")
+    timeline: dict[str, Any] = Field(default_factory=dict, description="per-interval series: time, running jobs, utilization")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
@@ -61,6 +63,8 @@ class SimulationResult(BaseModel):
         except ValidationError as exc:
             raise InputError(source, problems_from_validation(exc)) from None
 
+
+with_field_docs(JobOutcome, SimulationResult)
 
 #: several schedulers' results on one workload (``simulate --compare ... --out FILE``)
 RESULTS_SCHEMA = "schedopt/simulations@1"
