@@ -1,0 +1,137 @@
+"""The figures the docs show (docs/figures/*.png), from small runs of the benchmarks.
+
+    .venv/bin/python benchmarks/figures.py            # all
+    .venv/bin/python benchmarks/figures.py sim gap    # some: sim, gap, utilization, learning
+
+- sim: average JCT and makespan per scheduler on the Optimus §6.1 workload (Fig. 11 shape), mean of 3 seeds.
+- gap: optimus-greedy's gap to the proven optimum (optimus-milp) by contention, 50 jobs, 5 seeds per level
+  (the levels of bench_allocation.py's gap table).
+- utilization: allocated GPU share and running jobs over the arrivals of one workload, optimus-greedy vs drf.
+- learning: DL2's training curve (average JCT per RL episode after the supervised warm-up).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import schedopt  # noqa: E402
+from schedopt.generate import generate_instance  # noqa: E402
+from schedopt.plots import pyplot  # noqa: E402
+from schedopt.sim import simulate  # noqa: E402
+
+OUT = ROOT / "docs" / "figures"
+SCHEDULERS = ["optimus-greedy", "drf", "tetris", "fifo", "srtf"]
+
+
+def sim() -> None:
+    plt = pyplot()
+    jct: dict[str, list[float]] = {s: [] for s in SCHEDULERS}
+    mk: dict[str, list[float]] = {s: [] for s in SCHEDULERS}
+    for seed in range(3):
+        wl = generate_instance("optimus-workload", jobs=30, servers=13, seed=seed, max_tasks=16)
+        for s in SCHEDULERS:
+            r = simulate(wl, s, seed=seed)
+            jct[s].append((r.avg_jct_s or np.nan) / 3600)
+            mk[s].append((r.makespan_s or np.nan) / 3600)
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    x = np.arange(len(SCHEDULERS))
+    ax.bar(x - 0.2, [statistics.mean(jct[s]) for s in SCHEDULERS], 0.4, label="average JCT")
+    ax.bar(x + 0.2, [statistics.mean(mk[s]) for s in SCHEDULERS], 0.4, label="makespan")
+    ax.set_xticks(x, SCHEDULERS)
+    ax.set_ylabel("hours")
+    ax.set_title("optimus-workload, 30 jobs on 13 servers, mean of 3 seeds")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(OUT / "sim_jct_makespan.png", dpi=120)
+    plt.close(fig)
+
+
+def gap() -> None:
+    plt = pyplot()
+    levels = {"light (400 servers)": 400, "medium (110)": 110, "heavy (55)": 55, "oversubscribed (40)": 40}
+    means, worst = [], []
+    for _label, servers in levels.items():
+        gaps = []
+        for seed in range(5):
+            inst = generate_instance("optimus", jobs=50, servers=servers, seed=1000 + seed)
+            exact = schedopt.solve(inst, "optimus-milp")
+            greedy = schedopt.solve(inst, "optimus-greedy", priority_factor=1.0)
+            assert not schedopt.check(inst, exact) and not schedopt.check(inst, greedy)
+            if greedy.objective.admitted == exact.objective.admitted:
+                gaps.append(100 * (greedy.objective.value - exact.objective.value) / greedy.objective.value)
+        means.append(statistics.mean(gaps) if gaps else np.nan)
+        worst.append(max(gaps) if gaps else np.nan)
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    x = np.arange(len(levels))
+    ax.bar(x - 0.2, means, 0.4, label="mean")
+    ax.bar(x + 0.2, worst, 0.4, label="worst")
+    ax.set_xticks(x, list(levels))
+    ax.set_ylabel("gap to optimum, %")
+    ax.set_yscale("log")
+    ax.set_title("optimus-greedy (skip) vs optimus-milp, 50 jobs, 5 seeds per level")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(OUT / "allocation_gap_by_contention.png", dpi=120)
+    plt.close(fig)
+
+
+def utilization() -> None:
+    plt = pyplot()
+    wl = generate_instance("optimus-workload", jobs=30, servers=13, seed=0, max_tasks=16)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 4.5), sharex=True)
+    for s in ("optimus-greedy", "drf"):
+        r = simulate(wl, s, seed=0)
+        t = np.asarray(r.timeline.get("time_s", []), dtype=float) / 3600
+        util = r.timeline.get("utilization", {}).get("gpu", [])
+        running = r.timeline.get("running_jobs", [])
+        if len(util) == len(t):
+            ax1.step(t, np.asarray(util) * 100, where="post", label=s)
+        if len(running) == len(t):
+            ax2.step(t, running, where="post", label=s)
+    arrivals = sorted(j.arrival / 3600 for j in wl.jobs)
+    ax2.plot(arrivals, np.arange(1, len(arrivals) + 1), "k:", label="arrived")
+    ax1.set_ylabel("GPU allocated, %")
+    ax2.set_ylabel("jobs")
+    ax2.set_xlabel("hours")
+    ax1.legend()
+    ax2.legend()
+    ax1.set_title("optimus-workload seed 0: utilization and running jobs over the arrivals")
+    fig.tight_layout()
+    fig.savefig(OUT / "sim_utilization.png", dpi=120)
+    plt.close(fig)
+
+
+def learning() -> None:
+    from schedopt.learn.dl2 import Policy
+    from schedopt.learn.train import record_teacher, rl_train, warmup
+
+    plt = pyplot()
+    train = generate_instance("optimus-workload", jobs=30, servers=13, seed=1, max_tasks=16)
+    pol = Policy.create(J=30, hidden=256, seed=0)
+    warmup(pol, record_teacher(train, pol, "drf"), epochs=200)
+    episodes = [generate_instance("optimus-workload", jobs=30, servers=13, seed=100 + k, max_tasks=16) for k in range(20)]
+    curve = rl_train(pol, episodes, seed=0)
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.plot([c["episode"] for c in curve], [c["avg_jct_s"] / 3600 for c in curve], "o-")
+    ax.set_xlabel("RL episode (after the supervised warm-up on DRF)")
+    ax.set_ylabel("training avg JCT (h)")
+    ax.set_title("DL2 actor-critic: one workload per episode")
+    fig.tight_layout()
+    fig.savefig(OUT / "dl2_learning_curve.png", dpi=120)
+    plt.close(fig)
+
+
+FIGURES = {"sim": sim, "gap": gap, "utilization": utilization, "learning": learning}
+
+if __name__ == "__main__":
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name in sys.argv[1:] or list(FIGURES):
+        FIGURES[name]()
+        print(f"wrote {name}")
