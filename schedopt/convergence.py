@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import numpy as np
-import scipy.optimize
 from numpy.lib.stride_tricks import sliding_window_view
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -117,6 +116,7 @@ class LossFit:
 def fit_loss_curve(steps: np.ndarray | list[float], loss: np.ndarray | list[float], *, max_points: int = 500,
                    outliers: bool = True) -> LossFit:
     """Fit Optimus eq. 1 to a loss history (steps k, raw losses l)."""
+    import scipy.optimize  # imported when fitting: `import schedopt` stays light
     k = np.asarray(steps, dtype=float)
     y = np.asarray(loss, dtype=float)
     _validate(k, y, minimum=3)
@@ -187,6 +187,7 @@ def fit_slaq_curve(steps: np.ndarray | list[float], loss: np.ndarray | list[floa
                    *, decay: float = 0.9) -> SlaqFit:
     """SLAQ's curve families with exponentially weighted history: the point i of
     n gets weight decay^(n-1-i), so recent points count most."""
+    import scipy.optimize  # imported when fitting: `import schedopt` stays light
     k = np.asarray(steps, dtype=float)
     y = np.asarray(loss, dtype=float)
     _validate(k, y, minimum=4)

@@ -30,3 +30,20 @@ def test_pyomo_highs_available() -> None:
     from pyomo.contrib.solver.common.factory import SolverFactory
 
     assert SolverFactory("highs").available()
+
+
+def test_import_and_a_greedy_solve_load_no_heavy_backend() -> None:
+    """Issue 15 §5: Pyomo, OR-Tools and scipy.optimize load only when a model needs them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, schedopt; "
+            "i = schedopt.load_instance(sys.argv[1]); schedopt.solve(i, 'optimus-greedy'); "
+            "heavy = [m for m in ('pyomo.environ', 'ortools.sat.python.cp_model', 'scipy.optimize', 'pandas') "
+            "if m in sys.modules]; print(','.join(heavy))")
+    from tests.conftest import INSTANCES
+
+    r = subprocess.run([sys.executable, "-c", code, str(INSTANCES / "optimus-testbed.yaml")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "", f"loaded on import + greedy solve: {r.stdout.strip()}"

@@ -15,9 +15,8 @@ import time
 from typing import Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
-from schedopt.backends.cpsat import CPSAT_TERMINATION, integer_scale, make_solver
+from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, make_solver
 from schedopt.allocation.exact import StageResult, solve_exact
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.instance import Instance
@@ -38,6 +37,7 @@ class CpSatBackend:
     def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
                     min_admitted: int, time_limit: float | None, seed: int | None,
                     hint: list[int] | None = None) -> StageResult:
+        from ortools.sat.python import cp_model  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         # -- data, scaled to integers
         unit, exact_units = integer_scale(np.concatenate([data.demand.ravel(), data.cap]))
@@ -89,14 +89,14 @@ class CpSatBackend:
                              variables=cs.K)
         built = time.perf_counter() - t0
         code = solver.solve(model)
-        term = CPSAT_TERMINATION.get(code, Termination.ERROR)
+        term = cpsat_termination(solver, code)
         chosen = None
-        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if has_solution(solver, code):
             solution = np.asarray(list(solver.response_proto.solution), dtype=np.int64)
             chosen = np.flatnonzero(solution[:cs.K] > 0).tolist()  # x are variables 0..K-1
         bound: float | None = None
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
-        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if has_solution(solver, code):
             raw = float(solver.best_objective_bound)
             if stage == "admit":
                 bound = raw

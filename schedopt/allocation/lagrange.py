@@ -23,11 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.optimize
-import scipy.sparse as sp
 
 from typing import Any
 
+from schedopt.backends.lp import solve_lp_colwise
 from schedopt.allocation.problem import (
     FIT_TOL,
     AllocationData,
@@ -106,27 +105,44 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
     scale = max(1.0, float(np.abs(cs.cost).max())) if K else 1.0
     lam, nu = np.zeros(data.R), 0.0
     x_full = np.zeros(K)
+    owner_row = np.full(J, -1, dtype=np.int64)
+    owner_row[owners] = np.arange(len(owners))
     rounds = 0
     for rounds in range(1, max_rounds + 1):
         cols = np.nonzero(active)[0]
-        pick = sp.csr_matrix((np.ones(len(cols)), (cs.job[cols], np.arange(len(cols)))), shape=(J, len(cols)))[owners]
-        cap_rows = sp.csr_matrix(cs.use[cols].T)
+        # the master LP, column-wise: each column has its capacity entries, its job's row
+        # (= 1 when every job is admitted, <= 1 otherwise) and, with admission, -1 in the last row
+        use = cs.use[cols]
+        rows_per_col = (use != 0).sum(axis=1) + 1 + (admit is not None)
+        start = np.concatenate([[0], np.cumsum(rows_per_col)])
+        r_idx, c_idx = np.nonzero(use.T != 0)  # capacity rows, ordered by row: reorder by column
+        order = np.lexsort((r_idx, c_idx))
+        r_idx, c_idx = r_idx[order], c_idx[order]
+        index = np.empty(start[-1], dtype=np.int64)
+        value = np.empty(start[-1])
+        nnz = (use != 0).sum(axis=1)
+        cap_pos = start[c_idx] + (np.arange(len(c_idx)) - np.concatenate([[0], np.cumsum(nnz)])[c_idx])
+        index[cap_pos], value[cap_pos] = r_idx, use[c_idx, r_idx]
+        job_pos = start[:-1] + nnz
+        index[job_pos], value[job_pos] = data.R + owner_row[cs.job[cols]], 1.0
+        if admit is not None:
+            index[job_pos + 1], value[job_pos + 1] = data.R + len(owners), -1.0
+        cap_hi = data.cap * (1 + FIT_TOL)
         if admit is None:
-            res = scipy.optimize.linprog(cs.cost[cols] / scale, A_ub=cap_rows, b_ub=data.cap * (1 + FIT_TOL),
-                                         A_eq=pick, b_eq=np.ones(len(owners)), bounds=(0, 1), method="highs")
+            lo = np.concatenate([np.full(data.R, -np.inf), np.ones(len(owners))])
+            hi = np.concatenate([cap_hi, np.ones(len(owners))])
         else:
-            A_ub = sp.vstack([cap_rows, pick, sp.csr_matrix(-np.ones((1, len(cols))))])
-            b_ub = np.concatenate([data.cap * (1 + FIT_TOL), np.ones(len(owners)), [-float(admit)]])
-            res = scipy.optimize.linprog(cs.cost[cols] / scale, A_ub=A_ub, b_ub=b_ub, bounds=(0, 1), method="highs")
-        if res.status != 0:
-            raise RuntimeError(f"master LP failed: {res.message}")
-        marg = np.asarray(res.ineqlin.marginals) * scale
+            lo = np.full(data.R + len(owners) + 1, -np.inf)
+            hi = np.concatenate([cap_hi, np.ones(len(owners)), [-float(admit)]])
+        res = solve_lp_colwise(cs.cost[cols] / scale, start, index, value, row_lower=lo, row_upper=hi,
+                               col_lower=np.zeros(len(cols)), col_upper=np.ones(len(cols)))
+        if not res.optimal:
+            raise RuntimeError(f"master LP failed: {res.status}")
+        marg = res.row_dual * scale
         lam = np.maximum(-marg[: data.R], 0.0)
         job_dual = np.zeros(J)
-        if admit is None:
-            job_dual[owners] = np.asarray(res.eqlin.marginals) * scale
-        else:
-            job_dual[owners] = marg[data.R: data.R + len(owners)]
+        job_dual[owners] = marg[data.R: data.R + len(owners)]
+        if admit is not None:
             nu = max(-float(marg[-1]), 0.0)
         x_full[:] = 0.0
         x_full[cols] = res.x

@@ -9,9 +9,7 @@ the non-linear f is evaluated before the model is built.
 
 from __future__ import annotations
 
-from typing import Any
-
-import pyomo.environ as pyo
+from typing import TYPE_CHECKING, Any
 
 from schedopt.backends.highs import solve_highs
 from schedopt.allocation.exact import StageResult, solve_exact
@@ -20,9 +18,14 @@ from schedopt.instance import Instance
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
+
 def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool, min_admitted: int) -> pyo.ConcreteModel:
     """The multiple-choice model of Optimus eq. 5-8, built in the order data,
     variables, constraints, objective."""
+    import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
     m = pyo.ConcreteModel(name=f"optimus-allocation-{stage}")
     # -- data
     owners = sorted({int(j) for j in cs.job})
@@ -76,6 +79,7 @@ class HighsBackend:
     def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
                     min_admitted: int, time_limit: float | None, seed: int | None,
                     hint: list[int] | None = None) -> StageResult:
+        import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         import time as _time
 
         t0 = _time.perf_counter()

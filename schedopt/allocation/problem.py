@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
@@ -352,6 +351,7 @@ def all_fit_at_minimum(data: AllocationData) -> bool:
 def admitted_upper_bound(data: AllocationData) -> int:
     """⌊LP⌋ of max Σ y_j s.t. Σ_j y_j·u_j <= C, y in [0, 1], where u_j is the
     componentwise least use over j's allowed configurations: a proven bound."""
+    import scipy.optimize  # imported when needed: `import schedopt` stays light
     rows, ok = [], []
     for j in range(data.J):
         if isinstance(data.jobs[j].speed, TableSpeed):

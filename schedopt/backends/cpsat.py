@@ -3,20 +3,35 @@ map, and the integer scaling every CP-SAT model needs."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
-from ortools.sat.python import cp_model
 
 from schedopt.logs import backend_logger
 from schedopt.plan import Termination
 
-#: CP-SAT status -> ours (FEASIBLE means stopped early with a solution)
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
+#: CP-SAT status name -> ours (FEASIBLE means stopped early with a solution). OR-Tools is
+#: imported only when a CP-SAT model is built, so `import schedopt` stays light.
 CPSAT_TERMINATION = {
-    cp_model.OPTIMAL: Termination.OPTIMAL,
-    cp_model.FEASIBLE: Termination.TIME_LIMIT,
-    cp_model.INFEASIBLE: Termination.INFEASIBLE,
-    cp_model.UNKNOWN: Termination.TIME_LIMIT,
-    cp_model.MODEL_INVALID: Termination.ERROR,
+    "OPTIMAL": Termination.OPTIMAL,
+    "FEASIBLE": Termination.TIME_LIMIT,
+    "INFEASIBLE": Termination.INFEASIBLE,
+    "UNKNOWN": Termination.TIME_LIMIT,
+    "MODEL_INVALID": Termination.ERROR,
 }
+
+
+def cpsat_termination(solver: "cp_model.CpSolver", code: Any) -> Termination:
+    """Our termination for CP-SAT's status ``code``."""
+    return CPSAT_TERMINATION.get(solver.status_name(code), Termination.ERROR)
+
+
+def has_solution(solver: "cp_model.CpSolver", code: Any) -> bool:
+    """Whether CP-SAT stopped with a solution (OPTIMAL or FEASIBLE)."""
+    return solver.status_name(code) in ("OPTIMAL", "FEASIBLE")
 
 
 #: CP-SAT's presolve does not check the time limit inside its fix-point loop: on the
@@ -31,6 +46,8 @@ LOAD_SECONDS_PER_VARIABLE = 1.5e-6
 def make_solver(workers: int, seed: int | None, time_limit: float | None, *, variables: int = 0) -> cp_model.CpSolver:
     """A CP-SAT solver with our determinism settings (threads, seed) and the time
     limit; presolve is off when ``variables`` make it likely to overrun half the limit."""
+    from ortools.sat.python import cp_model
+
     solver = cp_model.CpSolver()
     logger = backend_logger("cpsat")  # progress lines only when the caller asked (log=True)
     if logger is not None:

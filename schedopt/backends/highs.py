@@ -16,22 +16,24 @@ import threading
 import time
 from dataclasses import dataclass
 
-import pyomo.environ as pyo
-from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from typing import TYPE_CHECKING
 
 from schedopt.logs import backend_logger
 from schedopt.plan import Termination
 
-#: pyomo.contrib.solver termination -> ours
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
+#: pyomo.contrib.solver termination (by name) -> ours. Pyomo is imported only when a
+#: model is solved, so `import schedopt` stays light.
 HIGHS_TERMINATION = {
-    TerminationCondition.convergenceCriteriaSatisfied: Termination.OPTIMAL,
-    TerminationCondition.maxTimeLimit: Termination.TIME_LIMIT,
-    TerminationCondition.iterationLimit: Termination.TIME_LIMIT,
-    TerminationCondition.provenInfeasible: Termination.INFEASIBLE,
-    TerminationCondition.locallyInfeasible: Termination.INFEASIBLE,
-    TerminationCondition.infeasibleOrUnbounded: Termination.INFEASIBLE,
-    TerminationCondition.unbounded: Termination.UNBOUNDED,
+    "convergenceCriteriaSatisfied": Termination.OPTIMAL,
+    "maxTimeLimit": Termination.TIME_LIMIT,
+    "iterationLimit": Termination.TIME_LIMIT,
+    "provenInfeasible": Termination.INFEASIBLE,
+    "locallyInfeasible": Termination.INFEASIBLE,
+    "infeasibleOrUnbounded": Termination.INFEASIBLE,
+    "unbounded": Termination.UNBOUNDED,
 }
 
 
@@ -67,6 +69,9 @@ def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: 
     hand-over (estimated as :data:`HANDOVER_PER_BUILD_SECOND` × ``build_seconds``,
     the time the caller took to build ``model``) and HiGHS's run; when too little
     is left for a run after the hand-over, HiGHS is not started (TIME_LIMIT)."""
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    from pyomo.contrib.solver.common.results import SolutionStatus
+
     t0 = time.perf_counter()
     handover = HANDOVER_PER_BUILD_SECOND * max(0.0, build_seconds)
     if time_limit is not None and time_limit - handover < MIN_HIGHS_SECONDS:
@@ -91,6 +96,6 @@ def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: 
     bound = res.objective_bound
     if bound is not None and not math.isfinite(bound):
         bound = None
-    return HighsResult(termination=HIGHS_TERMINATION.get(res.termination_condition, Termination.ERROR),
+    return HighsResult(termination=HIGHS_TERMINATION.get(res.termination_condition.name, Termination.ERROR),
                        has_solution=has, incumbent=res.incumbent_objective if has else None, bound=bound,
                        backend_status=str(res.termination_condition))

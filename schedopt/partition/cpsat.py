@@ -15,9 +15,8 @@ import time
 from typing import Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
-from schedopt.backends.cpsat import CPSAT_TERMINATION, integer_scale, make_solver
+from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, make_solver
 from schedopt.instance import Instance
 from schedopt.partition.dorm import BackendResult, DormModel, solve_dorm, thresholds
 from schedopt.plan import Plan, Termination
@@ -52,6 +51,7 @@ class CpSatDorm:
         self.workers = workers
 
     def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None) -> BackendResult:
+        from ortools.sat.python import cp_model  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         d = model.data
         # -- data, as integers
@@ -109,12 +109,12 @@ class CpSatDorm:
         solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - built),
                              variables=len(cm.proto.variables))
         code = solver.solve(cm)
-        term = CPSAT_TERMINATION.get(code, Termination.ERROR)
+        term = cpsat_termination(solver, code)
         info: dict[str, Any] = {"build_seconds": built, "solver_seconds": time.perf_counter() - t0 - built,
                                 "share_scale": L, "exact_scaling": exact}
         if term == Termination.ERROR:
             info["backend_status"] = solver.status_name(code)
-        if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if not has_solution(solver, code):
             return BackendResult(term, None, info=info)
         xs = np.zeros((d.A, d.S), dtype=np.int64)
         for (i, j), v in x.items():

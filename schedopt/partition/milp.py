@@ -11,10 +11,9 @@ Pyomo model, solved by HiGHS through ``pyomo.contrib.solver``.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyomo.environ as pyo
 
 from schedopt.backends.highs import solve_highs
 from schedopt.instance import Instance
@@ -22,9 +21,13 @@ from schedopt.partition.dorm import BackendResult, DormModel, solve_dorm, thresh
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
 
 def build_model(model: DormModel) -> pyo.ConcreteModel:
     """P2 in the order data, variables, constraints, objective."""
+    import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
     d = model.data
     m = pyo.ConcreteModel(name="dorm-p2")
     # -- data
@@ -116,6 +119,7 @@ class HighsDorm:
         self.rel_gap, self.threads = rel_gap, threads
 
     def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None) -> BackendResult:
+        import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         m = build_model(model)
         built = time.perf_counter() - t0

@@ -19,9 +19,8 @@ import time
 from typing import Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
-from schedopt.backends.cpsat import CPSAT_TERMINATION, integer_scale, make_solver
+from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, make_solver
 from schedopt.instance import Instance
 from schedopt.placement.exact import Objective, StageResult, coefficients, solve_placement_exact
 from schedopt.placement.problem import PlacementData
@@ -37,6 +36,7 @@ class CpSatPlacement:
 
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
                     time_limit: float | None, seed: int | None) -> StageResult:
+        from ortools.sat.python import cp_model  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         # -- data, scaled to integers
         c_ps, c_w = coefficients(data)
@@ -114,11 +114,11 @@ class CpSatPlacement:
         solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - built),
                              variables=len(model.proto.variables))
         code = solver.solve(model)
-        term = CPSAT_TERMINATION.get(code, Termination.ERROR)
+        term = cpsat_termination(solver, code)
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
         if term == Termination.ERROR:
             info[f"{stage}_backend_status"] = solver.status_name(code)
-        if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if not has_solution(solver, code):
             return StageResult(term, info=info)
         raw = float(solver.best_objective_bound)
         if stage == "place" or objective == "cross_pairs":

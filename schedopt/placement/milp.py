@@ -9,10 +9,9 @@ through a one-hot expansion of P_jk.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyomo.environ as pyo
 
 from schedopt.backends.highs import solve_highs
 from schedopt.instance import Instance
@@ -21,8 +20,12 @@ from schedopt.placement.problem import PlacementData
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
 
 def build_model(data: PlacementData, *, stage: str, objective: Objective, min_placed: int) -> pyo.ConcreteModel:
+    import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
     # -- data
     c_ps, c_w = coefficients(data)
     p = data.counts[:, 0].tolist()
@@ -96,6 +99,7 @@ class HighsPlacement:
 
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
                     time_limit: float | None, seed: int | None) -> StageResult:
+        import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         model = build_model(data, stage=stage, objective=objective, min_placed=min_placed)
         built = time.perf_counter() - t0
