@@ -35,10 +35,19 @@ def solve(instance: Instance, solver: str | None = None, *, time_limit: float | 
             raise InputError("solver", f'instance "{instance.name}" poses the {problem.name} problem; name a solver: '
                                        + ", ".join(s.name for s in solvers(problem.name)))
         solver = problem.default_solver
-    check_fits(instance, solver_info(solver).problem, solver)
-    made = get_solver(solver, **options)
+    info = solver_info(solver)
+    check_fits(instance, info.problem, solver)
+    made = info.make(**options)
     with solver_logging(log):
-        return made.solve(instance, time_limit=time_limit, seed=seed)
+        plan = made.solve(instance, time_limit=time_limit, seed=seed)
+    if time_limit is not None and not info.supports_time_limit:
+        # a heuristic runs to its end: say so in the plan rather than ignore the limit silently
+        over = plan.solve_seconds > time_limit
+        note = (f"time_limit {time_limit:g} s not used: {solver} runs to its end "
+                f"({plan.solve_seconds:.3g} s{', over the limit' if over else ''})")
+        plan.metrics["time_limit_ignored"] = True
+        plan.message = note if not plan.message else f"{plan.message}; {note}"
+    return plan
 
 
 def check_fits(instance: Instance, problem_name: str, solver: str | None = None) -> None:

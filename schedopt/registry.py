@@ -162,9 +162,23 @@ def _joint_info(name: str) -> SolverInfo:
         raise UnknownSolverError("solver", f'"{name}": a joint solver names exactly two solvers, ALLOCATION+PLACEMENT')
     first, second = (solver_info(p) for p in parts)
     check_parts(name, first.problem, second.problem)
+    # options: PART.KEY for either part, or a bare KEY that only one part declares
+    options = {f"{part.name}.{k}": v for part in (first, second) for k, v in part.options.items()}
+    shared = set(first.options) & set(second.options)
+    options.update({k: v for part in (first, second) for k, v in part.options.items() if k not in shared})
+
+    def make(**given: Any) -> Solver:
+        split: dict[str, dict[str, Any]] = {first.name: {}, second.name: {}}
+        for key, value in given.items():
+            part, dot, option = key.partition(".")
+            if dot:
+                split[part][option] = value
+            else:
+                split[first.name if key in first.options else second.name][key] = value
+        return Pipeline(name, first.make(**split[first.name]), second.make(**split[second.name]))
+
     return SolverInfo(name=name, problem=first.problem, exact=False, backend=f"{first.backend} then {second.backend}",
-                      description=f"{first.name}, then {second.name} on its counts",
-                      factory=lambda: Pipeline(name, first.make(), second.make()),
+                      description=f"{first.name}, then {second.name} on its counts", factory=make, options=options,
                       supports_time_limit=first.supports_time_limit or second.supports_time_limit)
 
 

@@ -63,3 +63,21 @@ def test_log_true_streams_backend_progress_to_python_logging(caplog: pytest.LogC
     with caplog.at_level("INFO", logger="schedopt"):
         schedopt.solve(inst, "optimus-milp")
     assert not caplog.records  # silent unless asked
+
+
+def test_a_heuristic_says_it_does_not_use_the_time_limit() -> None:
+    inst = schedopt.load_instance(INSTANCES / "optimus-testbed.yaml")
+    plan = schedopt.solve(inst, "optimus-greedy", time_limit=5)
+    assert plan.metrics["time_limit_ignored"] is True and "time_limit 5 s not used" in (plan.message or "")
+    assert schedopt.check(inst, plan) == []
+    assert "time_limit_ignored" not in schedopt.solve(inst, "optimus-milp", time_limit=5).metrics
+
+
+def test_joint_solvers_take_their_parts_options() -> None:
+    inst = schedopt.load_instance(INSTANCES / "optimus-testbed.yaml")
+    plan = schedopt.solve(inst, "optimus-greedy+optimus-placement", bound=False)
+    assert plan.objective.bound is None and plan.options["allocation"]["bound"] is False
+    plan = schedopt.solve(inst, "optimus-milp+placement-cpsat", **{"placement-cpsat.objective": "max"})
+    assert plan.options["placement"]["objective"] == "max" and schedopt.check(inst, plan) == []
+    with pytest.raises(InputError, match=r'option bund: unknown option \(did you mean "bound"\?\)'):
+        schedopt.solve(inst, "optimus-greedy+optimus-placement", bund=False)
