@@ -105,12 +105,20 @@ class Amdahl(_Form):
         return self.formula(*self.params(), c0, c1)
 
 
-class TableSpeed(_Form):
-    """Measured configurations only: ``points: [[p, w, steps_per_s], ...]`` for
-    two-role jobs, ``[[n, steps_per_s], ...]`` for one-role jobs."""
+#: a table's task counts may span at most this many configurations (its dense grid)
+MAX_TABLE_CELLS = 4_000_000
 
-    form: Literal["table"] = Field("table", description="measured configurations only")
+
+class TableSpeed(_Form):
+    """Measured configurations: ``points: [[p, w, steps_per_s], ...]`` for
+    two-role jobs, ``[[n, steps_per_s], ...]`` for one-role jobs. Only listed
+    counts are allowed, unless ``interpolate`` is set: then every count between
+    measured ones is allowed, its speed interpolated linearly (one role: along n;
+    two roles: bilinearly, which needs the points to form a full p × w grid)."""
+
+    form: Literal["table"] = Field("table", description="measured configurations (and, with interpolate, the counts between them)")
     points: Annotated[list[list[NonNeg]], Field(min_length=1)] = Field(description="[[p, w, steps_per_s], ...] (two roles) or [[n, steps_per_s], ...] (one role)")
+    interpolate: bool = Field(False, description="allow counts between measured ones, speed interpolated linearly (steps/s)")
 
     @model_validator(mode="after")
     def _points(self) -> "TableSpeed":
@@ -128,38 +136,75 @@ class TableSpeed(_Form):
             if key in seen:
                 raise ValueError(f"points[{i}]: configuration {list(key)} is listed twice")
             seen.add(key)
+        largest = np.asarray(self.points, dtype=float)[:, :-1].max(axis=0) + 1
+        if float(np.prod(largest)) > MAX_TABLE_CELLS:
+            raise ValueError(f"points: task counts up to {[int(x) - 1 for x in largest]} span more than "
+                             f"{MAX_TABLE_CELLS:,} configurations (MAX_TABLE_CELLS)")
+        if self.interpolate and len(self.points[0]) == 3:
+            ps = sorted({int(pt[0]) for pt in self.points})
+            ws = sorted({int(pt[1]) for pt in self.points})
+            if len(ps) * len(ws) != len(self.points):
+                raise ValueError(f"interpolate: two-role points must form a full p × w grid "
+                                 f"({len(ps)} p values × {len(ws)} w values = {len(ps) * len(ws)}, got {len(self.points)} points)")
         return self
 
     @property
     def n_roles(self) -> int:
         return len(self.points[0]) - 1
 
-    def _lookup(self) -> dict[tuple[int, int], float]:
-        cache = self.__dict__.get("_lookup_cache")
-        if cache is None:
-            cache = {}
-            for pt in self.points:
-                key = (int(pt[0]), int(pt[1])) if len(pt) == 3 else (int(pt[0]), 0)
-                cache[key] = 1.0 / pt[-1]
-            self.__dict__["_lookup_cache"] = cache
-        return cache
+    def _grid(self) -> np.ndarray:
+        """Step time in seconds on the dense grid of counts, shape (max_c0 + 1,
+        max_c1 + 1) (one role: c1 = 0 only); inf where not allowed. Cached."""
+        grid = self.__dict__.get("_grid_cache")
+        if grid is not None:
+            return grid
+        pts = np.asarray(self.points, dtype=float)
+        if self.n_roles == 1:
+            n, f = pts[:, 0].astype(np.int64), pts[:, 1]
+            grid = np.full((int(n.max()) + 1, 1), np.inf)
+            if self.interpolate:
+                order = np.argsort(n)
+                every = np.arange(int(n.min()), int(n.max()) + 1)
+                grid[every, 0] = 1.0 / np.interp(every, n[order], f[order])
+            else:
+                grid[n, 0] = 1.0 / f
+        else:
+            p, w, f = pts[:, 0].astype(np.int64), pts[:, 1].astype(np.int64), pts[:, 2]
+            grid = np.full((int(p.max()) + 1, int(w.max()) + 1), np.inf)
+            if self.interpolate:  # bilinear on the full grid of measured (p, w)
+                ps, ws = np.unique(p), np.unique(w)
+                speed = np.empty((len(ps), len(ws)))
+                speed[np.searchsorted(ps, p), np.searchsorted(ws, w)] = f
+                every_w = np.arange(int(ws[0]), int(ws[-1]) + 1)
+                along_w = np.array([np.interp(every_w, ws, row) for row in speed])  # (len(ps), len(every_w))
+                every_p = np.arange(int(ps[0]), int(ps[-1]) + 1)
+                full = np.array([np.interp(every_p, ps, col) for col in along_w.T]).T  # (len(every_p), len(every_w))
+                grid[np.ix_(every_p, every_w)] = 1.0 / full
+            else:
+                grid[p, w] = 1.0 / f
+        self.__dict__["_grid_cache"] = grid
+        return grid
 
     def step_time_s(self, c0: Any, c1: Any) -> Any:
-        table = self._lookup()
+        grid = self._grid()
         if self.n_roles == 1:
-            c1 = 0 if np.isscalar(c0) else np.zeros_like(c0)
+            c1 = 0 if np.isscalar(c0) else np.zeros_like(np.asarray(c0))
         if np.isscalar(c0) and np.isscalar(c1):
-            return table.get((int(c0), int(c1)), float("inf"))
-        a, b = np.broadcast_arrays(np.asarray(c0), np.asarray(c1))
-        out = np.fromiter(
-            (table.get((int(x), int(y)), np.inf) for x, y in zip(a.ravel(), b.ravel())),
-            dtype=float, count=a.size,
-        )
-        return out.reshape(a.shape)
+            i, k = int(c0), int(c1)
+            return float(grid[i, k]) if 0 <= i < grid.shape[0] and 0 <= k < grid.shape[1] else float("inf")
+        a, b = np.broadcast_arrays(np.asarray(c0).astype(np.int64), np.asarray(c1).astype(np.int64))
+        inside = (a >= 0) & (a < grid.shape[0]) & (b >= 0) & (b < grid.shape[1])
+        out = np.full(a.shape, np.inf)
+        out[inside] = grid[a[inside], b[inside]]
+        return out
 
     def configurations(self) -> list[tuple[int, ...]]:
-        """The measured configurations, as task-count tuples in role order."""
-        return [tuple(int(c) for c in pt[:-1]) for pt in self.points]
+        """The allowed configurations (measured, and interpolated when asked), as
+        task-count tuples in role order, sorted."""
+        c0, c1 = np.nonzero(np.isfinite(self._grid()))
+        if self.n_roles == 1:
+            return [(int(x),) for x in c0]
+        return [(int(x), int(y)) for x, y in zip(c0, c1)]
 
 
 #: forms with a closed formula: ``cls.formula(*params, c0, c1)`` works on arrays of jobs

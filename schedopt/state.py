@@ -16,6 +16,9 @@ module turns that into a validated instance, one call per fact::
 
 Units: capacities and demands in the units the scheduler declares per
 resource; ``remaining_steps`` in training steps; speeds in steps per second.
+A speed may also be any Python callable (``f(p, w)`` or ``f(n)`` in steps per
+second, e.g. the cluster simulator's own throughput model): it is evaluated on
+every count the job's bounds allow, into a ``table`` speed.
 Progress may be given as observations instead (``loss_history``: steps and
 losses, fitted by Optimus eq. 1 into ``remaining_steps``; ``speed_samples``:
 measured speeds, fitted by NNLS) and the instance fits them on validation.
@@ -28,6 +31,11 @@ from typing import Any, Mapping
 from schedopt.instance import Instance
 
 Amounts = Mapping[str, float]
+
+
+def _table(points: list[list[float]]) -> dict[str, Any]:
+    """A ``table`` speed from evaluated points; counts whose speed is not > 0 are not allowed."""
+    return {"form": "table", "points": [[*pt[:-1], float(pt[-1])] for pt in points if float(pt[-1]) > 0]}
 
 
 class ClusterState:
@@ -57,6 +65,10 @@ class ClusterState:
         ``bandwidth``, ``weight``, ``arrival``, ``new`` ...)."""
         roles = {"ps": {"demand": dict(ps), "min": min_ps, "max": max_ps},
                  "worker": {"demand": dict(worker), "min": min_workers, "max": max_workers}}
+        if callable(fields.get("speed")):  # f(p, w) -> steps/s, evaluated on the allowed grid
+            f = fields["speed"]
+            fields["speed"] = _table([[p, w, f(p, w)] for p in range(min_ps, max_ps + 1)
+                                      for w in range(min_workers, max_workers + 1)])
         self._jobs.append({"id": job_id, "roles": roles, **fields})
         return self
 
@@ -65,6 +77,9 @@ class ClusterState:
         """A GPU-only all-reduce job: one role (``worker``), no PS; its speed is
         a one-role form (``amdahl`` or ``table``) of the worker count."""
         roles = {"worker": {"demand": dict(per_gpu), "min": min_gpus, "max": max_gpus}}
+        if callable(fields.get("speed")):  # f(n) -> steps/s, evaluated on the allowed counts
+            f = fields["speed"]
+            fields["speed"] = _table([[n, f(n)] for n in range(min_gpus, max_gpus + 1)])
         self._jobs.append({"id": job_id, "roles": roles, **fields})
         return self
 

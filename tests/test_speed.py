@@ -7,7 +7,9 @@ import math
 import numpy as np
 import pytest
 
+import schedopt
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed, steps_per_s
+from tests.conftest import make_instance
 
 
 def test_optimus_sync_eq4_table2() -> None:
@@ -41,3 +43,46 @@ def test_degenerate_forms_rejected() -> None:
         TableSpeed(points=[[1, 1, 1.0], [1, 1, 2.0]])
     with pytest.raises(ValueError):
         Amdahl(serial=0, parallel=0)
+
+
+# ---- tables: interpolation and dense lookup (issue 15 §4) -------------------------------------
+
+def test_table_interpolates_between_measured_counts_only_when_asked() -> None:
+    from schedopt.speed import TableSpeed
+
+    strict = TableSpeed(points=[[1, 1.0], [4, 3.0]])
+    assert strict.configurations() == [(1,), (4,)] and strict.step_time_s(3, 0) == float("inf")
+    loose = TableSpeed(points=[[1, 1.0], [4, 3.0]], interpolate=True)
+    assert loose.configurations() == [(1,), (2,), (3,), (4,)]
+    assert abs(1 / loose.step_time_s(3, 0) - 7 / 3) < 1e-12  # 1 + (3 - 1)·(3 - 1)/(4 - 1)
+    assert loose.step_time_s(5, 0) == float("inf")  # nothing beyond the largest measured count
+    grid = TableSpeed(points=[[1, 1, 1.0], [1, 3, 2.0], [2, 1, 1.5], [2, 3, 3.0]], interpolate=True)
+    assert abs(1 / grid.step_time_s(2, 2) - 2.25) < 1e-12 and abs(1 / grid.step_time_s(1, 2) - 1.5) < 1e-12
+
+
+def test_table_interpolation_needs_a_full_grid_and_tables_have_a_size_limit() -> None:
+    from schedopt.speed import TableSpeed
+
+    with pytest.raises(ValueError, match="full p × w grid"):
+        TableSpeed(points=[[1, 1, 1.0], [2, 3, 3.0]], interpolate=True)
+    with pytest.raises(ValueError, match="MAX_TABLE_CELLS"):
+        TableSpeed(points=[[5000, 5000, 1.0]])
+
+
+def test_interpolated_table_in_an_instance_allows_the_counts_between() -> None:
+    inst = make_instance([{"id": "a", "roles": {"worker": {"demand": {"gpu": 1}, "max": 3}}, "remaining_steps": 100,
+                           "speed": {"form": "table", "points": [[1, 1.0], [4, 3.0]], "interpolate": True}}],
+                         {"gpu": 3})
+    plan = schedopt.solve(inst, "optimus-milp")
+    assert plan.allocation == {"a": {"worker": 3}} and schedopt.check(inst, plan) == []
+    assert schedopt.solve(inst, "optimus-greedy").allocation == {"a": {"worker": 3}}
+
+
+def test_table_vector_lookup_matches_scalar_lookup() -> None:
+    from schedopt.speed import TableSpeed
+
+    pts = [[p, w, 1.0 + p + 0.5 * w] for p in range(1, 5) for w in range(1, 7) if (p + w) % 3]
+    t = TableSpeed(points=pts)
+    c0, c1 = np.meshgrid(np.arange(0, 7), np.arange(0, 9), indexing="ij")
+    vec = t.step_time_s(c0, c1)
+    assert all(vec[i, k] == t.step_time_s(int(c0[i, k]), int(c1[i, k])) for i in range(7) for k in range(9))

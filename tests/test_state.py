@@ -59,3 +59,16 @@ def test_cluster_state_names_the_bad_fact() -> None:
     state.set_running("ghost", {"n0": {"worker": 1}})
     with pytest.raises(InputError, match=r'live: previous\.ghost: unknown job "ghost"'):
         state.instance()
+
+
+def test_a_python_callable_speed_is_evaluated_on_the_allowed_counts() -> None:
+    state = ClusterState(["gpu"], name="callable")
+    state.add_server("n0", free={"gpu": 8})
+    state.add_allreduce_job("a", per_gpu={"gpu": 1}, max_gpus=4, speed=lambda n: n / (1 + 0.1 * n), remaining_steps=100)
+    state.add_ps_job("b", ps={"gpu": 0}, worker={"gpu": 1}, max_ps=2, max_workers=3,
+                     speed=lambda p, w: w / (1 + w / p), remaining_steps=100)
+    inst = state.instance()
+    assert inst.jobs[0].speed.configurations() == [(1,), (2,), (3,), (4,)]
+    assert len(inst.jobs[1].speed.configurations()) == 6
+    plan = schedopt.solve(inst, "optimus-milp")
+    assert schedopt.check(inst, plan) == [] and plan.status.value == "optimal"

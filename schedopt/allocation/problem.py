@@ -271,20 +271,14 @@ def min_configuration(data: AllocationData, j: int) -> tuple[int, int] | None:
     counts, _ = job_configurations(data, j)
     if len(counts) == 0:
         return None
-    dom = [_dominant(data, j, c) for c in counts]
-    k = int(np.argmin(dom))
+    use = counts[:, 0, None] * data.demand[j, 0] + counts[:, 1, None] * data.demand[j, 1]  # (n, R)
+    dom = (use * inverse_capacity(data.cap)).max(axis=1) if data.R else np.zeros(len(counts))
+    k = int(np.argmin(dom))  # ties: the first in (c0, c1) order, as before
     return int(counts[k, 0]), int(counts[k, 1])
 
 
 def use_of(data: AllocationData, j: int, c: tuple[int, int]) -> np.ndarray:
     return c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1]
-
-
-def _dominant(data: AllocationData, j: int, c: tuple[int, int]) -> float:
-    use = use_of(data, j, c)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(use > 0, use / data.cap, 0.0)
-    return float(r.max()) if len(r) else 0.0
 
 
 def inverse_capacity(cap: np.ndarray) -> np.ndarray:
