@@ -198,13 +198,58 @@ class TableSpeed(_Form):
         out[inside] = grid[a[inside], b[inside]]
         return out
 
+    def scalar_step_time(self) -> Any:
+        """A fast ``step_time_s(c0, c1)`` for Python ints (the greedy's inner loop)."""
+        grid = self._grid().tolist()
+        n0, n1 = len(grid), len(grid[0])
+        one = self.n_roles == 1
+        inf = float("inf")
+
+        def step_time(c0: int, c1: int) -> float:
+            c1 = 0 if one else c1
+            return grid[c0][c1] if 0 <= c0 < n0 and 0 <= c1 < n1 else inf
+        return step_time
+
+    def configuration_array(self) -> np.ndarray:
+        """The allowed configurations as an int array (n, 2) of (c0, c1), sorted
+        (one role: c1 = 0). Cached; do not modify."""
+        arr = self.__dict__.get("_configs_cache")
+        if arr is None:
+            c0, c1 = np.nonzero(np.isfinite(self._grid()))
+            arr = np.stack([c0, c1], axis=1).astype(np.int64)
+            self.__dict__["_configs_cache"] = arr
+        return arr
+
+    def next_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(next0, next1), each shaped like the grid: the next allowed c0 above c0
+        at the same c1 (next0), and the next allowed c1 above c1 at the same c0
+        (next1); -1 where there is none. Cached; the greedy's moves in O(1)."""
+        cached = self.__dict__.get("_next_cache")
+        if cached is None:
+            allowed = np.isfinite(self._grid())
+            big = np.iinfo(np.int64).max
+            cached = []
+            for axis in (0, 1):
+                n = allowed.shape[axis]
+                idx = np.where(allowed, np.arange(n).reshape((-1, 1) if axis == 0 else (1, -1)), big)
+                at_or_after = np.flip(np.minimum.accumulate(np.flip(idx, axis), axis=axis), axis)
+                after = np.full_like(at_or_after, big)
+                if axis == 0:
+                    after[:-1] = at_or_after[1:]
+                else:
+                    after[:, :-1] = at_or_after[:, 1:]
+                cached.append(np.where(after == big, -1, after))
+            cached = tuple(cached)
+            self.__dict__["_next_cache"] = cached
+        return cached
+
     def configurations(self) -> list[tuple[int, ...]]:
         """The allowed configurations (measured, and interpolated when asked), as
         task-count tuples in role order, sorted."""
-        c0, c1 = np.nonzero(np.isfinite(self._grid()))
+        arr = self.configuration_array()
         if self.n_roles == 1:
-            return [(int(x),) for x in c0]
-        return [(int(x), int(y)) for x, y in zip(c0, c1)]
+            return [(int(x),) for x in arr[:, 0]]
+        return [(int(x), int(y)) for x, y in arr]
 
 
 #: forms with a closed formula: ``cls.formula(*params, c0, c1)`` works on arrays of jobs

@@ -49,19 +49,16 @@ def _next_count_fn(data: AllocationData, j: int):
                 return c0 + 1 if c0 < hi0 else None
             return c1 + 1 if two and c1 < hi1 else None
         return nxt
-    allowed = {c if len(c) == 2 else (c[0], 0) for c in speed.configurations()}
-    along0: dict[int, list[int]] = {}
-    along1: dict[int, list[int]] = {}
-    for c0, c1 in allowed:
-        along0.setdefault(c1, []).append(c0)
-        along1.setdefault(c0, []).append(c1)
+    next0, next1 = speed.next_counts()  # dense per-table arrays: each move in O(1)
 
     def nxt_table(c0: int, c1: int, role: int) -> int | None:
         if role == 0:
-            bigger = [x for x in along0.get(c1, ()) if c0 < x <= hi0]
-        else:
-            bigger = [x for x in along1.get(c0, ()) if c1 < x <= hi1] if two else []
-        return min(bigger) if bigger else None
+            x = int(next0[c0, c1]) if c0 < next0.shape[0] and c1 < next0.shape[1] else -1
+            return x if 0 <= x <= hi0 else None
+        if not two:
+            return None
+        y = int(next1[c0, c1]) if c0 < next1.shape[0] and c1 < next1.shape[1] else -1
+        return y if 0 <= y <= hi1 else None
     return nxt_table
 
 
@@ -70,7 +67,8 @@ class _Moves:
 
     def __init__(self, data: AllocationData, j: int, factor: float):
         self.next = _next_count_fn(data, j)
-        self.step_time = data.jobs[j].speed.step_time_s
+        speed = data.jobs[j].speed
+        self.step_time = speed.scalar_step_time() if isinstance(speed, TableSpeed) else speed.step_time_s
         self.q = float(data.Q[j])
         self.share = (float(data.share[j, 0]), float(data.share[j, 1]))
         self.factor = factor

@@ -184,9 +184,11 @@ def job_configurations(data: AllocationData, j: int) -> tuple[np.ndarray, np.nda
     speed = data.jobs[j].speed
     (lo0, lo1), (hi0, hi1) = data.lo[j], data.hi[j]
     if isinstance(speed, TableSpeed):
-        pts = [c if len(c) == 2 else (c[0], 0) for c in speed.configurations()]
-        pts = [c for c in pts if lo0 <= c[0] <= hi0 and (data.n_roles[j] == 1 or lo1 <= c[1] <= hi1)]
-        counts = np.array(sorted(pts), dtype=np.int64).reshape(-1, 2)
+        counts = speed.configuration_array()  # sorted (c0, c1); one role: c1 = 0
+        inside = (counts[:, 0] >= lo0) & (counts[:, 0] <= hi0)
+        if data.n_roles[j] == 2:
+            inside &= (counts[:, 1] >= lo1) & (counts[:, 1] <= hi1)
+        counts = counts[inside]
     else:
         c0 = np.arange(lo0, hi0 + 1)
         c1 = np.arange(lo1, hi1 + 1) if data.n_roles[j] == 2 else np.zeros(1, dtype=np.int64)
