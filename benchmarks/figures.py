@@ -30,6 +30,25 @@ OUT = ROOT / "docs" / "figures"
 SCHEDULERS = ["optimus-greedy", "drf", "tetris", "fifo", "srtf"]
 
 
+def paired_bars(labels: list[str], first: tuple[str, list[float]], second: tuple[str, list[float]], *,
+                ylabel: str, title: str, path: Path, log: bool = False) -> None:
+    """Two bars per label, side by side, written to ``path``."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    x = np.arange(len(labels))
+    for offset, (name, values) in ((-0.2, first), (0.2, second)):
+        ax.bar(x + offset, values, 0.4, label=name)
+    ax.set_xticks(x, labels)
+    ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def sim() -> None:
     plt = pyplot()
     jct: dict[str, list[float]] = {s: [] for s in SCHEDULERS}
@@ -40,17 +59,9 @@ def sim() -> None:
             r = simulate(wl, s, seed=seed)
             jct[s].append((r.avg_jct_s or np.nan) / 3600)
             mk[s].append((r.makespan_s or np.nan) / 3600)
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    x = np.arange(len(SCHEDULERS))
-    ax.bar(x - 0.2, [statistics.mean(jct[s]) for s in SCHEDULERS], 0.4, label="average JCT")
-    ax.bar(x + 0.2, [statistics.mean(mk[s]) for s in SCHEDULERS], 0.4, label="makespan")
-    ax.set_xticks(x, SCHEDULERS)
-    ax.set_ylabel("hours")
-    ax.set_title("optimus-workload, 30 jobs on 13 servers, mean of 3 seeds")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(OUT / "sim_jct_makespan.png", dpi=120)
-    plt.close(fig)
+    paired_bars(SCHEDULERS, ("average JCT", [statistics.mean(jct[s]) for s in SCHEDULERS]),
+                ("makespan", [statistics.mean(mk[s]) for s in SCHEDULERS]), ylabel="hours",
+                title="optimus-workload, 30 jobs on 13 servers, mean of 3 seeds", path=OUT / "sim_jct_makespan.png")
 
 
 def gap() -> None:
@@ -68,18 +79,9 @@ def gap() -> None:
                 gaps.append(100 * (greedy.objective.value - exact.objective.value) / greedy.objective.value)
         means.append(statistics.mean(gaps) if gaps else np.nan)
         worst.append(max(gaps) if gaps else np.nan)
-    fig, ax = plt.subplots(figsize=(7.5, 3.4))
-    x = np.arange(len(levels))
-    ax.bar(x - 0.2, means, 0.4, label="mean")
-    ax.bar(x + 0.2, worst, 0.4, label="worst")
-    ax.set_xticks(x, list(levels))
-    ax.set_ylabel("gap to optimum, %")
-    ax.set_yscale("log")
-    ax.set_title("optimus-greedy (skip) vs optimus-milp, 50 jobs, 5 seeds per level")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(OUT / "allocation_gap_by_contention.png", dpi=120)
-    plt.close(fig)
+    paired_bars(list(levels), ("mean", means), ("worst", worst), ylabel="gap to optimum, %", log=True,
+                title="optimus-greedy (skip) vs optimus-milp, 50 jobs, 5 seeds per level",
+                path=OUT / "allocation_gap_by_contention.png")
 
 
 def utilization() -> None:
