@@ -50,7 +50,6 @@ def paired_bars(labels: list[str], first: tuple[str, list[float]], second: tuple
 
 
 def sim() -> None:
-    plt = pyplot()
     jct: dict[str, list[float]] = {s: [] for s in SCHEDULERS}
     mk: dict[str, list[float]] = {s: [] for s in SCHEDULERS}
     for seed in range(3):
@@ -65,7 +64,6 @@ def sim() -> None:
 
 
 def gap() -> None:
-    plt = pyplot()
     levels = {"light (400 servers)": 400, "medium (110)": 110, "heavy (55)": 55, "oversubscribed (40)": 40}
     means, worst = [], []
     for _label, servers in levels.items():

@@ -15,7 +15,7 @@ from schedopt.checking import check as check_plan
 from schedopt.cli.common import (EXIT_FAILED, app, busy, check_format, check_out_path, err, fmt, handles_bad_input,
                                  out, parse_options, parse_solver_options, print_json, stderr_logging, write_out)
 from schedopt.instance import load_instance
-from schedopt.plan import Plan, load_plan, save_plan
+from schedopt.plan import Plan, load_plan
 from schedopt.registry import solvers as list_solvers
 
 
