@@ -26,9 +26,9 @@ def rejects(instance: Instance) -> str | None:
 
 
 PROBLEM = register_problem(Problem(
-    default_solver="optimus-greedy",
     name="allocation",
     description="Optimus eq. 5-8: task counts per job under total capacity; most jobs, then least Σ remaining time",
+    default_solver="optimus-greedy",
     objectives=(ObjectiveSpec("admitted", "max"), ObjectiveSpec("total_remaining_time", "min")),
     recognizes=lambda instance: True,  # the default: any instance poses it
     rejects=rejects,

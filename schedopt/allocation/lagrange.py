@@ -113,14 +113,11 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
         # the master LP, column-wise: each column has its capacity entries, its job's row
         # (= 1 when every job is admitted, <= 1 otherwise) and, with admission, -1 in the last row
         use = cs.use[cols]
-        rows_per_col = (use != 0).sum(axis=1) + 1 + (admit is not None)
-        start = np.concatenate([[0], np.cumsum(rows_per_col)])
-        r_idx, c_idx = np.nonzero(use.T != 0)  # capacity rows, ordered by row: reorder by column
-        order = np.lexsort((r_idx, c_idx))
-        r_idx, c_idx = r_idx[order], c_idx[order]
+        nnz = (use != 0).sum(axis=1)
+        start = np.concatenate([[0], np.cumsum(nnz + 1 + (admit is not None))])
+        c_idx, r_idx = np.nonzero(use)  # row-major: by column, then by capacity row
         index = np.empty(start[-1], dtype=np.int64)
         value = np.empty(start[-1])
-        nnz = (use != 0).sum(axis=1)
         cap_pos = start[c_idx] + (np.arange(len(c_idx)) - np.concatenate([[0], np.cumsum(nnz)])[c_idx])
         index[cap_pos], value[cap_pos] = r_idx, use[c_idx, r_idx]
         job_pos = start[:-1] + nnz

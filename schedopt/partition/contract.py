@@ -28,9 +28,9 @@ def rejects(instance: Instance) -> str | None:
 
 
 PROBLEM = register_problem(Problem(
-    default_solver="drf-containers",
     name="partition",
     description="Dorm P2: containers per application and server, max utilization under fairness/adjustment budgets",
+    default_solver="drf-containers",
     objectives=(ObjectiveSpec("resource_utilization", "max"),),
     recognizes=recognizes,
     rejects=rejects,

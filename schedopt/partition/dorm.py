@@ -306,9 +306,10 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     by_classes = mode == "classes" or (mode == "auto" and len(classes) < data.S and data.A * data.S > AUTO_PAIRS)
     metrics["mode"] = "classes" if by_classes else "servers"
     impossible = bool(np.any(data.ub.sum(axis=1) < data.n_min))
-    # anytime: weighted DRF packed first-fit is the incumbent when it meets P2's budgets; it is
-    # built before the backend runs so that the backend gets only the time that is left
-    incumbent = None if impossible else _drf_incumbent(data, model, name, opts, started, seed)
+    # anytime: weighted DRF packed first-fit is the incumbent when it meets P2's budgets. Under a
+    # time limit it is built before the backend runs, so the backend gets only the time left;
+    # without one, only when the backend has not proven optimality (below)
+    incumbent = None if impossible or time_limit is None else _drf_incumbent(data, model, name, opts, started, seed)
     left = None if time_limit is None else time_limit - (time.perf_counter() - started)
     if impossible:
         res = BackendResult(Termination.INFEASIBLE, None, info={"reason": "an application's n_min exceeds what the servers can hold"})
@@ -322,8 +323,11 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     if res.bound is None and res.termination != Termination.INFEASIBLE:
         res.bound = trivial_bound(data)  # a proven bound, however weak, whenever the backend has none
         metrics["bound_source"] = "utilization caps: Σ_k min(1, Σ_i n_max_i·d_ik / C_k)"
-    if res.termination == Termination.INFEASIBLE:
-        incumbent = None  # P2 proven infeasible: nothing meets its budgets
+    proven_optimal = res.x is not None and res.termination == Termination.OPTIMAL and res.proven
+    if res.termination == Termination.INFEASIBLE or proven_optimal:
+        incumbent = None  # nothing beats a proven optimum, and nothing meets an infeasible P2
+    elif time_limit is None:
+        incumbent = _drf_incumbent(data, model, name, opts, started, seed)
     if incumbent is not None and (
             res.x is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ res.x.sum(axis=1)) + 1e-9):
         note = ("the backend found no plan in time" if res.x is None else "the backend's plan was worse")

@@ -59,9 +59,9 @@ def _ps_metrics(instance: Instance, plan: Plan) -> dict[str, Any]:
 
 
 PLACEMENT = register_problem(Problem(
-    default_solver="optimus-placement",
     name="placement",
     description="Optimus §4.2 / DLTAP: given counts onto servers; most jobs placed, then least Σ T_j",
+    default_solver="optimus-placement",
     objectives=(ObjectiveSpec("placed", "max"), ObjectiveSpec("total_transfer_time", "min")),
     recognizes=recognizes_placement,
     rejects=rejects_placement,
@@ -76,9 +76,9 @@ PLACEMENT = register_problem(Problem(
 ))
 
 PS_ASSIGNMENT = register_problem(Problem(
-    default_solver="paa",
     name="ps-assignment",
     description="Optimus §5.3: parameter blocks to parameter servers; Table 3 metrics",
+    default_solver="paa",
     objectives=(ObjectiveSpec("max_size_difference", "min"),),
     recognizes=recognizes_ps_assignment,
     rejects=rejects_ps_assignment,

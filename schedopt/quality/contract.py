@@ -30,9 +30,9 @@ def rejects(instance: Instance) -> str | None:
 
 
 PROBLEM = register_problem(Problem(
-    default_solver="slaq-greedy",
     name="quality",
     description="SLAQ §2: units per job maximising Σ predicted loss reduction over T",
+    default_solver="slaq-greedy",
     objectives=(ObjectiveSpec("admitted", "max"), ObjectiveSpec("total_loss_reduction", "max")),
     recognizes=recognizes,
     rejects=rejects,
