@@ -108,6 +108,8 @@ class Job(_Strict):
     loss_history: LossHistory | None = Field(None, description="observed losses, fitted on validation into loss_curve and remaining_steps where absent")
     speed_samples: SpeedSamples | None = Field(None, description="observed speeds, fitted on validation (NNLS) into speed where absent")
     param_blocks: list[PositiveCount] | None = Field(None, description="parameters per block, in MXNet's order (ps-assignment)")
+    running: dict[Name, Count] | None = Field(None, description="counts the job runs with now: role -> tasks (allocation's reconfiguration cost; default: summed from previous)")
+    restart_s: NonNeg | None = Field(None, description="seconds the job loses when its counts change (checkpoint and restart); default: policy.restart_s")
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -129,6 +131,7 @@ class Policy(_Strict):
     fairness_threshold: NonNeg = Field(0.1, description="Dorm θ1: fairness-loss budget as a share of 2m (eq. 15)")
     adjustment_threshold: NonNeg = Field(0.1, description="Dorm θ2: share of running applications that may be adjusted (eq. 16)")
     horizon_s: Positive = Field(60.0, description="SLAQ scheduling epoch T, seconds")
+    restart_s: NonNeg = Field(0.0, description="seconds a running job loses when its counts change, for jobs without their own restart_s (allocation)")
 
 
 #: the source named in errors while :meth:`Instance.model_validate` runs (None outside it)
@@ -333,6 +336,9 @@ class Instance(_Strict):
         for key, counts in (self.allocation or {}).items():
             self._check_ref(out, f"allocation.{key}", key, roles_of)
             self._check_roles(out, f"allocation.{key}", key, counts, roles_of)
+        for i, job in enumerate(self.jobs):
+            if job.running is not None:
+                self._check_roles(out, f"jobs[{i}].running", job.id, job.running, roles_of)
         return out
 
     @staticmethod
@@ -369,6 +375,27 @@ class Instance(_Strict):
     @cached_property
     def job_index(self) -> dict[str, int]:
         return {job.id: i for i, job in enumerate(self.jobs)}
+
+    def running_counts(self, job: Job) -> dict[str, int] | None:
+        """The counts ``job`` runs with now: ``job.running``, else its tasks summed
+        over ``previous``; None for a job not running (or running no task)."""
+        if job.running is not None:
+            counts = {r: int(job.running.get(r, 0)) for r in job.roles}
+        elif self.previous and job.id in self.previous:
+            counts = {r: 0 for r in job.roles}
+            for per_role in self.previous[job.id].values():
+                for r, n in per_role.items():
+                    counts[r] = counts.get(r, 0) + int(n)
+        else:
+            return None
+        return counts if any(counts.values()) else None
+
+    def restart_cost_s(self, job: Job) -> float:
+        """Seconds ``job`` loses when its counts change: its own ``restart_s``,
+        else ``policy.restart_s``, else 0."""
+        if job.restart_s is not None:
+            return float(job.restart_s)
+        return float(self.policy.restart_s) if self.policy is not None else 0.0
 
     def vector(self, amounts: dict[str, float]) -> np.ndarray:
         """A resource map as a vector in ``self.resources`` order (missing = 0)."""

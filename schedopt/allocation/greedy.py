@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from typing import Literal
+from typing import Callable, Literal
 
 import numpy as np
 
@@ -63,7 +63,8 @@ def _next_count_fn(data: AllocationData, j: int):
 
 
 class _Moves:
-    """Eq. 9 for one job: its time t_j(c) and its better move from c."""
+    """Eq. 9 for one job: its time t_j(c) (with the restart cost ρ_j off its
+    running counts) and its better move from c."""
 
     def __init__(self, data: AllocationData, j: int, factor: float):
         self.next = _next_count_fn(data, j)
@@ -72,9 +73,12 @@ class _Moves:
         self.q = float(data.Q[j])
         self.share = (float(data.share[j, 0]), float(data.share[j, 1]))
         self.factor = factor
+        self.running = (int(data.running[j, 0]), int(data.running[j, 1])) if data.restarts(j) else None
+        self.restart_s = float(data.restart_s[j]) if data.restarts(j) else 0.0
 
     def time(self, c0: int, c1: int) -> float:
-        return self.q * self.step_time(c0, c1) if self.q > 0 else 0.0
+        t = self.q * self.step_time(c0, c1) if self.q > 0 else 0.0
+        return t + self.restart_s if self.running is not None and (c0, c1) != self.running else t
 
     def best(self, c0: int, c1: int, cur: float) -> tuple[float, int, int] | None:
         """(gain, role, new count) of the better move from (c0, c1), whose time is
@@ -84,10 +88,10 @@ class _Moves:
             n = self.next(c0, c1, role)
             if n is None:
                 continue
-            t_new = self.step_time(n, c1) if role == 0 else self.step_time(c0, n)
+            t_new = self.time(n, c1) if role == 0 else self.time(c0, n)
             if not math.isfinite(t_new):
                 continue
-            delta = cur - self.q * t_new
+            delta = cur - t_new
             s = self.share[role] * (n - (c0 if role == 0 else c1))
             gain = (delta / s if s > 0 else (math.inf if delta > 0 else 0.0)) * self.factor
             if best is None or gain > best[0]:
@@ -109,6 +113,7 @@ def greedy_allocate_heap(
     *,
     stop_rule: StopRule = "skip",
     priority_factor: float = 0.95,
+    keep_running: bool = True,
 ) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
     """Run eq. 9's greedy from ``start`` (job -> configuration) under the
     cluster capacity, literally: a max-heap of each job's best move.
@@ -151,7 +156,10 @@ def greedy_allocate_heap(
             break  # "until some resource in the cluster is used up"
         else:
             dropped += 1  # skip: this job grows no further; the others go on
-    return config, {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
+    counters = {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
+    if keep_running and data.running is not None:
+        config = keep_running_when_it_pays(data, config, counters, greedy_allocate_heap, stop_rule, priority_factor)
+    return config, counters
 
 
 def _job_path_python(data: AllocationData, j: int, c: tuple[int, int], factor: float) -> list[tuple[int, int, float]]:
@@ -223,6 +231,7 @@ def greedy_allocate(
     *,
     stop_rule: StopRule = "skip",
     priority_factor: float = 0.95,
+    keep_running: bool = True,
 ) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
     """Eq. 9's greedy, vectorised; the same plan as :func:`greedy_allocate_heap`.
 
@@ -235,12 +244,14 @@ def greedy_allocate(
     factor = np.array([priority_factor if job.new else 1.0 for job in data.jobs])
     jobs = np.array(sorted(start), dtype=np.int64)
     parts = []
+    python_path = [bool(data.restarts(int(j))) or not isinstance(data.jobs[j].speed, FORMULA_FORMS) for j in jobs]
     for form in FORMULA_FORMS:
-        group = np.array([j for j in jobs if isinstance(data.jobs[j].speed, form)], dtype=np.int64)
+        group = np.array([j for j, py in zip(jobs, python_path) if not py and isinstance(data.jobs[j].speed, form)],
+                         dtype=np.int64)
         if len(group):
             parts.append(_formula_paths(data, group, start, factor, form))
-    for j in jobs:
-        if not isinstance(data.jobs[j].speed, FORMULA_FORMS):
+    for j, py in zip(jobs, python_path):
+        if py:  # tables, and jobs that pay a restart off their running counts
             path = _job_path_python(data, int(j), start[int(j)], float(factor[j]))
             if path:
                 roles, counts, gains = (np.array(x) for x in zip(*path))
@@ -277,7 +288,52 @@ def greedy_allocate(
             else:
                 stopped.add(j)
                 dropped += 1
-    return {j: (c[0], c[1]) for j, c in config.items()}, {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
+    out = {j: (c[0], c[1]) for j, c in config.items()}
+    counters = {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
+    if keep_running and data.running is not None:
+        out = keep_running_when_it_pays(data, out, counters, greedy_allocate, stop_rule, priority_factor)
+    return out, counters
+
+
+def keep_running_when_it_pays(data: AllocationData, config: dict[int, tuple[int, int]], counters: dict[str, int],
+                              grow: Callable[..., tuple[dict[int, tuple[int, int]], dict[str, int]]],
+                              stop_rule: StopRule, priority_factor: float) -> dict[int, tuple[int, int]]:
+    """Optimus' "restart only when it pays" (§7, scaling overhead), the greedy's
+    extension for the restart cost ρ_j: eq. 9 climbs from each job's minimum
+    and can pass by a running job's counts, so each admitted running job that
+    the greedy moved goes back to its running counts when that lowers
+    Σ t_j (its ρ_j saved against the speed given up) and the cluster has room,
+    largest saving first; then eq. 9 grows every job from there into what was
+    freed. Never worse than the greedy's plan; ``counters['kept_running']`` counts
+    the jobs sent back."""
+    config = dict(config)
+    used = np.zeros(data.R)
+    for j, c in config.items():
+        used += c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1]
+    candidates = []
+    for j, c in config.items():
+        if not data.restarts(j):
+            continue
+        run = (int(data.running[j, 0]), int(data.running[j, 1]))
+        if c == run or not (data.lo[j] <= run).all() or not (run <= data.hi[j]).all():
+            continue
+        saving = float(data.time_s(j, *c)) - float(data.time_s(j, *run))
+        if saving > 0:
+            candidates.append((-saving, j, run))
+    kept = 0
+    limit = data.cap + 1e-9 * np.maximum(1.0, data.cap)
+    for _, j, run in sorted(candidates):
+        c = config[j]
+        delta = (run[0] - c[0]) * data.demand[j, 0] + (run[1] - c[1]) * data.demand[j, 1]
+        if np.all(used + delta <= limit):
+            used += delta
+            config[j] = run
+            kept += 1
+    counters["kept_running"] = kept
+    if kept:
+        config, more = grow(data, config, stop_rule=stop_rule, priority_factor=priority_factor, keep_running=False)
+        counters["tasks_added"] += more["tasks_added"]
+    return config
 
 
 @register("optimus-greedy", problem="allocation", exact=False, backend="numpy")

@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.instance import Instance
+from schedopt.instance import Instance, Job
 
 
 def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int]) -> float:
-    """t_j = Q_j / f_j(p_j, w_j) in seconds (Optimus eq. 6); inf if not allowed."""
+    """t_j = Q_j / f_j(p_j, w_j) + ρ_j·[c_j ≠ running_j] in seconds: Optimus eq. 6
+    plus the restart a running job pays when its counts change; inf if not allowed."""
     job = instance.jobs[instance.job_index[job_id]]
     if job.speed is None or job.remaining_steps is None:
         return math.inf
@@ -19,7 +20,36 @@ def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int]) ->
     c0 = counts[names[0]]
     c1 = counts[names[1]] if len(names) == 2 else 0
     step = float(job.speed.step_time_s(c0, c1))
-    return job.remaining_steps * step if job.remaining_steps > 0 else 0.0
+    if not math.isfinite(step):
+        return math.inf
+    train_s = job.remaining_steps * step if job.remaining_steps > 0 else 0.0
+    return train_s + reconfiguration_s(instance, job, counts)
+
+
+def reconfiguration_s(instance: Instance, job: Job, counts: dict[str, int]) -> float:
+    """ρ_j if ``job`` runs now with other counts than ``counts``, else 0 (seconds)."""
+    running = instance.running_counts(job)
+    if running is None or all(running.get(r, 0) == counts.get(r, 0) for r in job.roles):
+        return 0.0
+    return instance.restart_cost_s(job)
+
+
+def reconfiguration_metrics(instance: Instance, allocation: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """``restarts``: running jobs whose counts change; ``stopped``: running jobs
+    paused; ``restart_s``: Σ ρ_j over the restarts (seconds)."""
+    restarts = stopped = 0
+    lost = 0.0
+    for job in instance.jobs:
+        running = instance.running_counts(job)
+        if running is None:
+            continue
+        counts = allocation.get(job.id)
+        if counts is None:
+            stopped += 1
+        elif any(running.get(r, 0) != counts.get(r, 0) for r in job.roles):
+            restarts += 1
+            lost += instance.restart_cost_s(job)
+    return {"restarts": restarts, "stopped": stopped, "restart_s": lost}
 
 
 def allocation_usage(instance: Instance, allocation: dict[str, dict[str, int]]) -> np.ndarray:
@@ -37,9 +67,12 @@ def allocation_metrics(instance: Instance, allocation: dict[str, dict[str, int]]
     used = allocation_usage(instance, allocation)
     cap = instance.capacity_total
     util = {r: (float(u / c) if c > 0 else 0.0) for r, u, c in zip(instance.resources, used, cap)}
-    return {
+    out: dict[str, Any] = {
         "admitted": len(allocation),
         "paused": len(instance.jobs) - len(allocation),
         "tasks": int(sum(sum(c.values()) for c in allocation.values())),
         "utilization": util,
     }
+    if any(instance.running_counts(job) is not None for job in instance.jobs):
+        out.update(reconfiguration_metrics(instance, allocation))
+    return out

@@ -58,6 +58,14 @@ class AllocationData:
     problem: str = "allocation"
     objective_name: str = OBJECTIVE_NAME
     sense: str = "min"
+    # the reconfiguration cost: ``running`` (J, 2) counts each job runs with now
+    # (-1: not running), ``restart_s`` (J,) ρ_j seconds lost when they change
+    running: np.ndarray | None = None
+    restart_s: np.ndarray | None = None
+
+    def restarts(self, j: int) -> bool:
+        """Whether job j pays ρ_j > 0 for leaving its running counts."""
+        return self.running is not None and self.restart_s is not None and self.running[j, 0] >= 0 and self.restart_s[j] > 0
 
     @property
     def sign(self) -> float:
@@ -73,12 +81,24 @@ class AllocationData:
         return len(self.cap)
 
     def time_s(self, j: int, c0: Any, c1: Any) -> Any:
-        """t_j = Q_j / f_j(c0, c1) in seconds (scalar or array), inf if not allowed."""
+        """t_j = Q_j / f_j(c0, c1) + ρ_j·[(c0, c1) ≠ running_j] in seconds (scalar
+        or array), inf if not allowed (Optimus eq. 6 with the restart cost)."""
         step = self.jobs[j].speed.step_time_s(c0, c1)
         q = float(self.Q[j])
         if np.isscalar(step):
-            return q * float(step) if math.isfinite(step) else math.inf
-        return np.where(np.isfinite(step), q * step, np.inf)
+            if not math.isfinite(step):
+                return math.inf
+            t = q * float(step)
+            return t + self.restart_term(j, c0, c1) if self.restarts(j) else t
+        t = np.where(np.isfinite(step), q * step, np.inf)
+        return t + self.restart_term(j, c0, c1) if self.restarts(j) else t
+
+    def restart_term(self, j: int, c0: Any, c1: Any) -> Any:
+        """ρ_j where (c0, c1) differs from job j's running counts, else 0."""
+        assert self.running is not None and self.restart_s is not None
+        r0, r1 = int(self.running[j, 0]), int(self.running[j, 1])
+        changed = (np.asarray(c0) != r0) | (np.asarray(c1) != r1)
+        return float(self.restart_s[j]) * changed if changed.ndim else (float(self.restart_s[j]) if changed else 0.0)
 
     def counts_dict(self, j: int, c0: int, c1: int) -> dict[str, int]:
         names = self.jobs[j].role_names
@@ -99,7 +119,28 @@ def compile_allocation(instance: Instance) -> AllocationData:
             problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "required by the allocation problem"))
     if problems:
         raise InputError(instance.source, problems)
-    return AllocationData(**role_arrays(instance), Q=np.array([float(j.remaining_steps) for j in instance.jobs]))
+    running, restart = running_arrays(instance)
+    return AllocationData(**role_arrays(instance), Q=np.array([float(j.remaining_steps) for j in instance.jobs]),
+                          running=running, restart_s=restart)
+
+
+def running_arrays(instance: Instance) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Each job's running counts (J, 2) in canonical role order (-1 when not
+    running) and restart cost ρ_j (J,) seconds; (None, None) when no job both
+    runs and has ρ_j > 0, so the problem is Optimus eq. 5-6 unchanged."""
+    J = len(instance.jobs)
+    running = np.full((J, 2), -1, dtype=np.int64)
+    restart = np.zeros(J)
+    for i, job in enumerate(instance.jobs):
+        counts = instance.running_counts(job)
+        if counts is None:
+            continue
+        names = job.role_names
+        running[i] = (counts[names[0]], counts[names[1]] if len(names) == 2 else 0)
+        restart[i] = instance.restart_cost_s(job)
+    if not np.any((running[:, 0] >= 0) & (restart > 0)):
+        return None, None
+    return running, restart
 
 
 def role_arrays(instance: Instance) -> dict[str, Any]:

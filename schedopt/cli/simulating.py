@@ -22,6 +22,7 @@ def simulate(
     placement: Optional[str] = typer.Option(None, "--placement", help="placement solver run after each allocation"),
     interval: float = typer.Option(600.0, "--interval", help="scheduling interval, seconds"),
     restart_overhead: float = typer.Option(60.0, "--restart-overhead", help="seconds lost when a job's configuration changes"),
+    restart_aware: bool = typer.Option(True, "--restart-aware/--restart-blind", help="show the scheduler each running job's counts and the restart cost (reconfiguration-aware allocation), or not (Optimus eq. 5-6 as printed)"),
     seed: int = typer.Option(0, "--seed"),
     error_steps: float = typer.Option(0.0, "--error-steps", help="estimation error of remaining steps in [0, 1) (Fig. 15)"),
     error_speed: float = typer.Option(0.0, "--error-speed", help="estimation error of speeds in [0, 1) (Fig. 15)"),
@@ -58,7 +59,7 @@ def simulate(
         for name in names:
             task = bar.add_task(name, total=len(wl.jobs))
             results.append(run(wl, name, placement=placement, interval_s=interval, restart_overhead_s=restart_overhead,
-                               seed=seed, error_steps=error_steps, error_speed=error_speed, horizon_s=horizon,
+                               restart_aware=restart_aware, seed=seed, error_steps=error_steps, error_speed=error_speed, horizon_s=horizon,
                                progress=lambda t, done, n, task=task: bar.update(task, completed=done)))
     document = results[0].to_dict() if len(results) == 1 else results_document(results)
     if as_json and not (out_path is not None and str(out_path) == "-"):
@@ -76,12 +77,12 @@ def simulate(
     if as_json or (out_path is not None and str(out_path) == "-"):
         return
     table = Table(title=f"{wl.name}: {len(wl.jobs)} jobs, {len(wl.server_names)} servers, interval {interval:g} s")
-    for col in ("scheduler", "avg JCT (h)", "p90 JCT (h)", "makespan (h)", "finished", "overhead %", "scheduler s"):
+    for col in ("scheduler", "avg JCT (h)", "p90 JCT (h)", "makespan (h)", "finished", "restarts", "overhead %", "scheduler s"):
         table.add_column(col, justify="left" if col == "scheduler" else "right")
     for r in results:
         h = lambda x: "-" if x is None else f"{x / 3600:.3f}"  # noqa: E731
         table.add_row(r.scheduler + (f"+{r.placement}" if r.placement else ""), h(r.avg_jct_s),
-                      h(r.jct_percentiles_s.get("p90")), h(r.makespan_s), f"{r.finished}/{len(r.jobs)}",
+                      h(r.jct_percentiles_s.get("p90")), h(r.makespan_s), f"{r.finished}/{len(r.jobs)}", str(r.restarts),
                       f"{100 * r.scaling_overhead_share:.2f}", f"{r.scheduler_seconds:.2f}")
     out.print(table)
 

@@ -35,6 +35,7 @@ class SimulationResult(BaseModel):
     placement: str | None = Field(None, description="placement solver run after each allocation, or null")
     interval_s: float = Field(description="scheduling interval, seconds")
     restart_overhead_s: float = Field(60.0, description="seconds a job loses when its configuration changes")
+    restart_aware: bool = Field(True, description="the scheduler saw each running job's counts and the restart cost")
     seed: int = Field(0, description="seed of the run")
     error_steps: float = Field(0.0, description="estimation error of remaining steps in [0, 1) (Optimus Fig. 15)")
     error_speed: float = Field(0.0, description="estimation error of speeds in [0, 1) (Optimus Fig. 15)")
@@ -44,6 +45,7 @@ class SimulationResult(BaseModel):
     makespan_s: float | None = Field(description="first arrival to last completion, seconds (null if a job is unfinished)")
     jct_percentiles_s: dict[str, float] = Field(default_factory=dict, description="p50, p90, p99 of the JCT, seconds")
     finished: int = Field(0, description="jobs finished")
+    restarts: int = Field(0, description="configuration changes of jobs that had started (a resume after a pause counts)")
     unfinished: int = Field(0, description="jobs unfinished when the run stopped")
     scaling_overhead_share: float = Field(0.0, description="restart seconds / running seconds")
     avg_utilization: dict[str, float] = Field(default_factory=dict, description="resource -> mean share in use over intervals with work")
@@ -95,7 +97,7 @@ def load_result(path: str | os.PathLike[str]) -> SimulationResult:
 
 
 def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str, placement: str | None, interval_s: float,
-              restart_overhead_s: float, seed: int, error_steps: float, error_speed: float, overhead_s: float,
+              restart_overhead_s: float, restart_aware: bool, seed: int, error_steps: float, error_speed: float, overhead_s: float,
               run_s: float, scheduler_s: float, plans: int, violations: int | None, first_violation: str | None,
               horizon_s: float | None) -> SimulationResult:
     jobs = {s.job.id: JobOutcome(arrival_s=float(s.job.arrival), completion_s=s.completion_s) for s in states}
@@ -109,10 +111,10 @@ def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str,
     util = {r: float(np.mean(np.array(v)[busy])) if busy.any() else 0.0 for r, v in tl.utilization.items()}
     return SimulationResult(
         workload=workload.name, scheduler=scheduler, placement=placement, interval_s=interval_s,
-        restart_overhead_s=restart_overhead_s, seed=seed, error_steps=error_steps, error_speed=error_speed,
+        restart_overhead_s=restart_overhead_s, restart_aware=restart_aware, seed=seed, error_steps=error_steps, error_speed=error_speed,
         horizon_s=horizon_s, jobs=jobs, avg_jct_s=float(jct.mean()) if finished else None, makespan_s=makespan,
         jct_percentiles_s={f"p{q}": float(np.percentile(jct, q)) for q in (50, 90, 99)} if finished else {},
-        finished=finished, unfinished=unfinished,
+        finished=finished, unfinished=unfinished, restarts=int(sum(s.restarts for s in states)),
         scaling_overhead_share=overhead_s / run_s if run_s > 0 else 0.0, avg_utilization=util,
         scheduler_seconds=scheduler_s, plans=plans, check_violations=violations,
         first_violation=first_violation,

@@ -15,6 +15,12 @@ interval at its *true* speed f(p, w):
   t + overhead + remaining / f;
 - jobs the plan leaves out are paused for the interval.
 
+With ``restart_aware`` (default) the scheduler sees what a restart costs: each
+running job's counts (``running``) and ``policy.restart_s`` =
+``restart_overhead_s``, so the allocation's reconfiguration cost lets a
+solver keep a job's counts when changing them does not pay. Without it, the
+scheduler plans as Optimus eq. 5-6 does, blind to restarts.
+
 Estimation errors (Optimus Fig. 15): with ``error_steps`` = e, the scheduler
 sees remaining steps × (1 + s·e·(remaining / total)), s = ±1 drawn per job from
 the seed: the error shrinks as the job progresses. ``error_speed`` does the
@@ -32,7 +38,7 @@ from typing import Any, Callable
 import numpy as np
 
 from schedopt.errors import FieldProblem, InputError
-from schedopt.instance import Instance, Job
+from schedopt.instance import Instance, Job, Policy
 from schedopt.checking import check
 from schedopt.registry import get_solver, solver_info
 from schedopt.sim.result import SimulationResult, summarize
@@ -60,6 +66,7 @@ class _JobState:
     config: tuple[tuple[str, int], ...] | None = None
     completion_s: float | None = None
     started: bool = False
+    restarts: int = 0
 
 
 @dataclass
@@ -91,6 +98,7 @@ MAX_INTERVALS = 1_000_000
 def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None, interval_s: float = 600.0,
              restart_overhead_s: float = 60.0, seed: int = 0, error_steps: float = 0.0, error_speed: float = 0.0,
              horizon_s: float | None = None, check_plans: bool = False, options: dict[str, Any] | None = None,
+             restart_aware: bool = True,
              progress: Callable[[float, int, int], None] | None = None,
              observer: Callable[[float, Instance, Any, float], None] | None = None) -> SimulationResult:
     """Simulate ``workload`` under ``scheduler`` (a registered allocation or quality
@@ -149,7 +157,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                 break
             t = max(t + interval_s, math.ceil(states[order[nxt]].job.arrival / interval_s) * interval_s)
             continue
-        view = _scheduler_view(workload, active, t, error_steps, error_speed)
+        view = _scheduler_view(workload, active, t, error_steps, error_speed,
+                               restart_s=restart_overhead_s if restart_aware else None)
         t0 = time.perf_counter()
         plan = solver.solve(view, seed=seed)
         scheduler_s += time.perf_counter() - t0
@@ -169,6 +178,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                 continue
             cfg = tuple(sorted(counts.items()))
             lost = restart_overhead_s if cfg != s.config else 0.0
+            s.restarts += s.started and cfg != s.config
             s.config, s.started = cfg, True
             running += 1
             tasks += sum(counts.values())
@@ -200,7 +210,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         if progress is not None:
             progress(t, done, n)
     return summarize(workload, states, tl, scheduler=scheduler, placement=placement, interval_s=interval_s,
-                     restart_overhead_s=restart_overhead_s, seed=seed, error_steps=error_steps, error_speed=error_speed,
+                     restart_overhead_s=restart_overhead_s, restart_aware=restart_aware, seed=seed, error_steps=error_steps, error_speed=error_speed,
                      overhead_s=overhead_s, run_s=run_s, scheduler_s=scheduler_s, plans=plans,
                      violations=violations if check_plans else None,
                      first_violation=first_violation, horizon_s=horizon_s)
@@ -212,9 +222,10 @@ def _pw(job: Job, counts: dict[str, int]) -> tuple[int, int]:
 
 
 def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error_steps: float,
-                    error_speed: float) -> Instance:
+                    error_speed: float, restart_s: float | None = None) -> Instance:
     """The instance the scheduler sees at time t: the active jobs with estimated
-    remaining steps and speeds (the error shrinks with progress)."""
+    remaining steps and speeds (the error shrinks with progress); with
+    ``restart_s``, each running job's counts and that restart cost."""
     jobs = []
     for s in active:
         left = s.remaining / s.total_steps  # 1 at arrival, 0 at the end
@@ -222,11 +233,16 @@ def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error
             "remaining_steps": max(s.remaining * (1.0 + s.sign_steps * error_steps * left), 1e-9),
             "new": not s.started,
         }
+        if restart_s is not None and s.config is not None:
+            update["running"] = dict(s.config)
         if error_speed:
             update["speed"] = scaled_speed(s.job.speed, 1.0 + s.sign_speed * error_speed * left)
         jobs.append(s.job.model_copy(update=update))
+    policy = workload.policy
+    if restart_s is not None:
+        policy = (policy or Policy()).model_copy(update={"restart_s": restart_s})
     view = Instance.model_validate({"schema": "schedopt/instance@1", "name": f"{workload.name}@{t:g}s",
                                     "resources": workload.resources, "servers": workload.servers, "jobs": jobs,
-                                    "policy": workload.policy})
+                                    "policy": policy})
     view._source = f"{workload.source} at t={t:g}s"
     return view
