@@ -44,7 +44,8 @@ def check_joint_placement(instance: Instance, plan: Plan) -> list[Violation]:
         out.append(Violation("placement", str(exc)))
         return out
     m = placement_metrics(data, placement_where(data, plan))
-    for key in ("total_transfer_time_s", "max_transfer_time_s", "cross_node_pairs", "servers_used"):
+    for key in ("total_transfer_time_s", "max_transfer_time_s", "cross_node_pairs", "servers_used", "moved_tasks",
+                "moved_jobs", "kept_tasks", "stopped_jobs"):
         if key in reported and abs(float(reported[key]) - float(m[key])) > REL_TOL * max(1.0, abs(float(m[key]))):
             out.append(Violation(f"metrics.placement.{key}", f"{reported[key]} != recomputed {m[key]}"))
     return out
@@ -80,8 +81,9 @@ def check_placement(instance: Instance, plan: Plan) -> list[Violation]:
         out.append(Violation("objective.value", f"reported {plan.objective.value} != recomputed {plan.objective.name} = {value:.9g}"))
     if plan.objective.admitted is not None and plan.objective.admitted != int(placed.sum()):
         out.append(Violation("objective.admitted", f"{plan.objective.admitted} != {int(placed.sum())} jobs placed"))
-    if "cross_node_pairs" in plan.metrics and plan.metrics["cross_node_pairs"] != m["cross_node_pairs"]:
-        out.append(Violation("metrics.cross_node_pairs", f"{plan.metrics['cross_node_pairs']} != recomputed {m['cross_node_pairs']}"))
+    for key in ("cross_node_pairs", "moved_tasks", "moved_jobs", "kept_tasks", "stopped_jobs"):
+        if key in plan.metrics and plan.metrics[key] != m.get(key):
+            out.append(Violation(f"metrics.{key}", f"{plan.metrics[key]} != recomputed {m.get(key)}"))
     return out
 
 def check_ps_assignment(instance: Instance, plan: Plan) -> list[Violation]:

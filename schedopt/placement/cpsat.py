@@ -22,7 +22,7 @@ import numpy as np
 
 from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, make_solver
 from schedopt.instance import Instance
-from schedopt.placement.exact import Objective, StageResult, coefficients, solve_placement_exact
+from schedopt.placement.exact import Objective, StageResult, coefficients, dense_previous, solve_placement_exact
 from schedopt.placement.problem import PlacementData
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
@@ -35,7 +35,7 @@ class CpSatPlacement:
         self.workers = workers
 
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
-                    time_limit: float | None, seed: int | None) -> StageResult:
+                    time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult:
         from ortools.sat.python import cp_model  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         # -- data, scaled to integers
@@ -69,9 +69,27 @@ class CpSatPlacement:
                         [(W[j][k], int(dem[j, 1, r])) for j in range(data.J) if dem[j, 1, r]]
                 if terms:
                     model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in terms], [c for _, c in terms]) <= int(cap[k, r]))
-        if stage == "cost":
+        if stage in ("moves", "cost"):
             # DESIGN.md lexicographic objective: keep the most placed jobs found in stage 1
             model.add(sum(x) >= min_placed)
+        old = dense_previous(data) if stage == "moves" or max_moved is not None else None
+        moved: Any = 0
+        if old is not None:
+            P0, W0, base = old
+            kept = []
+            for j, k in zip(*np.nonzero(P0 + W0)):
+                j, k = int(j), int(k)
+                # a kept task is one of the job's tasks on that server now
+                kp = model.new_int_var(0, int(P0[j, k]), f"KP[{data.jobs[j]},{k}]")
+                kw = model.new_int_var(0, int(W0[j, k]), f"KW[{data.jobs[j]},{k}]")
+                model.add(kp <= P[j][k])
+                model.add(kw <= W[j][k])
+                kept += [kp, kw]
+            running = sorted({int(j) for j in np.flatnonzero((P0 + W0).sum(axis=1))})
+            # M: tasks of placed running jobs that could have stayed and did not
+            moved = sum(int(base[j]) * x[j] for j in running) - sum(kept)
+            if max_moved is not None and stage == "cost":
+                model.add(moved <= max_moved)  # the fewest moved tasks found by the moves stage
         T: list[Any] = []
         t_tops: list[int] = []
         pairs: list[Any] = []
@@ -101,6 +119,8 @@ class CpSatPlacement:
         # -- objective
         if stage == "place":
             model.maximize(sum(x))
+        elif stage == "moves":
+            model.minimize(moved)
         elif objective == "sum":
             model.minimize(sum(T))
         elif objective == "max":
@@ -121,7 +141,7 @@ class CpSatPlacement:
         if not has_solution(solver, code):
             return StageResult(term, info=info)
         raw = float(solver.best_objective_bound)
-        if stage == "place" or objective == "cross_pairs":
+        if stage in ("place", "moves") or objective == "cross_pairs":
             bound = raw
         else:
             # rounding c·scale moves each T_j by at most 0.5·max(p, w) units
@@ -137,13 +157,15 @@ class CpSatPlacement:
 
 @register("placement-cpsat", problem="placement", exact=True, backend="cp-sat", supports_time_limit=True)
 class PlacementCpSat:
-    """Exact placement (max placed jobs, then min Σ T_j / max T_j / cross-node pairs), OR-Tools CP-SAT."""
+    """Exact placement (max placed jobs, then fewest moved running tasks with ``moves="first"``, then
+    min Σ T_j / max T_j / cross-node pairs), OR-Tools CP-SAT."""
 
-    def __init__(self, *, objective: str = "sum", workers: int = 1):
+    def __init__(self, *, objective: str = "sum", workers: int = 1, moves: str = "first"):
         self.objective = objective
         self.workers = int(workers)
+        self.moves = moves
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_placement_exact(CpSatPlacement(self.workers), self.name, instance, objective=self.objective,  # type: ignore[arg-type]
-                                     time_limit=time_limit, seed=seed,
-                                     options={"objective": self.objective, "workers": self.workers})
+                                     time_limit=time_limit, seed=seed, moves=self.moves,
+                                     options={"objective": self.objective, "workers": self.workers, "moves": self.moves})

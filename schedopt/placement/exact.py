@@ -13,6 +13,16 @@ Lexicographic, in two solves (DESIGN.md): first maximise Σ_j x_j; then, with
 Σ_j x_j held at that optimum, minimise the chosen objective:
 ``sum`` Σ_j T_j (default), ``max`` max_j T_j, or ``cross_pairs``
 Σ_j (p_j·w_j·x_j - Σ_k P_jk·W_jk) (DLTAP's count).
+
+Jobs already running (``previous``, old counts P°_jk, W°_jk) add a stage
+between the two with ``moves="first"`` (default): minimise the moved tasks
+
+    M = Σ_{j running} ( x_j·(min(p_j, ΣP°_j) + min(w_j, ΣW°_j)) - Σ_k (KP_jk + KW_jk) ),
+    KP_jk <= P_jk, KP_jk <= P°_jk,  KW_jk <= W_jk, KW_jk <= W°_jk
+
+(KP, KW: tasks kept in place), then minimise the objective with M held at
+that minimum: tasks stay where they run unless moving them is needed to place
+the most jobs. ``moves="ignore"`` re-places from scratch.
 """
 
 from __future__ import annotations
@@ -27,12 +37,14 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
+from schedopt.placement.incremental import place_keeping
 from schedopt.placement.optimus import optimus_place
 from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_plan, compile_placement, cross_pairs, transfer_time_s
 from schedopt.plan import Plan, Status, Termination, relative_gap
 
 Objective = Literal["sum", "max", "cross_pairs"]
 OBJECTIVES = ("sum", "max", "cross_pairs")
+MOVES = ("first", "ignore")
 OPTIMAL_GAP = 1e-4  # the checker's tolerance for "optimal"
 
 
@@ -59,7 +71,27 @@ class StageResult:
 
 class PlacementBackend(Protocol):
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
-                    time_limit: float | None, seed: int | None) -> StageResult: ...
+                    time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult: ...
+
+
+def dense_previous(data: PlacementData) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(P°, W°) (J, S) running tasks per server and base (J,) = min(p, ΣP°) +
+    min(w, ΣW°), the most tasks of j that can stay; None when no job runs."""
+    if data.prev is None:
+        return None
+    P0 = np.zeros((data.J, data.S), dtype=np.int64)
+    W0 = np.zeros((data.J, data.S), dtype=np.int64)
+    for j, old in enumerate(data.prev):
+        if old is not None:
+            P0[j, old[0]], W0[j, old[0]] = old[1], old[2]
+    base = np.minimum(data.counts[:, 0], P0.sum(axis=1)) + np.minimum(data.counts[:, 1], W0.sum(axis=1))
+    return P0, W0, base
+
+
+def moved_tasks(data: PlacementData, where: list[JobPlacement | None]) -> int:
+    """M of a placement: tasks of placed running jobs that could have stayed and did not."""
+    from schedopt.placement.problem import movement_metrics
+    return movement_metrics(data, where)["moved_tasks"] if data.prev is not None else 0
 
 
 def decode(P: np.ndarray, W: np.ndarray) -> list[JobPlacement | None]:
@@ -88,7 +120,8 @@ def objective_value(data: PlacementData, where: list[JobPlacement | None], objec
 
 
 def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instance, *, objective: Objective,
-                          time_limit: float | None, seed: int | None, options: dict[str, Any]) -> Plan:
+                          time_limit: float | None, seed: int | None, options: dict[str, Any],
+                          moves: str = "first") -> Plan:
     """The two-stage lexicographic solve, turned into a Plan (limits become statuses).
 
     Anytime: ``optimus-placement``'s placement is the incumbent; a stage stopped
@@ -98,9 +131,12 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
     started = time.perf_counter()
     if objective not in OBJECTIVES:
         raise InputError(name, f'objective: "{objective}" is not one of {", ".join(OBJECTIVES)}')
+    if moves not in MOVES:
+        raise InputError(name, f'moves: "{moves}" is not one of {", ".join(MOVES)}')
     if time_limit is not None and not time_limit > 0:
         raise InputError(name, f"time_limit: must be > 0 seconds, got {time_limit}")
     data = compile_placement(instance)
+    keep = moves == "first" and data.prev is not None  # the fewest-moved-tasks stage runs
     metrics: dict[str, Any] = {"objective_kind": objective}
     deadline = None if time_limit is None else started + time_limit
 
@@ -115,14 +151,15 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         return build_plan(data, where, solver=name, status=status, termination=term, started=started, bound=bound,
                           seed=seed, options=options, metrics=metrics, message=message, objective=objective)
 
-    def key(where: list[JobPlacement | None]) -> tuple[int, float]:
-        return (-sum(pl is not None for pl in where), objective_value(data, where, objective))
+    def key(where: list[JobPlacement | None]) -> tuple[int, int, float]:
+        return (-sum(pl is not None for pl in where), moved_tasks(data, where) if keep else 0,
+                objective_value(data, where, objective))
 
     if data.J == 0:
         return plan([], Status.OPTIMAL, Termination.OPTIMAL, bound=0.0)
-    # the heuristic's placement: the incumbent
+    # the heuristic's placement (incremental when jobs run): the incumbent
     sort_by = instance.resources.index("cpu") if "cpu" in instance.resources else 0
-    best = optimus_place(data, sort_by)
+    best, _ = place_keeping(data, lambda d: optimus_place(d, sort_by), keep)
     if expired():
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT,
                     message="time limit reached before stage 1 (max placed jobs); the heuristic placement is returned")
@@ -137,7 +174,20 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
     if first.termination != Termination.OPTIMAL or expired():
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT if first.termination != Termination.ERROR else first.termination,
                     message="stopped in stage 1 (max placed jobs): placed jobs not proven maximal; the best placement found is returned")
-    second = backend.solve_stage(data, stage="cost", objective=objective, min_placed=placed, time_limit=left(), seed=seed)
+    max_moved = None
+    if keep:
+        mid = backend.solve_stage(data, stage="moves", objective=objective, min_placed=placed, time_limit=left(), seed=seed)
+        metrics.update(mid.info)
+        where_m = None if mid.P is None else decode(mid.P, mid.W)
+        if where_m is not None and key(where_m) < key(best):
+            best = where_m
+        if mid.termination != Termination.OPTIMAL or expired():
+            return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT if mid.termination != Termination.ERROR else mid.termination,
+                        message="stopped in the fewest-moved-tasks stage: moved tasks not proven minimal; "
+                                "the best placement found is returned")
+        max_moved = moved_tasks(data, best)
+    second = backend.solve_stage(data, stage="cost", objective=objective, min_placed=placed, time_limit=left(), seed=seed,
+                                 max_moved=max_moved)
     metrics.update(second.info)
     where2 = None if second.P is None else decode(second.P, second.W)
     found = where2 is not None and key(where2) <= key(best)

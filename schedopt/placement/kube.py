@@ -30,6 +30,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_plan, compile_placement
 from schedopt.plan import Plan, Status, Termination
+from schedopt.placement.incremental import place_keeping
 from schedopt.registry import register
 
 TIE_TOL = 1e-9
@@ -187,14 +188,16 @@ class KubeScheduler:
     """Kubernetes-style pod-at-a-time placement; subclasses change the pod order and scores."""
 
     def __init__(self, *, weight_least_allocated: float = 1.0, weight_balanced_allocation: float = 1.0,
-                 integer_scores: bool = True):
+                 integer_scores: bool = True, keep: bool = True):
         self.weight_least_allocated = weight_least_allocated
         self.weight_balanced_allocation = weight_balanced_allocation
         self.integer_scores = integer_scores
+        self.keep = bool(keep)  # running pods stay bound to their nodes; only new pods are scheduled
 
     def options(self) -> dict:
         return {"weight_least_allocated": self.weight_least_allocated,
-                "weight_balanced_allocation": self.weight_balanced_allocation, "integer_scores": self.integer_scores}
+                "weight_balanced_allocation": self.weight_balanced_allocation, "integer_scores": self.integer_scores,
+                "keep": self.keep}
 
     #: role slots in the order a job's pods are scheduled; slot 0 = PS, 1 = worker
     role_order: tuple[int, ...] = (0, 1)
@@ -257,9 +260,9 @@ class KubeScheduler:
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_placement(instance)
-        where = self.place(data, seed)
+        where, counters = place_keeping(data, lambda d: self.place(d, seed), self.keep)
         return build_plan(data, where, solver=self.name, status=Status.HEURISTIC, termination=Termination.COMPLETED,
-                          started=started, seed=seed, options=self.options())
+                          started=started, seed=seed, options=self.options(), metrics=counters)
 
 
 @register("kube-default", problem="placement", exact=False, backend="numpy")

@@ -15,7 +15,7 @@ import numpy as np
 
 from schedopt.backends.highs import solve_highs
 from schedopt.instance import Instance
-from schedopt.placement.exact import Objective, StageResult, coefficients, solve_placement_exact
+from schedopt.placement.exact import Objective, StageResult, coefficients, dense_previous, solve_placement_exact
 from schedopt.placement.problem import PlacementData
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     import pyomo.environ as pyo
 
 
-def build_model(data: PlacementData, *, stage: str, objective: Objective, min_placed: int) -> pyo.ConcreteModel:
+def build_model(data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
+                max_moved: int | None = None) -> pyo.ConcreteModel:
     import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
     # -- data
     c_ps, c_w = coefficients(data)
@@ -36,6 +37,9 @@ def build_model(data: PlacementData, *, stage: str, objective: Objective, min_pl
     m.K = pyo.RangeSet(0, data.S - 1)
     m.R = pyo.RangeSet(0, R - 1)
     two = [j for j in range(data.J) if c_ps[j] > 0 or c_w[j] > 0]
+    moving = stage == "moves" or max_moved is not None  # the running placement matters
+    old = dense_previous(data) if moving else None
+    kept_at = [] if old is None else [(int(j), int(k)) for j, k in zip(*np.nonzero(old[0] + old[1]))]
 
     # -- variables
     m.x = pyo.Var(m.J, domain=pyo.Binary, doc="job j is placed")
@@ -44,6 +48,10 @@ def build_model(data: PlacementData, *, stage: str, objective: Objective, min_pl
     m.a = pyo.Var(two, m.K, domain=pyo.Binary, doc="k hosts a PS of j")
     m.b = pyo.Var(two, m.K, domain=pyo.Binary, doc="k hosts a worker of j")
     m.T = pyo.Var(m.J, domain=pyo.NonNegativeReals, doc="T_j, seconds per step on transfers")
+    if old is not None:
+        P0, W0, base = old
+        m.KP = pyo.Var(kept_at, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, k: (0, int(P0[j, k])), doc="PS of j kept on k")
+        m.KW = pyo.Var(kept_at, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, k: (0, int(W0[j, k])), doc="workers of j kept on k")
 
     # -- constraints
     # every task of a placed job is placed, none of a paused one (counts from the instance's allocation)
@@ -64,13 +72,25 @@ def build_model(data: PlacementData, *, stage: str, objective: Objective, min_pl
         m.t_ps = pyo.Constraint(two, m.K, rule=lambda m, j, k: m.T[j] >= float(c_ps[j]) * (w[j] * m.a[j, k] - m.W[j, k]))
         # DESIGN T_j, worker side: T_j >= c_w·(p - P_jk) on servers hosting a worker
         m.t_worker = pyo.Constraint(two, m.K, rule=lambda m, j, k: m.T[j] >= float(c_w[j]) * (p[j] * m.b[j, k] - m.P[j, k]))
-    if stage == "cost":
+    if stage in ("moves", "cost"):
         # DESIGN.md lexicographic objective: keep the most placed jobs found in stage 1
         m.keep_placed = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= min_placed)
+    if old is not None:
+        # a kept task is one of the job's tasks on that server now (KP <= P°, KW <= W° are bounds)
+        m.kept_ps = pyo.Constraint(kept_at, rule=lambda m, j, k: m.KP[j, k] <= m.P[j, k])
+        m.kept_worker = pyo.Constraint(kept_at, rule=lambda m, j, k: m.KW[j, k] <= m.W[j, k])
+        # M: tasks of placed running jobs that could have stayed and did not
+        running = sorted({j for j, _ in kept_at})
+        m.M = pyo.Expression(expr=sum(int(base[j]) * m.x[j] for j in running) - sum(m.KP[jk] + m.KW[jk] for jk in kept_at))
+        if max_moved is not None and stage == "cost":
+            # the fewest moved tasks found by the moves stage
+            m.keep_moves = pyo.Constraint(expr=m.M <= max_moved)
 
     # -- objective
     if stage == "place":
         m.obj = pyo.Objective(expr=sum(m.x[j] for j in m.J), sense=pyo.maximize)
+    elif stage == "moves":
+        m.obj = pyo.Objective(expr=m.M, sense=pyo.minimize)
     elif objective == "sum":
         m.obj = pyo.Objective(expr=sum(m.T[j] for j in m.J), sense=pyo.minimize)
     elif objective == "max":
@@ -98,10 +118,10 @@ class HighsPlacement:
         self.threads = threads
 
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
-                    time_limit: float | None, seed: int | None) -> StageResult:
+                    time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult:
         import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
-        model = build_model(data, stage=stage, objective=objective, min_placed=min_placed)
+        model = build_model(data, stage=stage, objective=objective, min_placed=min_placed, max_moved=max_moved)
         built = time.perf_counter() - t0
         res = solve_highs(model, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
                           threads=self.threads, seed=seed, abs_gap=1e-9, build_seconds=built)
@@ -119,14 +139,18 @@ class HighsPlacement:
 
 @register("placement-milp", problem="placement", exact=True, backend="pyomo+highs", supports_time_limit=True)
 class PlacementMilp:
-    """Exact placement (max placed jobs, then min Σ T_j / max T_j / cross-node pairs), Pyomo + HiGHS."""
+    """Exact placement (max placed jobs, then fewest moved running tasks with ``moves="first"``, then
+    min Σ T_j / max T_j / cross-node pairs), Pyomo + HiGHS."""
 
-    def __init__(self, *, objective: str = "sum", rel_gap: float = 1e-7, threads: int = 1):
+    def __init__(self, *, objective: str = "sum", rel_gap: float = 1e-7, threads: int = 1, moves: str = "first"):
         self.objective = objective
         self.rel_gap = float(rel_gap)
         self.threads = int(threads)
+        self.moves = moves
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_placement_exact(HighsPlacement(self.rel_gap, self.threads), self.name, instance,
                                      objective=self.objective, time_limit=time_limit, seed=seed,  # type: ignore[arg-type]
-                                     options={"objective": self.objective, "rel_gap": self.rel_gap, "threads": self.threads})
+                                     moves=self.moves,
+                                     options={"objective": self.objective, "rel_gap": self.rel_gap, "threads": self.threads,
+                                              "moves": self.moves})

@@ -26,6 +26,7 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
+from schedopt.placement.incremental import place_keeping
 from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_plan, compile_placement
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
@@ -162,10 +163,12 @@ def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None
 
 @register("optimus-placement", problem="placement", exact=False, backend="numpy")
 class OptimusPlacement:
-    """Optimus §4.2: smallest job first onto the fewest most-available servers, tasks spread evenly."""
+    """Optimus §4.2: smallest job first onto the fewest most-available servers, tasks spread evenly.
+    ``keep`` (default): running tasks stay where they run; only the rest is placed."""
 
-    def __init__(self, *, sort_resource: str | None = None):
+    def __init__(self, *, sort_resource: str | None = None, keep: bool = True):
         self.sort_resource = sort_resource
+        self.keep = bool(keep)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
@@ -173,7 +176,8 @@ class OptimusPlacement:
         res = self.sort_resource or ("cpu" if "cpu" in instance.resources else instance.resources[0])
         if res not in instance.resources:
             raise InputError("optimus-placement", f'sort_resource: "{res}" is not a resource of the instance')
-        where = optimus_place(data, instance.resources.index(res))
+        sort_by = instance.resources.index(res)
+        where, counters = place_keeping(data, lambda d: optimus_place(d, sort_by), self.keep)
         return build_plan(data, where, solver=self.name, status=Status.HEURISTIC,
-                          termination=Termination.COMPLETED, started=started, seed=seed,
-                          options={"sort_resource": self.sort_resource})
+                          termination=Termination.COMPLETED, started=started, seed=seed, metrics=counters,
+                          options={"sort_resource": self.sort_resource, "keep": self.keep})

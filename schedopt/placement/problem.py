@@ -46,6 +46,8 @@ class PlacementData:
     bw: np.ndarray
     cap: np.ndarray
     servers: list[str]
+    #: where each job runs now (instance ``previous``), sparse like a placement; None: no job runs
+    prev: list["JobPlacement | None"] | None = None
 
     @property
     def J(self) -> int:
@@ -91,7 +93,58 @@ def compile_placement(instance: Instance) -> PlacementData:
     return PlacementData(instance=instance, jobs=jobs, roles=roles,
                          counts=np.array(counts, dtype=np.int64).reshape(-1, 2),
                          demand=np.array(demand).reshape(-1, 2, R), size_mb=np.array(size), bw=np.array(bw).reshape(-1, 2),
-                         cap=instance.server_capacity, servers=instance.server_names)
+                         cap=instance.server_capacity, servers=instance.server_names,
+                         prev=_previous_placement(instance, jobs, roles))
+
+
+def _previous_placement(instance: Instance, jobs: list[str], roles: list[tuple[str | None, str]]) -> list["JobPlacement | None"] | None:
+    """Each job's running placement from ``instance.previous`` (sparse, servers sorted)."""
+    if not instance.previous:
+        return None
+    index = {name: k for k, name in enumerate(instance.server_names)}
+    out: list[JobPlacement | None] = []
+    for job_id, names in zip(jobs, roles):
+        per_server = instance.previous.get(job_id)
+        if not per_server:
+            out.append(None)
+            continue
+        items = sorted((index[srv], c.get(names[0], 0) if names[0] else 0, c.get(names[1], 0))
+                       for srv, c in per_server.items())
+        items = [it for it in items if it[1] or it[2]]
+        out.append((np.array([i[0] for i in items], dtype=np.int64), np.array([i[1] for i in items], dtype=np.int64),
+                    np.array([i[2] for i in items], dtype=np.int64)) if items else None)
+    return out if any(pl is not None for pl in out) else None
+
+
+def kept_tasks(new: "JobPlacement", old: "JobPlacement") -> tuple[int, int]:
+    """(PS, workers) of a job that stay on their servers: Σ_k min(new_k, old_k) per role."""
+    _, a, b = np.intersect1d(new[0], old[0], assume_unique=True, return_indices=True)
+    return int(np.minimum(new[1][a], old[1][b]).sum()), int(np.minimum(new[2][a], old[2][b]).sum())
+
+
+def movement_metrics(data: PlacementData, where: list["JobPlacement | None"]) -> dict[str, int]:
+    """Against the running placement: ``kept_tasks`` Σ_k min(new, old) over roles;
+    ``moved_tasks`` the tasks that could have stayed and did not, Σ_r min(n_r,
+    old_r) - kept_r, over placed running jobs; ``moved_jobs`` placed running
+    jobs whose placement changes at all (each is a restart); ``stopped_jobs``
+    running jobs not placed."""
+    kept = moved = moved_jobs = stopped = 0
+    for j, old in enumerate(data.prev or []):
+        if old is None:
+            continue
+        new = where[j]
+        if new is None:
+            stopped += 1
+            continue
+        kp, kw = kept_tasks(new, old)
+        p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
+        kept += kp + kw
+        moved += min(p, int(old[1].sum())) - kp + min(w, int(old[2].sum())) - kw
+        o = np.argsort(new[0])
+        same = (len(new[0]) == len(old[0]) and np.array_equal(new[0][o], old[0]) and np.array_equal(new[1][o], old[1])
+                and np.array_equal(new[2][o], old[2]))  # old is sorted by server
+        moved_jobs += not same
+    return {"kept_tasks": kept, "moved_tasks": moved, "moved_jobs": moved_jobs, "stopped_jobs": stopped}
 
 
 def transfer_time_s(size_mb: float, p: int, w: int, pk: np.ndarray, wk: np.ndarray, bw_ps: float, bw_worker: float) -> float:
@@ -131,7 +184,9 @@ def placement_metrics(data: PlacementData, where: list[JobPlacement | None]) -> 
     with np.errstate(divide="ignore", invalid="ignore"):
         free_frac = np.where(data.cap > 0, (data.cap - load) / data.cap, 0.0)
     placed = sum(pl is not None for pl in where)
+    movement = movement_metrics(data, where) if data.prev is not None else {}
     return {
+        **movement,
         "transfer_time_s": per_job_t,
         "total_transfer_time_s": float(sum(per_job_t.values())),
         "max_transfer_time_s": float(max(per_job_t.values(), default=0.0)),
