@@ -1,6 +1,7 @@
 """Restart only when it pays (issue 15 §1): the same workloads simulated with the
 scheduler blind to restarts (Optimus eq. 5-6 as printed) and aware of them (the
-reconfiguration cost: running counts and ρ = the simulator's restart overhead).
+reconfiguration cost: running counts and ρ = the simulator's restart overhead;
+with a placement solver also the running placement, kept unless a task must move).
 Prints markdown for docs/benchmarks.md.
 
     .venv/bin/python benchmarks/bench_reconfiguration.py [--quick]
@@ -32,12 +33,13 @@ def main(seeds: int) -> None:
           f"restarts, blind | aware | restarts change | overhead share blind / aware |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for family, jobs, servers, interval, overhead in SETTINGS:
-        for scheduler in ("optimus-greedy", "optimus-milp"):
+        for scheduler in ("optimus-greedy", "optimus-milp", "optimus-greedy+optimus-placement", "optimus-greedy+dltap"):
+            alloc, _, place = scheduler.partition("+")
             rows: dict[bool, dict[str, list[float]]] = {b: {"jct": [], "restarts": [], "ov": []} for b in (False, True)}
             for seed in range(seeds):
                 wl = generate_instance(family, jobs=jobs, servers=servers, seed=seed, max_tasks=16)
                 for aware in (False, True):
-                    r = simulate(wl, scheduler, interval_s=interval, restart_overhead_s=overhead,
+                    r = simulate(wl, alloc, placement=place or None, interval_s=interval, restart_overhead_s=overhead,
                                  restart_aware=aware, seed=seed)
                     rows[aware]["jct"].append(r.avg_jct_s or float("nan"))
                     rows[aware]["restarts"].append(r.restarts)

@@ -178,3 +178,14 @@ def test_simulation_with_the_restart_cost_restarts_less() -> None:
     assert aware.restarts < blind.restarts
     again = simulate(wl, "optimus-greedy", interval_s=600, restart_overhead_s=300, restart_aware=True)
     assert again.avg_jct_s == aware.avg_jct_s and again.restarts == aware.restarts
+
+
+def test_simulation_with_placement_keeps_tasks_in_place() -> None:
+    from schedopt.generate import generate_instance
+    from schedopt.sim import simulate
+
+    wl = generate_instance("optimus-workload", jobs=10, servers=4, seed=1, max_tasks=8)
+    runs = {aware: simulate(wl, "optimus-greedy", placement="optimus-placement", interval_s=300, restart_overhead_s=30,
+                            restart_aware=aware, check_plans=True) for aware in (False, True)}
+    assert all(r.check_violations == 0 for r in runs.values())
+    assert runs[True].restarts < runs[False].restarts

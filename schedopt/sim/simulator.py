@@ -10,7 +10,8 @@ interval at its *true* speed f(p, w):
 
 - a job whose configuration changed (including its first start and a restart
   after a pause) first loses ``restart_overhead_s`` to checkpoint and restart
-  (Optimus §5.1); a job whose configuration is unchanged loses nothing;
+  (Optimus §5.4); with a placement solver, a job any of whose tasks moves to
+  another server restarts too; a job whose configuration is unchanged loses nothing;
 - a job that finishes inside the interval completes at the interpolated time
   t + overhead + remaining / f;
 - jobs the plan leaves out are paused for the interval.
@@ -67,6 +68,7 @@ class _JobState:
     completion_s: float | None = None
     started: bool = False
     restarts: int = 0
+    placement: dict[str, dict[str, int]] | None = None  # server -> role -> tasks, when a placement solver runs
 
 
 @dataclass
@@ -158,7 +160,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             t = max(t + interval_s, math.ceil(states[order[nxt]].job.arrival / interval_s) * interval_s)
             continue
         view = _scheduler_view(workload, active, t, error_steps, error_speed,
-                               restart_s=restart_overhead_s if restart_aware else None)
+                               restart_s=restart_overhead_s if restart_aware else None, with_placement=placement is not None)
         t0 = time.perf_counter()
         plan = solver.solve(view, seed=seed)
         scheduler_s += time.perf_counter() - t0
@@ -174,12 +176,14 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         for s in active:
             counts = plan.allocation.get(s.job.id) if plan.has_solution else None
             if not counts:
-                s.config = None  # paused: the next start is a restart
+                s.config = s.placement = None  # paused: the next start is a restart
                 continue
             cfg = tuple(sorted(counts.items()))
-            lost = restart_overhead_s if cfg != s.config else 0.0
-            s.restarts += s.started and cfg != s.config
-            s.config, s.started = cfg, True
+            where = (plan.placement or {}).get(s.job.id) if placement is not None else None
+            changed = cfg != s.config or where != s.placement  # new counts, or a task on another server
+            lost = restart_overhead_s if changed else 0.0
+            s.restarts += s.started and changed
+            s.config, s.placement, s.started = cfg, where, True
             running += 1
             tasks += sum(counts.values())
             used += sum(n_ * workload.vector(s.job.roles[r].demand) for r, n_ in counts.items())
@@ -222,10 +226,11 @@ def _pw(job: Job, counts: dict[str, int]) -> tuple[int, int]:
 
 
 def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error_steps: float,
-                    error_speed: float, restart_s: float | None = None) -> Instance:
+                    error_speed: float, restart_s: float | None = None, with_placement: bool = False) -> Instance:
     """The instance the scheduler sees at time t: the active jobs with estimated
     remaining steps and speeds (the error shrinks with progress); with
-    ``restart_s``, each running job's counts and that restart cost."""
+    ``restart_s``, each running job's counts and that restart cost, and with
+    ``with_placement`` too, where each runs (``previous``)."""
     jobs = []
     for s in active:
         left = s.remaining / s.total_steps  # 1 at arrival, 0 at the end
@@ -241,8 +246,11 @@ def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error
     policy = workload.policy
     if restart_s is not None:
         policy = (policy or Policy()).model_copy(update={"restart_s": restart_s})
+    previous = None
+    if restart_s is not None and with_placement:
+        previous = {s.job.id: s.placement for s in active if s.placement} or None
     view = Instance.model_validate({"schema": "schedopt/instance@1", "name": f"{workload.name}@{t:g}s",
                                     "resources": workload.resources, "servers": workload.servers, "jobs": jobs,
-                                    "policy": policy})
+                                    "policy": policy, "previous": previous})
     view._source = f"{workload.source} at t={t:g}s"
     return view
