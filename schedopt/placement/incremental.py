@@ -90,7 +90,7 @@ def place_incrementally(data: PlacementData, place: Placer) -> tuple[list[JobPla
     if len(todo):
         sub = replace(data, jobs=[data.jobs[j] for j in todo], roles=[data.roles[j] for j in todo], counts=rest[todo],
                       demand=data.demand[todo], size_mb=data.size_mb[todo], bw=data.bw[todo],
-                      cap=np.maximum(free, 0.0), prev=None)
+                      cap=np.maximum(free, 0.0), prev=None, bound_load=data.cap - np.maximum(free, 0.0))
         for j, pl in zip(todo.tolist(), place(sub)):
             if pl is None:
                 where[j] = None  # all or nothing: the job's kept tasks are released

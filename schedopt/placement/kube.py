@@ -1,16 +1,30 @@
-"""``kube-default``: a Kubernetes-style scheduler (the baseline DLTAP builds on).
+"""``kube-default``: the Kubernetes default scheduler's scoring (the baseline DLTAP builds on).
 
 Pods (one per task) are placed one at a time, each job's PS pods then its
 workers, jobs in instance order (the queue). For each pod:
 
-1. *filter*: nodes whose free capacity holds the pod's demand;
-2. *score* (DLTAP eq. 1): Σ_i weight_i × score_i over two priorities, each 0-100:
-   - least-allocated: mean over resources of (capacity - requested)/capacity × 100,
-   - balanced-allocation: (1 - std of requested/capacity over resources) × 100,
-   where "requested" includes the pod and resources a node has none of are left out
-   of its means. With ``integer_scores`` (default, as Kubernetes) each score is
-   truncated to an integer, which makes ties common;
-3. the highest score wins; ties are broken by a seeded uniform random choice.
+1. *filter* (NodeResourcesFit): nodes whose free capacity holds the pod's demand;
+2. *score*, as the default profile of kube-scheduler (plugins NodeResourcesFit
+   with the LeastAllocated strategy and NodeResourcesBalancedAllocation, weight
+   1 each; pkg/scheduler/framework/plugins/noderesources), over the scored
+   resources (default ``cpu`` and ``memory`` with weight 1; option ``resources``):
+   - least-allocated: per resource ``((alloc - req)·100) / alloc`` in integer
+     arithmetic (0 when req > alloc), then ``Σ score·weight / Σ weight``,
+     integer division; ``req`` is the node's requests plus the pod's, where a pod
+     that does not request ``cpu`` (``memory``) counts Kubernetes' non-zero
+     default of 100 m CPU (200 MiB);
+   - balanced-allocation: fractions min(1, req/alloc) of the requested amounts
+     (no defaults), std = |f1 - f2| / 2 for two resources or the population std
+     for more, score ``int64((1 - std)·100)``;
+   a resource a node has none of is left out, and so is a scalar resource (any
+   but cpu and memory) the pod does not request. Quantities are exact integers
+   (milli-CPU, bytes, milli-units), so the truncations are Kubernetes' own;
+3. the highest total wins; ties are broken by a seeded uniform random choice
+   (kube-scheduler's selectHost samples ties uniformly).
+
+Not modelled: other plugins of the default profile (they score these pods
+equally), and percentageOfNodesToScore (every feasible node is scored, as with
+``percentageOfNodesToScore: 100``).
 
 A job is placed whole or not at all (gang): if a pod fits nowhere, the job's
 pods placed so far are taken back and the job is paused.
@@ -23,6 +37,7 @@ nodes: 100,000 pods on 16,000 nodes take seconds, not minutes.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,33 +49,126 @@ from schedopt.placement.incremental import place_keeping
 from schedopt.registry import register
 
 TIE_TOL = 1e-9
+MAX_NODE_SCORE = 100
+#: kube-scheduler's non-zero defaults for a pod that does not request cpu / memory
+DEFAULT_MILLI_CPU = 100
+DEFAULT_MEMORY_BYTES = 200 * 1024 * 1024
+#: memory resource names and their unit in bytes (the default profile scores ``memory``)
+MEMORY_UNITS = {"memory": 1.0, "mem_gb": 1e9, "mem_gib": 2.0 ** 30, "mem_mb": 1e6, "mem_mib": 2.0 ** 20}
+DEFAULT_RESOURCES = {"cpu": 1, "memory": 1}
 
 
-def default_scores(cap: np.ndarray, used: np.ndarray, demand: np.ndarray, *, weight_least: float,
-                   weight_balanced: float, integer: bool) -> np.ndarray:
-    """Eq. 1 score of placing a pod of ``demand`` (R,) on nodes of capacity ``cap``
-    (G, R) carrying ``used`` (G, R); -inf where the pod does not fit."""
-    req = used + demand
-    fits = np.all(req <= cap * (1 + TOL) + TOL, axis=1)
-    has = cap > 0
-    n = np.maximum(has.sum(axis=1), 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.where(has, np.minimum(req / np.where(has, cap, 1.0), 1.0), 0.0)
-    least = (np.where(has, 1.0 - frac, 0.0) * 100.0).sum(axis=1) / n
-    mean = frac.sum(axis=1) / n
-    std = np.sqrt((np.where(has, frac - mean[:, None], 0.0) ** 2).sum(axis=1) / n)
-    balanced = (1.0 - std) * 100.0
-    if integer:
-        least, balanced = np.floor(least + 1e-9), np.floor(balanced + 1e-9)
-    return np.where(fits, weight_least * least + weight_balanced * balanced, -np.inf)
+@dataclass
+class ScoredResources:
+    """The resources the score plugins read, as indices into the instance's
+    resources: ``idx`` (k,), ``weight`` (k,) LeastAllocated weights, ``scale``
+    (k,) integer units per instance unit, ``scalar`` (k,) not cpu/memory,
+    ``default`` (k,) the non-zero default request in instance units (0: none)."""
+
+    idx: np.ndarray
+    weight: np.ndarray
+    scale: np.ndarray
+    scalar: np.ndarray
+    default: np.ndarray
+    names: list[str]
+
+    @property
+    def k(self) -> int:
+        return len(self.idx)
+
+
+def scored_resources(instance_resources: list[str], resources: dict[str, int] | None, solver: str) -> ScoredResources:
+    """Map the scoring resources (``{name: weight}``; default cpu and memory, 1
+    each) to the instance's. ``memory`` stands for the instance's memory
+    resource (``memory`` in bytes, or ``mem_gb``/``mem_gib``/``mem_mb``/``mem_mib``).
+    Default resources the instance lacks are skipped (a node without them);
+    a resource named explicitly must exist."""
+    explicit = resources is not None
+    spec = dict(DEFAULT_RESOURCES if resources is None else resources)
+    idx, weight, scale, scalar, default, names = [], [], [], [], [], []
+    for name, w in spec.items():
+        target = name
+        if name == "memory" and name not in instance_resources:
+            target = next((r for r in MEMORY_UNITS if r in instance_resources), name)
+        if target not in instance_resources:
+            if explicit:
+                raise InputError(solver, f'resources: "{name}" is not a resource of the instance '
+                                         f'({", ".join(instance_resources)})')
+            continue
+        idx.append(instance_resources.index(target))
+        weight.append(int(w))
+        names.append(target)
+        if target == "cpu":
+            scale.append(1000.0)
+            scalar.append(False)
+            default.append(DEFAULT_MILLI_CPU / 1000.0)
+        elif target in MEMORY_UNITS:
+            scale.append(MEMORY_UNITS[target])
+            scalar.append(False)
+            default.append(DEFAULT_MEMORY_BYTES / MEMORY_UNITS[target])
+        else:
+            scale.append(1000.0)
+            scalar.append(True)
+            default.append(0.0)
+    return ScoredResources(np.array(idx, dtype=np.int64), np.array(weight, dtype=np.int64), np.array(scale),
+                           np.array(scalar, dtype=bool), np.array(default), names)
+
+
+def _ints(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Quantities as exact integers (milli-CPU, bytes, milli-units)."""
+    return np.rint(x * scale).astype(np.int64)
+
+
+def kube_scores(cap: np.ndarray, load: np.ndarray, pod: np.ndarray, spec: ScoredResources, *, R: int,
+                weight_least: float, weight_balanced: float) -> np.ndarray:
+    """The default profile's score of a pod on nodes: ``cap`` (G, R + k) capacity,
+    ``load`` (G, R + k) the nodes' requests, ``pod`` (R + k,) the pod's; columns
+    R.. hold the scored resources' non-zero-defaulted requests (LeastAllocated).
+    The filter is :func:`fits`; these are the score plugins alone."""
+    G = len(cap)
+    if spec.k == 0:
+        return np.full(G, weight_balanced * MAX_NODE_SCORE, dtype=float)
+    alloc = _ints(cap[:, spec.idx], spec.scale)  # (G, k)
+    pod_req = pod[spec.idx]
+    # a scalar resource the pod does not request is left out (as a node without it)
+    active = (alloc > 0) & ~(spec.scalar & (pod_req == 0))[None, :]
+    safe = np.where(alloc > 0, alloc, 1)
+    # NodeResourcesFit, LeastAllocated: integer per-resource scores, integer weighted mean
+    req_least = _ints(load[:, R:] + pod[R:], spec.scale)
+    per = np.where(req_least > alloc, 0, ((alloc - req_least) * MAX_NODE_SCORE) // safe)
+    w = np.where(active, spec.weight[None, :], 0)
+    w_sum = w.sum(axis=1)
+    least = np.where(w_sum > 0, (per * w).sum(axis=1) // np.where(w_sum > 0, w_sum, 1), 0)
+    # NodeResourcesBalancedAllocation: requested amounts (no defaults), fractions capped at 1
+    req_bal = _ints(load[:, spec.idx] + pod_req, spec.scale)
+    frac = np.where(active, np.minimum(req_bal / safe, 1.0), 0.0)
+    n = active.sum(axis=1)
+    std = np.zeros(G)
+    two = n == 2
+    if two.any():
+        pair = np.where(active[two])[1].reshape(-1, 2)
+        rows = frac[two]
+        std[two] = np.abs((rows[np.arange(len(rows)), pair[:, 0]] - rows[np.arange(len(rows)), pair[:, 1]]) / 2)
+    many = n > 2
+    if many.any():
+        rows, act = frac[many], active[many]
+        mean = rows.sum(axis=1) / n[many]
+        std[many] = np.sqrt((np.where(act, rows - mean[:, None], 0.0) ** 2).sum(axis=1) / n[many])
+    balanced = np.trunc((1.0 - std) * float(MAX_NODE_SCORE))
+    return weight_least * least + weight_balanced * balanced
+
+
+def fits(cap: np.ndarray, load: np.ndarray, pod: np.ndarray, R: int) -> np.ndarray:
+    """NodeResourcesFit's filter: nodes (G,) whose free capacity holds the pod."""
+    return np.all(load[:, :R] + pod[:R] <= cap[:, :R] * (1 + TOL) + TOL, axis=1)
 
 
 class NodeGroups:
     """Nodes grouped by identical (capacity, load). ``cap`` (S, R)."""
 
-    def __init__(self, cap: np.ndarray, score_fn, rng: np.random.Generator):
+    def __init__(self, cap: np.ndarray, score_fn, rng: np.random.Generator, load: np.ndarray | None = None):
         self.cap = cap.astype(float)
-        self.used = np.zeros_like(self.cap)
+        self.used = np.zeros_like(self.cap) if load is None else load.astype(float).copy()
         self.score_fn = score_fn
         self.rng = rng
         S, R = self.cap.shape
@@ -188,15 +296,26 @@ class KubeScheduler:
     """Kubernetes-style pod-at-a-time placement; subclasses change the pod order and scores."""
 
     def __init__(self, *, weight_least_allocated: float = 1.0, weight_balanced_allocation: float = 1.0,
-                 integer_scores: bool = True, keep: bool = True):
+                 resources: dict[str, int] | None = None, keep: bool = True):
+        for name, v in (("weight_least_allocated", weight_least_allocated),
+                        ("weight_balanced_allocation", weight_balanced_allocation)):
+            if not (isinstance(v, (int, float)) and v >= 0):
+                raise InputError(self.name, f"{name}: must be a number >= 0, got {v!r}")
+        if resources is not None:
+            if not isinstance(resources, dict) or not resources:
+                raise InputError(self.name, f"resources: expected a map resource -> weight, got {resources!r}")
+            for r, w in resources.items():
+                # NodeResourcesFitArgs.scoringStrategy.resources: weights are integers in 1..100
+                if not (isinstance(w, int) and not isinstance(w, bool) and 1 <= w <= MAX_NODE_SCORE):
+                    raise InputError(self.name, f"resources.{r}: weight must be an integer in 1..100, got {w!r}")
         self.weight_least_allocated = weight_least_allocated
         self.weight_balanced_allocation = weight_balanced_allocation
-        self.integer_scores = integer_scores
+        self.resources = dict(resources) if resources is not None else None
         self.keep = bool(keep)  # running pods stay bound to their nodes; only new pods are scheduled
 
     def options(self) -> dict:
         return {"weight_least_allocated": self.weight_least_allocated,
-                "weight_balanced_allocation": self.weight_balanced_allocation, "integer_scores": self.integer_scores,
+                "weight_balanced_allocation": self.weight_balanced_allocation, "resources": self.resources,
                 "keep": self.keep}
 
     #: role slots in the order a job's pods are scheduled; slot 0 = PS, 1 = worker
@@ -209,18 +328,43 @@ class KubeScheduler:
         ``workers_on`` (k,) of the job's workers."""
         return np.zeros(len(nodes))
 
+    def pod_requests(self, data: PlacementData, spec: ScoredResources) -> np.ndarray:
+        """Each job's pod requests per role, (J, 2, R + k): the demand, then the
+        scored resources with kube-scheduler's non-zero default where the role
+        does not request cpu / memory at all."""
+        R = data.demand.shape[2]
+        out = np.zeros((data.J, 2, R + spec.k))
+        out[:, :, :R] = data.demand
+        out[:, :, R:] = data.demand[:, :, spec.idx]
+        instance = data.instance
+        for j, job_id in enumerate(data.jobs):
+            job = instance.jobs[instance.job_index[job_id]]
+            for slot, role in enumerate(data.roles[j]):
+                if role is None:
+                    continue
+                declared = job.roles[role].demand
+                for i, name in enumerate(spec.names):
+                    if spec.default[i] > 0 and name not in declared:
+                        out[j, slot, R + i] = spec.default[i]
+        return out
+
     def place(self, data: PlacementData, seed: int | None) -> list[JobPlacement | None]:
-        for name, v in (("weight_least_allocated", self.weight_least_allocated),
-                        ("weight_balanced_allocation", self.weight_balanced_allocation)):
-            if not (v >= 0):
-                raise InputError(self.name, f"{name}: must be >= 0, got {v}")
         rng = np.random.default_rng(0 if seed is None else seed)  # no seed: still deterministic
+        spec = scored_resources(data.instance.resources, self.resources, self.name)
+        R = data.cap.shape[1]
 
-        def score(cap: np.ndarray, used: np.ndarray, d: np.ndarray) -> np.ndarray:
-            return default_scores(cap, used, d, weight_least=self.weight_least_allocated,
-                                  weight_balanced=self.weight_balanced_allocation, integer=self.integer_scores)
+        def score(cap: np.ndarray, used: np.ndarray, pod: np.ndarray) -> np.ndarray:
+            total = kube_scores(cap, used, pod, spec, R=R, weight_least=self.weight_least_allocated,
+                                weight_balanced=self.weight_balanced_allocation)
+            return np.where(fits(cap, used, pod, R), total, -np.inf)
 
-        groups = NodeGroups(data.cap, score, rng)
+        # nodes carry (capacity, requests) over the instance's resources, then the scored
+        # resources' non-zero-defaulted requests; pods bound already (incremental) count as requests
+        bound = data.bound_load if data.bound_load is not None else np.zeros_like(data.cap)
+        allocatable = data.cap + bound
+        cap = np.hstack([allocatable, allocatable[:, spec.idx]])
+        groups = NodeGroups(cap, score, rng, load=np.hstack([bound, bound[:, spec.idx]]))
+        pods = self.pod_requests(data, spec)
         where: list[JobPlacement | None] = [None] * data.J
         for j in range(data.J):
             placed: list[tuple[int, int]] = []  # (node, slot)
@@ -230,7 +374,7 @@ class KubeScheduler:
                 n = int(data.counts[j, slot])
                 if n == 0:
                     continue
-                d = data.demand[j, slot]
+                d = pods[j, slot]
                 groups.set_demand(d)
                 for _ in range(n):
                     if slot in self.bonus_slots:
@@ -249,7 +393,7 @@ class KubeScheduler:
                     break
             if not ok:  # gang: take the job's pods back
                 for node, slot in reversed(placed):
-                    groups.move(node, -data.demand[j, slot])
+                    groups.move(node, -pods[j, slot])
                 continue
             servers = np.array(sorted(set(per_slot[0]) | set(per_slot[1])), dtype=np.int64)
             pk = np.array([per_slot[0].get(int(s), 0) for s in servers], dtype=np.int64)
@@ -260,9 +404,14 @@ class KubeScheduler:
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_placement(instance)
+        spec = scored_resources(instance.resources, self.resources, self.name)
         where, counters = place_keeping(data, lambda d: self.place(d, seed), self.keep)
+        message = None
+        if spec.k == 0:
+            message = (f"no scored resource ({', '.join(self.resources or DEFAULT_RESOURCES)}) in the instance: every "
+                       f"node that fits scores the same; give resources={{name: weight}} to score others")
         return build_plan(data, where, solver=self.name, status=Status.HEURISTIC, termination=Termination.COMPLETED,
-                          started=started, seed=seed, options=self.options(), metrics=counters)
+                          started=started, seed=seed, options=self.options(), metrics=counters, message=message)
 
 
 @register("kube-default", problem="placement", exact=False, backend="numpy")

@@ -48,6 +48,8 @@ class PlacementData:
     servers: list[str]
     #: where each job runs now (instance ``previous``), sparse like a placement; None: no job runs
     prev: list["JobPlacement | None"] | None = None
+    #: (S, R) load of tasks kept in place, already taken out of ``cap`` (incremental placement)
+    bound_load: np.ndarray | None = None
 
     @property
     def J(self) -> int:
