@@ -58,3 +58,15 @@ def test_bad_joint_names_exit_2(name: str, tmp_path: Path) -> None:
     r = runner.invoke(app, ["solve", str(TESTBED), "--solver", name, "--out", str(out)])
     assert r.exit_code == 2 and not out.exists(), r.output
     assert "Traceback" not in r.output
+
+
+def test_a_job_the_placement_cannot_fit_is_retried_at_its_minimum() -> None:
+    """Regression (issue 16): with --placement kube-default one job was admitted by the
+    allocation and dropped by the placement every round, even alone, until the 365-day cap."""
+    from schedopt.generate import generate_instance
+    from schedopt.sim import simulate
+
+    wl = generate_instance("optimus-workload", jobs=60, servers=13, seed=0)
+    r = simulate(wl, "drf", placement="kube-default", seed=0, horizon_s=20 * 86400, restart_aware=False,
+                 check_plans=True)
+    assert r.unfinished == 0 and r.check_violations == 0

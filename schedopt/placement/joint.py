@@ -5,8 +5,12 @@ counts on servers. The plan holds both: ``allocation`` and ``placement`` of
 the jobs that were placed, the allocation objective recomputed over them, and
 the placement's metrics under ``metrics.placement``. A job the allocation
 admitted but the placement could not fit (capacity is per server, the
-allocation only sums it) is paused, and the allocation's bound is dropped,
-because it was proven for the admitted set.
+allocation only sums it) is first retried at its minimum counts around the
+jobs placed (which stay where they were put); if it still does not fit it is
+paused. Either way the allocation's bound is dropped, because it was proven
+for the admitted set and counts. Without the retry a job the placement cannot
+fit at its allocated counts would be admitted and dropped again every round,
+even alone on the cluster.
 """
 
 from __future__ import annotations
@@ -38,9 +42,13 @@ class Pipeline:
         left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
         second = self.placer.solve(instance.with_allocation(first.allocation), time_limit=left, seed=seed)
         placed = set((second.placement or {}).keys()) if second.has_solution else set()
-        allocation = {j: c for j, c in first.allocation.items() if j in placed}
+        shrunk: list[str] = []
+        if second.has_solution and placed != set(first.allocation):
+            second, shrunk = _retry_at_minimum(self, instance, first, second, placed, started, time_limit, seed)
+            placed = set((second.placement or {}).keys())
+        allocation = {j: (c if j not in shrunk else second.allocation[j]) for j, c in first.allocation.items() if j in placed}
         obj = first.objective
-        all_placed = len(allocation) == len(first.allocation)
+        all_placed = len(allocation) == len(first.allocation) and not shrunk
         if all_placed:
             objective, status = obj, first.status
             message = first.message
@@ -51,7 +59,13 @@ class Pipeline:
                                                "admitted_bound": None})
             status = Status.HEURISTIC
             dropped = sorted(set(first.allocation) - placed)
-            message = f"admitted by {self.allocator.name} but not placed by {self.placer.name}: {', '.join(dropped)}"
+            parts = []
+            if shrunk:
+                parts.append(f"placed at their minimum counts, as {self.placer.name} could not fit the allocated ones: "
+                             f"{', '.join(sorted(shrunk))}")
+            if dropped:
+                parts.append(f"admitted by {self.allocator.name} but not placed by {self.placer.name}: {', '.join(dropped)}")
+            message = "; ".join(parts)
         metrics = {**first.metrics, **allocation_metrics(instance, allocation), "placement": second.metrics,
                    "placement_status": second.status.value}
         return Plan(instance=instance.name, problem=first.problem, solver=self.name, status=status,
@@ -60,6 +74,35 @@ class Pipeline:
                     placement={j: second.placement[j] for j in allocation} if second.placement is not None else {},
                     paused=[j.id for j in instance.jobs if j.id not in allocation], metrics=metrics, seed=seed,
                     options={"allocation": first.options, "placement": second.options}, message=message)
+
+
+def _minimum_counts(instance: Instance, job_id: str) -> dict[str, int]:
+    job = instance.jobs[instance.job_index[job_id]]
+    return {r: role.min for r, role in job.roles.items()}
+
+
+def _retry_at_minimum(pipeline: "Pipeline", instance: Instance, first: Plan, second: Plan, placed: set[str], started: float,
+           time_limit: float | None, seed: int | None) -> tuple[Plan, list[str]]:
+    """Place the admitted jobs ``second`` left out at their minimum counts, the
+    placed ones kept where ``second`` put them. Returns the better placement
+    (more jobs placed) and the jobs placed at their minimum."""
+    missing = [j for j in first.allocation if j not in placed]
+    allocation = {j: (first.allocation[j] if j in placed else _minimum_counts(instance, j)) for j in first.allocation}
+    if all(allocation[j] == first.allocation[j] for j in missing):
+        return second, []  # already at their minimum: nothing to retry
+    previous = {**(instance.previous or {}), **(second.placement or {})}
+    retry = instance.with_allocation(allocation).model_copy(update={"previous": previous})
+    left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
+    third = pipeline.placer.solve(retry, time_limit=left, seed=seed)
+    got = set((third.placement or {}).keys()) if third.has_solution else set()
+    if len(got) <= len(placed) or not placed <= got:
+        return second, []
+    from schedopt.placement.checker import placement_plan_metrics
+    # the metrics against the instance's own running placement, not the retry's
+    real = instance.with_allocation({j: allocation[j] for j in got})
+    metrics = {**third.metrics, **placement_plan_metrics(real, third)}
+    return third.model_copy(update={"metrics": metrics, "allocation": {j: allocation[j] for j in got}}), \
+        [j for j in missing if j in got]
 
 
 def check_parts(name: str, first_problem: str, second_problem: str) -> None:
