@@ -307,9 +307,7 @@ def keep_running_when_it_pays(data: AllocationData, config: dict[int, tuple[int,
     freed. Never worse than the greedy's plan; ``counters['kept_running']`` counts
     the jobs sent back."""
     config = dict(config)
-    used = np.zeros(data.R)
-    for j, c in config.items():
-        used += c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1]
+    used = np.array(_start_usage(data, config))
     candidates = []
     for j, c in config.items():
         if not data.restarts(j):

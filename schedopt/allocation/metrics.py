@@ -26,30 +26,33 @@ def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int]) ->
     return train_s + reconfiguration_s(instance, job, counts)
 
 
+def _changes(job: Job, running: dict[str, int], counts: dict[str, int]) -> bool:
+    return any(running.get(r, 0) != counts.get(r, 0) for r in job.roles)
+
+
 def reconfiguration_s(instance: Instance, job: Job, counts: dict[str, int]) -> float:
     """ρ_j if ``job`` runs now with other counts than ``counts``, else 0 (seconds)."""
     running = instance.running_counts(job)
-    if running is None or all(running.get(r, 0) == counts.get(r, 0) for r in job.roles):
-        return 0.0
-    return instance.restart_cost_s(job)
+    return instance.restart_cost_s(job) if running is not None and _changes(job, running, counts) else 0.0
 
 
-def reconfiguration_metrics(instance: Instance, allocation: dict[str, dict[str, int]]) -> dict[str, Any]:
+def reconfiguration_metrics(instance: Instance, allocation: dict[str, dict[str, int]]) -> dict[str, Any] | None:
     """``restarts``: running jobs whose counts change; ``stopped``: running jobs
-    paused; ``restart_s``: Σ ρ_j over the restarts (seconds)."""
-    restarts = stopped = 0
+    paused; ``restart_s``: Σ ρ_j over the restarts (seconds). None when no job runs."""
+    running_jobs = restarts = stopped = 0
     lost = 0.0
     for job in instance.jobs:
         running = instance.running_counts(job)
         if running is None:
             continue
+        running_jobs += 1
         counts = allocation.get(job.id)
         if counts is None:
             stopped += 1
-        elif any(running.get(r, 0) != counts.get(r, 0) for r in job.roles):
+        elif _changes(job, running, counts):
             restarts += 1
             lost += instance.restart_cost_s(job)
-    return {"restarts": restarts, "stopped": stopped, "restart_s": lost}
+    return {"restarts": restarts, "stopped": stopped, "restart_s": lost} if running_jobs else None
 
 
 def allocation_usage(instance: Instance, allocation: dict[str, dict[str, int]]) -> np.ndarray:
@@ -73,6 +76,5 @@ def allocation_metrics(instance: Instance, allocation: dict[str, dict[str, int]]
         "tasks": int(sum(sum(c.values()) for c in allocation.values())),
         "utilization": util,
     }
-    if any(instance.running_counts(job) is not None for job in instance.jobs):
-        out.update(reconfiguration_metrics(instance, allocation))
+    out.update(reconfiguration_metrics(instance, allocation) or {})
     return out

@@ -39,7 +39,8 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.incremental import place_keeping
 from schedopt.placement.optimus import optimus_place
-from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_plan, compile_placement, cross_pairs, transfer_time_s
+from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, compile_placement, cross_pairs,
+                                       movement_metrics, transfer_time_s)
 from schedopt.plan import Plan, Status, Termination, relative_gap
 
 Objective = Literal["sum", "max", "cross_pairs"]
@@ -90,7 +91,6 @@ def dense_previous(data: PlacementData) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def moved_tasks(data: PlacementData, where: list[JobPlacement | None]) -> int:
     """M of a placement: tasks of placed running jobs that could have stayed and did not."""
-    from schedopt.placement.problem import movement_metrics
     return movement_metrics(data, where)["moved_tasks"] if data.prev is not None else 0
 
 

@@ -52,7 +52,7 @@ def place_incrementally(data: PlacementData, place: Placer) -> tuple[list[JobPla
     for lack of room)."""
     if data.prev is None:
         return place(data), {"kept_in_place": 0, "released": 0}
-    J, S = data.J, data.S
+    J = data.J
     kept: list[JobPlacement | None] = [None] * J
     free = data.cap.astype(float).copy()
     for j, old in enumerate(data.prev):

@@ -348,9 +348,10 @@ class KubeScheduler:
                         out[j, slot, R + i] = spec.default[i]
         return out
 
-    def place(self, data: PlacementData, seed: int | None) -> list[JobPlacement | None]:
+    def place(self, data: PlacementData, seed: int | None, spec: ScoredResources | None = None) -> list[JobPlacement | None]:
         rng = np.random.default_rng(0 if seed is None else seed)  # no seed: still deterministic
-        spec = scored_resources(data.instance.resources, self.resources, self.name)
+        if spec is None:
+            spec = scored_resources(data.instance.resources, self.resources, self.name)
         R = data.cap.shape[1]
 
         def score(cap: np.ndarray, used: np.ndarray, pod: np.ndarray) -> np.ndarray:
@@ -405,7 +406,7 @@ class KubeScheduler:
         started = time.perf_counter()
         data = compile_placement(instance)
         spec = scored_resources(instance.resources, self.resources, self.name)
-        where, counters = place_keeping(data, lambda d: self.place(d, seed), self.keep)
+        where, counters = place_keeping(data, lambda d: self.place(d, seed, spec), self.keep)
         message = None
         if spec.k == 0:
             message = (f"no scored resource ({', '.join(self.resources or DEFAULT_RESOURCES)}) in the instance: every "

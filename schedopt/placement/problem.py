@@ -140,12 +140,11 @@ def movement_metrics(data: PlacementData, where: list["JobPlacement | None"]) ->
             continue
         kp, kw = kept_tasks(new, old)
         p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
+        p_old, w_old = int(old[1].sum()), int(old[2].sum())
         kept += kp + kw
-        moved += min(p, int(old[1].sum())) - kp + min(w, int(old[2].sum())) - kw
-        o = np.argsort(new[0])
-        same = (len(new[0]) == len(old[0]) and np.array_equal(new[0][o], old[0]) and np.array_equal(new[1][o], old[1])
-                and np.array_equal(new[2][o], old[2]))  # old is sorted by server
-        moved_jobs += not same
+        moved += min(p, p_old) - kp + min(w, w_old) - kw
+        # unchanged exactly when every task, old and new, is a kept one
+        moved_jobs += not (kp == p == p_old and kw == w == w_old)
     return {"kept_tasks": kept, "moved_tasks": moved, "moved_jobs": moved_jobs, "stopped_jobs": stopped}
 
 
