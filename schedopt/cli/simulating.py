@@ -23,6 +23,8 @@ def simulate(
     interval: float = typer.Option(600.0, "--interval", help="scheduling interval, seconds"),
     restart_overhead: float = typer.Option(60.0, "--restart-overhead", help="seconds lost when a job's configuration changes"),
     restart_aware: bool = typer.Option(True, "--restart-aware/--restart-blind", help="show the scheduler each running job's counts and the restart cost (reconfiguration-aware allocation), or not (Optimus eq. 5-6 as printed)"),
+    communication_aware: bool = typer.Option(True, "--communication-aware/--communication-blind", help="with --placement, a PS job's transfer time follows its placement (co-located pairs free); blind: every job at its profile speed"),
+    ps_assignment: Optional[str] = typer.Option(None, "--ps-assignment", help="ps-assignment solver (paa, mxnet-default) whose parameter split sets the PS imbalance of jobs with param_blocks; default: even"),
     seed: int = typer.Option(0, "--seed"),
     error_steps: float = typer.Option(0.0, "--error-steps", help="estimation error of remaining steps in [0, 1) (Fig. 15)"),
     error_speed: float = typer.Option(0.0, "--error-speed", help="estimation error of speeds in [0, 1) (Fig. 15)"),
@@ -59,7 +61,8 @@ def simulate(
         for name in names:
             task = bar.add_task(name, total=len(wl.jobs))
             results.append(run(wl, name, placement=placement, interval_s=interval, restart_overhead_s=restart_overhead,
-                               restart_aware=restart_aware, seed=seed, error_steps=error_steps, error_speed=error_speed, horizon_s=horizon,
+                               restart_aware=restart_aware, communication_aware=communication_aware,
+                               ps_assignment=ps_assignment, seed=seed, error_steps=error_steps, error_speed=error_speed, horizon_s=horizon,
                                progress=lambda t, done, n, task=task: bar.update(task, completed=done)))
     document = results[0].to_dict() if len(results) == 1 else results_document(results)
     if as_json and not (out_path is not None and str(out_path) == "-"):

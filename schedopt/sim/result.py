@@ -36,6 +36,9 @@ class SimulationResult(BaseModel):
     interval_s: float = Field(description="scheduling interval, seconds")
     restart_overhead_s: float = Field(60.0, description="seconds a job loses when its configuration changes")
     restart_aware: bool = Field(True, description="the scheduler saw each running job's counts and the restart cost")
+    communication_aware: bool = Field(False, description="placement changed PS jobs' speed (transfer share, PS imbalance)")
+    ps_assignment: str | None = Field(None, description="ps-assignment solver setting the PS imbalance of jobs with param_blocks, or null")
+    mean_transfer_share: float | None = Field(None, description="mean φ over running intervals of communicating jobs (1 = all pairs across servers)")
     seed: int = Field(0, description="seed of the run")
     error_steps: float = Field(0.0, description="estimation error of remaining steps in [0, 1) (Optimus Fig. 15)")
     error_speed: float = Field(0.0, description="estimation error of speeds in [0, 1) (Optimus Fig. 15)")
@@ -97,7 +100,8 @@ def load_result(path: str | os.PathLike[str]) -> SimulationResult:
 
 
 def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str, placement: str | None, interval_s: float,
-              restart_overhead_s: float, restart_aware: bool, seed: int, error_steps: float, error_speed: float, overhead_s: float,
+              restart_overhead_s: float, restart_aware: bool, seed: int, communication_aware: bool = False,
+              ps_assignment: str | None = None, mean_transfer_share: float | None = None, error_steps: float, error_speed: float, overhead_s: float,
               run_s: float, scheduler_s: float, plans: int, violations: int | None, first_violation: str | None,
               horizon_s: float | None) -> SimulationResult:
     jobs = {s.job.id: JobOutcome(arrival_s=float(s.job.arrival), completion_s=s.completion_s) for s in states}
@@ -111,7 +115,9 @@ def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str,
     util = {r: float(np.mean(np.array(v)[busy])) if busy.any() else 0.0 for r, v in tl.utilization.items()}
     return SimulationResult(
         workload=workload.name, scheduler=scheduler, placement=placement, interval_s=interval_s,
-        restart_overhead_s=restart_overhead_s, restart_aware=restart_aware, seed=seed, error_steps=error_steps, error_speed=error_speed,
+        restart_overhead_s=restart_overhead_s, restart_aware=restart_aware,
+        communication_aware=communication_aware, ps_assignment=ps_assignment, mean_transfer_share=mean_transfer_share,
+        seed=seed, error_steps=error_steps, error_speed=error_speed,
         horizon_s=horizon_s, jobs=jobs, avg_jct_s=float(jct.mean()) if finished else None, makespan_s=makespan,
         jct_percentiles_s={f"p{q}": float(np.percentile(jct, q)) for q in (50, 90, 99)} if finished else {},
         finished=finished, unfinished=unfinished, restarts=int(sum(s.restarts for s in states)),

@@ -22,6 +22,14 @@ running job's counts (``running``) and ``policy.restart_s`` =
 solver keep a job's counts when changing them does not pay. Without it, the
 scheduler plans as Optimus eq. 5-6 does, blind to restarts.
 
+Communication (``communication_aware``, default on): with a placement solver, a
+PS job whose speed form has a transfer term runs at the step time of
+:mod:`schedopt.sim.communication`: the fitted transfer term scaled by how much
+of the all-remote traffic its placement leaves across servers and, with
+``ps_assignment`` (``paa`` or ``mxnet-default``) for jobs with
+``param_blocks``, by the PS load imbalance. Without a placement solver a job
+runs at its profile speed.
+
 Estimation errors (Optimus Fig. 15): with ``error_steps`` = e, the scheduler
 sees remaining steps × (1 + s·e·(remaining / total)), s = ±1 drawn per job from
 the seed: the error shrinks as the job progresses. ``error_speed`` does the
@@ -42,6 +50,7 @@ from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job, Policy
 from schedopt.checking import check
 from schedopt.registry import get_solver, solver_info
+from schedopt.sim import communication
 from schedopt.sim.result import SimulationResult, summarize
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed
 
@@ -100,7 +109,7 @@ MAX_INTERVALS = 1_000_000
 def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None, interval_s: float = 600.0,
              restart_overhead_s: float = 60.0, seed: int = 0, error_steps: float = 0.0, error_speed: float = 0.0,
              horizon_s: float | None = None, check_plans: bool = False, options: dict[str, Any] | None = None,
-             restart_aware: bool = True,
+             restart_aware: bool = True, communication_aware: bool = True, ps_assignment: str | None = None,
              progress: Callable[[float, int, int], None] | None = None,
              observer: Callable[[float, Instance, Any, float], None] | None = None) -> SimulationResult:
     """Simulate ``workload`` under ``scheduler`` (a registered allocation or quality
@@ -109,7 +118,10 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     is done, at most 365 days. ``check_plans`` runs :func:`schedopt.check` on
     every plan (the count of violations is in the result). ``progress(t, done, n)``
     is called after every interval; ``observer(t, view, plan, reward)`` too, with
-    DL2's per-slot reward Σ_i (steps trained in the slot / job i's total steps)."""
+    DL2's per-slot reward Σ_i (steps trained in the slot / job i's total steps).
+    ``communication_aware``: placement changes a PS job's speed (module docstring);
+    ``ps_assignment``: a ``ps-assignment`` solver whose block assignment sets the
+    PS imbalance of jobs with ``param_blocks`` (default: even, λ = 1)."""
     if not (math.isfinite(interval_s) and MIN_INTERVAL_S <= interval_s <= MAX_HORIZON_S):
         raise InputError("--interval", f"must be between {MIN_INTERVAL_S:g} and {MAX_HORIZON_S:g} seconds (MIN_INTERVAL_S, MAX_HORIZON_S), got {interval_s}")
     if not (math.isfinite(restart_overhead_s) and restart_overhead_s >= 0):
@@ -123,6 +135,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         if not 0 <= e < 1:
             raise InputError(name, f"must be in [0, 1), got {e}")
     _check_workload(workload)
+    imbalance = _PsImbalance(workload, ps_assignment, seed) if ps_assignment is not None else None
     if isinstance(scheduler, str):
         name = scheduler if placement is None else f"{scheduler}+{placement}"
         info = solver_info(name)
@@ -143,7 +156,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     limit = horizon_s if horizon_s is not None else MAX_HORIZON_S
     cap = workload.capacity_total
     tl = Timeline(utilization={r: [] for r in workload.resources})
-    overhead_s = run_s = scheduler_s = 0.0
+    overhead_s = run_s = scheduler_s = transfer_sum = 0.0
+    transfer_n = 0
     plans = violations = 0
     first_violation: str | None = None
     t = 0.0
@@ -187,7 +201,14 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             running += 1
             tasks += sum(counts.values())
             used += sum(n_ * workload.vector(s.job.roles[r].demand) for r, n_ in counts.items())
-            step = float(s.job.speed.step_time_s(*_pw(s.job, counts)))
+            if communication.communicates(s.job) and (communication_aware or imbalance is not None):
+                phi = communication.job_transfer_share(s.job, where if communication_aware else None)
+                lam = imbalance(s.job, counts["ps"]) if imbalance is not None else 1.0
+                step = communication.step_time_s(s.job, counts, phi, lam)
+                transfer_sum += phi
+                transfer_n += 1
+            else:
+                step = float(s.job.speed.step_time_s(*_pw(s.job, counts)))
             work_s = max(0.0, interval_s - lost)
             need_s = s.remaining * step
             overhead_s += min(lost, interval_s)
@@ -214,10 +235,36 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         if progress is not None:
             progress(t, done, n)
     return summarize(workload, states, tl, scheduler=scheduler, placement=placement, interval_s=interval_s,
-                     restart_overhead_s=restart_overhead_s, restart_aware=restart_aware, seed=seed, error_steps=error_steps, error_speed=error_speed,
+                     restart_overhead_s=restart_overhead_s, restart_aware=restart_aware,
+                     communication_aware=communication_aware and placement is not None, ps_assignment=ps_assignment,
+                     mean_transfer_share=transfer_sum / transfer_n if transfer_n else None, seed=seed, error_steps=error_steps, error_speed=error_speed,
                      overhead_s=overhead_s, run_s=run_s, scheduler_s=scheduler_s, plans=plans,
                      violations=violations if check_plans else None,
                      first_violation=first_violation, horizon_s=horizon_s)
+
+
+class _PsImbalance:
+    """λ of each (job, PS count), from one ``ps-assignment`` solve of the job's blocks, cached."""
+
+    def __init__(self, workload: Instance, solver_name: str, seed: int):
+        info = solver_info(solver_name)
+        if info.problem != "ps-assignment":
+            raise InputError("--ps-assignment", f'"{solver_name}" solves problem "{info.problem}"; expected a ps-assignment solver (paa, mxnet-default)')
+        self.solver = get_solver(solver_name)
+        self.workload, self.seed = workload, seed
+        self.cache: dict[tuple[str, int], float] = {}
+
+    def __call__(self, job: Job, p: int) -> float:
+        if not job.param_blocks:
+            return 1.0
+        key = (job.id, int(p))
+        if key not in self.cache:
+            one = Instance.model_validate({"schema": "schedopt/instance@1", "name": f"{job.id}-ps{p}",
+                                           "resources": self.workload.resources, "servers": self.workload.servers,
+                                           "jobs": [job], "allocation": {job.id: {"ps": int(p), "worker": 1}}})
+            plan = self.solver.solve(one, seed=self.seed)
+            self.cache[key] = communication.ps_imbalance((plan.ps_assignment or {}).get(job.id, []), int(p))
+        return self.cache[key]
 
 
 def _pw(job: Job, counts: dict[str, int]) -> tuple[int, int]:

@@ -10,6 +10,12 @@ K(δ) ∝ 1/δ - 1, calibrated so that at δ = 1% a job takes ``REFERENCE_HOURS`
 takes about 6 hours and Optimus's makespan is 4.1 h; the profiles' epoch
 counts would make jobs run for days with Table 2's coefficients.
 
+``optimus-colocated``: the same jobs on identical servers of 16 cores, 4 GPUs
+and 64 GB, where a PS fits next to workers (on the Optimus mix a GPU server
+holds two workers and nothing else, so no PS-worker pair is ever co-located
+and placement cannot change transfer time); ResNet-50 and Inception-BN jobs
+carry their measured parameter blocks (``--data-dir``), for PS assignment.
+
 ``poisson``: the same jobs, Poisson arrivals at ``POISSON_PER_INTERVAL`` (3)
 per 600-s interval (Optimus Fig. 17).
 
@@ -84,6 +90,27 @@ def optimus_workload(jobs: int, servers: int, rng: np.random.Generator, max_task
             "jobs": _optimus_jobs(arrivals, rng, max_tasks)}
 
 
+#: servers that host a PS next to workers (the ``placement`` family's): 16 cores, 4 GPUs, 64 GB
+COLOCATED_SERVER = {"cpu": 16, "gpu": 4, "mem_gb": 64}
+
+
+def colocated_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+    """``optimus-workload``'s jobs on identical servers where a PS can share a
+    server with workers, so placement changes transfer time; jobs of a model
+    with a measured parameter block list carry it (``param_blocks``)."""
+    from schedopt.data import mxnet_param_blocks
+
+    blocks = mxnet_param_blocks(data_dir)
+    named = {p.name: getattr(p, "param_blocks", None) for p in load_profiles()}
+    arrivals = np.sort(rng.uniform(0, 12000, jobs))
+    out = _optimus_jobs(arrivals, rng, max_tasks)
+    for job in out:
+        if named.get(job["model"]) in blocks:
+            job["param_blocks"] = blocks[named[job["model"]]]
+    return {"resources": ["cpu", "gpu", "mem_gb"],
+            "servers": [{"name": "n", "count": servers, "capacity": dict(COLOCATED_SERVER)}], "jobs": out}
+
+
 def poisson_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
     arrivals = np.cumsum(rng.exponential(INTERVAL_S / POISSON_PER_INTERVAL, jobs))
     return {"resources": ["cpu", "gpu", "mem_gb"], "servers": optimus_cluster(servers),
@@ -151,6 +178,8 @@ def dl2_fitted_workload(jobs: int, servers: int, rng: np.random.Generator, max_t
 
 
 for _family in (Family("optimus-workload", optimus_workload, "Optimus §6.1 simulation workload"),
+                Family("optimus-colocated", colocated_workload,
+                       "optimus-workload jobs on servers where PS and workers share (placement moves speed; reads --data-dir)"),
                 Family("poisson", poisson_workload, "Optimus jobs with Poisson arrivals (Fig. 17)"),
                 Family("philly", philly_workload, "arrivals, durations and sizes of the Philly trace (reads --data-dir)"),
                 Family("dl2", dl2_workload, "DL2's eight models with measured table speeds (reads --data-dir)"),
