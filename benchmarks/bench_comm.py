@@ -56,9 +56,10 @@ def main(seeds: int) -> None:
         mk = statistics.mean(r.makespan_s for r in rs)
         rj = statistics.mean(r.avg_jct_s / b.avg_jct_s for r, b in zip(rs, ref))
         rm = statistics.mean(r.makespan_s / b.makespan_s for r, b in zip(rs, ref))
-        phi = statistics.mean(r.mean_transfer_share for r in rs if r.mean_transfer_share is not None)
+        phis = [r.mean_transfer_share for r in rs if r.mean_transfer_share is not None]
+        phi = f"{statistics.mean(phis):.2f}" if phis else "—"
         print(f"| `{alloc}` | {f'`{place}`' if place else '—'} | {f'`{psa}`' if psa else 'even'} | "
-              f"{'aware' if aware else 'blind'} | {jct / 3600:.3f} | {mk / 3600:.2f} | {rj:.3f} | {rm:.3f} | {phi:.2f} |", flush=True)
+              f"{'aware' if aware else 'blind'} | {jct / 3600:.3f} | {mk / 3600:.2f} | {rj:.3f} | {rm:.3f} | {phi} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -73,3 +73,41 @@ def test_never_better_than_the_optimum(seed: int) -> None:
         assert plan.objective.admitted <= best.objective.admitted
         if best.objective.value is not None and plan.objective.admitted == best.objective.admitted:
             assert plan.objective.value >= best.objective.value * (1 - 1e-9), name
+
+
+def _tie_instance():
+    """Two jobs with equal dominant (cpu) shares; B's second share (mem) is lower. One task fits after both minimums."""
+    jobs = [{"id": "A", "roles": {"worker": {"demand": {"cpu": 1, "mem": 2}, "min": 1, "max": 2}},
+             "speed": {"form": "amdahl", "serial": 0.0, "parallel": 1.0}, "remaining_steps": 10, "arrival": 0},
+            {"id": "B", "roles": {"worker": {"demand": {"cpu": 1, "mem": 1}, "min": 1, "max": 2}},
+             "speed": {"form": "amdahl", "serial": 0.0, "parallel": 1.0}, "remaining_steps": 10, "arrival": 5}]
+    return make_instance(jobs, {"cpu": 3, "mem": 10})
+
+
+def test_drf_tie_break_mesos_listing_order_vs_yarn_second_share() -> None:
+    inst = _tie_instance()
+    mesos = assert_checked(inst, schedopt.solve(inst, "drf"))
+    yarn = assert_checked(inst, schedopt.solve(inst, "drf", tie_break="second-share"))
+    assert mesos.allocation == {"A": {"worker": 2}, "B": {"worker": 1}}  # equal cpu share: the earlier job
+    assert yarn.allocation == {"A": {"worker": 1}, "B": {"worker": 2}}  # equal cpu share: the lower mem share
+    assert yarn.options["tie_break"] == "second-share"
+
+
+def test_drf_stop_at_first_failure_as_the_dl2_repository() -> None:
+    """After B's second task, A (2 cpu per task) is next and does not fit; the paper's DRF goes on growing B, DL2's stops."""
+    jobs = [{"id": "A", "roles": {"worker": {"demand": {"cpu": 2}, "min": 1, "max": 2}},
+             "speed": {"form": "amdahl", "serial": 0.0, "parallel": 1.0}, "remaining_steps": 10, "arrival": 0},
+            {"id": "B", "roles": {"worker": {"demand": {"cpu": 1}, "min": 1, "max": 3}},
+             "speed": {"form": "amdahl", "serial": 0.0, "parallel": 1.0}, "remaining_steps": 10, "arrival": 1}]
+    inst = make_instance(jobs, {"cpu": 5})
+    paper = assert_checked(inst, schedopt.solve(inst, "drf"))
+    dl2 = assert_checked(inst, schedopt.solve(inst, "drf", stop="first-failure"))
+    assert paper.allocation == {"A": {"worker": 1}, "B": {"worker": 3}}
+    assert dl2.allocation == {"A": {"worker": 1}, "B": {"worker": 2}}
+
+
+def test_drf_rejects_unknown_options() -> None:
+    from schedopt.errors import InputError
+
+    with pytest.raises(InputError, match="tie_break"):
+        schedopt.get_solver("drf", tie_break="random")

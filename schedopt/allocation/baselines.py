@@ -33,11 +33,14 @@ import heapq
 import math
 import time
 
+from typing import Any
+
 import numpy as np
 
 from schedopt.allocation.lagrange import heuristic_plan
 from schedopt.allocation.problem import (FIT_TOL, AllocationData, admit_smallest_first, compile_allocation, fits,
                                          inverse_capacity, job_configurations, use_of)
+from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.registry import register
@@ -99,25 +102,39 @@ def _start(data: AllocationData, lad: _Ladders) -> tuple[np.ndarray, np.ndarray]
     return level, used
 
 
-def drf_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
+#: DRF tie rules: equal dominant shares go to the earlier job (listing order, as Mesos'
+#: sorter) or to the lower second-largest share (YARN's DominantResourceFairnessComparator)
+DRF_TIE_BREAKS = ("arrival", "second-share")
+#: when a job's next task does not fit: it stops growing and the others go on (the DRF
+#: paper's progressive filling) or the whole filling stops (the DL2 repository's DRF)
+DRF_STOPS = ("job", "first-failure")
+
+
+def drf_allocate(data: AllocationData, lad: _Ladders, *, tie_break: str = "arrival", stop: str = "job") -> np.ndarray:
     """Weighted DRF progressive filling along the ladders; returns each job's step (-1 = paused)."""
     level, used = _start(data, lad)
     weight = np.array([max(float(job.weight), 1e-12) for job in data.jobs])
     inv_cap = inverse_capacity(data.cap)
-    heap = [(float((lad.use[j][0] * inv_cap).max()) / weight[j], float(data.arrival[j]), j)
-            for j in lad.admitted if len(lad.steps[j]) > 1]
+
+    def key(j: int, step: int) -> tuple[float, float, float, int]:
+        shares = np.sort(lad.use[j][step] * inv_cap)[::-1] / weight[j]
+        second = float(shares[1]) if tie_break == "second-share" and len(shares) > 1 else 0.0
+        return float(shares[0]), second, float(data.arrival[j]), j
+
+    heap = [key(j, 0) for j in lad.admitted if len(lad.steps[j]) > 1]
     heapq.heapify(heap)
     while heap:
-        _, arr, j = heapq.heappop(heap)
+        j = heapq.heappop(heap)[-1]
         nxt = int(level[j]) + 1
         cur = lad.use[j][level[j]]
         if not fits(used - cur, lad.use[j][nxt], data.cap):
+            if stop == "first-failure":
+                break
             continue  # use only grows: this job can never take its next step
         used = used - cur + lad.use[j][nxt]
         level[j] = nxt
         if nxt + 1 < len(lad.steps[j]):
-            share = float((lad.use[j][nxt] * inv_cap).max()) / weight[j]
-            heapq.heappush(heap, (share, arr, j))
+            heapq.heappush(heap, key(j, nxt))
     return level
 
 
@@ -180,21 +197,40 @@ class _Baseline:
     def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
         raise NotImplementedError
 
+    def options_used(self) -> dict[str, Any]:
+        return {"bound": self.bound}
+
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_allocation(instance)
         lad = _Ladders(data)
         level = self.allocate(data, lad)
         return _plan(data, level, lad, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
-                     options={"bound": self.bound}, bound=self.bound)
+                     options=self.options_used(), bound=self.bound)
 
 
 @register("drf", problem="allocation", exact=False, backend="python")
 class Drf(_Baseline):
-    """Weighted dominant resource fairness over jobs, work-conserving, PS:worker 1:1."""
+    """Weighted dominant resource fairness over jobs, work-conserving, PS:worker 1:1.
+
+    Options for reproducing peers: ``tie_break`` ("arrival": equal dominant
+    shares in listing order, as Mesos; "second-share": the lower second share
+    first, as YARN) and ``stop`` ("job": a job whose next task does not fit
+    stops, the others go on, as the DRF paper; "first-failure": the filling
+    stops at the first task that does not fit, as the DL2 repository's DRF)."""
+
+    def __init__(self, *, bound: bool = True, tie_break: str = "arrival", stop: str = "job"):
+        super().__init__(bound=bound)
+        for name, value, allowed in (("tie_break", tie_break, DRF_TIE_BREAKS), ("stop", stop, DRF_STOPS)):
+            if value not in allowed:
+                raise InputError("drf", f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
+        self.tie_break, self.stop = tie_break, stop
 
     def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
-        return drf_allocate(data, lad)
+        return drf_allocate(data, lad, tie_break=self.tie_break, stop=self.stop)
+
+    def options_used(self) -> dict[str, Any]:
+        return {**super().options_used(), "tie_break": self.tie_break, "stop": self.stop}
 
 
 @register("tetris", problem="allocation", exact=False, backend="numpy")
