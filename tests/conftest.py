@@ -21,6 +21,9 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 import schedopt
 from schedopt.instance import Instance
 
+# an outside package's own tests: run by tests/test_testing.py with the package on the path
+collect_ignore = ["plugin_demo"]
+
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCES = ROOT / "instances"
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -36,58 +39,8 @@ def assert_checked(instance: Instance, plan: schedopt.Plan) -> schedopt.Plan:
     return plan
 
 
-def two_role_job(job_id: str, speed: dict[str, Any], steps: float, *, wmax: int = 3, pmax: int = 3,
-                 worker: dict[str, float] | None = None, ps: dict[str, float] | None = None, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": job_id,
-        "roles": {
-            "worker": {"demand": worker or {"cpu": 2, "gpu": 1}, "min": 1, "max": wmax},
-            "ps": {"demand": ps or {"cpu": 2, "gpu": 0}, "min": 1, "max": pmax},
-        },
-        "speed": speed,
-        "remaining_steps": steps,
-        **extra,
-    }
-
-
-def make_instance(jobs: list[dict[str, Any]], capacity: dict[str, float], *, name: str = "t",
-                  resources: list[str] | None = None, servers: int = 1) -> Instance:
-    per_server = {r: v / servers for r, v in capacity.items()}
-    return Instance.from_dict({
-        "schema": "schedopt/instance@1",
-        "name": name,
-        "resources": resources or list(capacity),
-        "servers": [{"name": "s", "count": servers, "capacity": per_server}],
-        "jobs": jobs,
-    })
-
-
-def random_tiny_instance(seed: int, n_jobs: int | None = None) -> Instance:
-    """2-4 jobs of mixed speed forms, bounds <= 3, capacity from ample to scarce."""
-    rng = np.random.default_rng(seed)
-    n = int(n_jobs or rng.integers(2, 5))
-    jobs = []
-    for i in range(n):
-        form = ["optimus-sync", "optimus-async", "table", "amdahl"][int(rng.integers(4))]
-        steps = float(rng.integers(1, 1000))
-        worker = {"cpu": float(rng.integers(1, 4)), "gpu": float(rng.integers(0, 2))}
-        ps = {"cpu": float(rng.integers(1, 4)), "gpu": 0.0}
-        if form == "optimus-sync":
-            speed = {"form": form, "theta": [round(float(v), 2) for v in rng.uniform(0, 3, 5)], "batch": 32}
-        elif form == "optimus-async":
-            speed = {"form": form, "theta": [round(float(v), 2) for v in rng.uniform(0.1, 3, 4)]}
-        elif form == "table":
-            pts = {(int(rng.integers(1, 4)), int(rng.integers(1, 4))) for _ in range(5)}
-            speed = {"form": form, "points": [[p, w, round(float(rng.uniform(0.1, 5)), 3)] for p, w in sorted(pts)]}
-        else:
-            speed = {"form": "amdahl", "serial": round(float(rng.uniform(0, 1)), 3), "parallel": round(float(rng.uniform(0.5, 5)), 3)}
-            jobs.append({"id": f"j{i}", "roles": {"worker": {"demand": worker, "min": 1, "max": int(rng.integers(1, 4))}},
-                         "speed": speed, "remaining_steps": steps})
-            continue
-        jobs.append(two_role_job(f"j{i}", speed, steps, wmax=int(rng.integers(1, 4)), pmax=int(rng.integers(1, 4)),
-                                 worker=worker, ps=ps))
-    capacity = {"cpu": float(rng.integers(2, 6 * n)), "gpu": float(rng.integers(0, 2 * n))}
-    return make_instance(jobs, capacity, name=f"tiny-{seed}")
+# the public testing kit's builders (no second copy here)
+from schedopt.testing.instances import make_instance, random_tiny_instance, two_role_job  # noqa: E402,F401
 
 
 @pytest.fixture

@@ -1,15 +1,26 @@
-"""The contract every registered allocation solver meets (like scikit-learn's
-parametrize_with_checks): feasibility, integer counts, determinism, the empty
-instance, an over-subscribed instance and one whose bounds cannot be met."""
+"""The contract every registered solver meets, through the public kit
+(schedopt.testing.parametrize_with_checks, like scikit-learn's): feasible
+checked plans, integer counts, determinism, instance not mutated, no printing,
+time limit honoured, the empty, over-subscribed and unmeetable instances.
+Allocation-specific cases follow."""
 
 from __future__ import annotations
 
 import pytest
 
 import schedopt
+from schedopt.testing import parametrize_with_checks
 from tests.conftest import ALLOCATION_SOLVERS, assert_checked, make_instance, random_tiny_instance, two_role_job
 
 SYNC = {"form": "optimus-sync", "theta": [1.02, 2.78, 4.92, 0.0, 0.02], "batch": 32}
+
+
+ALL_SOLVERS = [s.name for s in schedopt.solvers()]
+
+
+@parametrize_with_checks(ALL_SOLVERS)
+def test_contract(solver, check) -> None:  # type: ignore[no-untyped-def]
+    check(solver)
 
 
 @pytest.fixture(params=ALLOCATION_SOLVERS)
@@ -37,32 +48,6 @@ def test_deterministic(solver: str, testbed: schedopt.Instance) -> None:
     b = schedopt.solve(testbed, solver, seed=7)
     assert a.allocation == b.allocation and a.status == b.status
     assert a.objective.value == b.objective.value
-
-
-def test_empty_instance(solver: str) -> None:
-    inst = make_instance([], {"cpu": 8, "gpu": 2})
-    plan = assert_checked(inst, schedopt.solve(inst, solver))
-    assert plan.allocation == {} and plan.paused == []
-    assert plan.objective.value == 0.0 and plan.has_solution
-
-
-def test_oversubscribed(solver: str) -> None:
-    jobs = [two_role_job(f"j{i}", SYNC, 100, worker={"cpu": 1, "gpu": 1}, ps={"cpu": 1, "gpu": 0}) for i in range(5)]
-    inst = make_instance(jobs, {"cpu": 100, "gpu": 3})  # 5 jobs need 5 GPUs at minimum; 3 exist
-    plan = assert_checked(inst, schedopt.solve(inst, solver))
-    assert plan.objective.admitted == 3 and len(plan.paused) == 2
-    assert plan.metrics["paused"] == 2
-
-
-def test_bounds_that_cannot_be_met(solver: str) -> None:
-    # the only job needs 4 GPUs at minimum; the cluster has 2: a status, not an exception
-    job = two_role_job("huge", SYNC, 100)
-    job["roles"]["worker"]["min"] = 4
-    job["roles"]["worker"]["max"] = 4
-    inst = make_instance([job], {"cpu": 100, "gpu": 2})
-    plan = assert_checked(inst, schedopt.solve(inst, solver))
-    assert plan.status == schedopt.Status.INFEASIBLE
-    assert plan.allocation == {} and plan.paused == ["huge"]
 
 
 def test_table_without_allowed_points_is_paused(solver: str) -> None:

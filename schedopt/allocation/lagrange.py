@@ -215,7 +215,10 @@ def heuristic_plan(data: AllocationData, config: dict[int, tuple[int, int]], adm
     if bound:
         admitted_bound = admitted_upper_bound(data) if len(admitted) < data.J else data.J
         if admitted_bound == len(admitted):
-            lp_bound = solve_lp(data, enumerate_choices(data), admit=None if len(admitted) == data.J else len(admitted)).bound if admitted else 0.0
+            try:
+                lp_bound = solve_lp(data, enumerate_choices(data), admit=None if len(admitted) == data.J else len(admitted)).bound if admitted else 0.0
+            except RuntimeError:  # the LP cannot admit that many: the plan itself breaks capacity (check() says where)
+                lp_bound = admitted_bound = None
     status = Status.HEURISTIC if admitted or data.J == 0 else Status.INFEASIBLE
     return build_plan(
         data, solver=solver, config=config, status=status,

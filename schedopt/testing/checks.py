@@ -1,0 +1,326 @@
+"""The contract every solver meets, runnable on any solver: ``check_solver``
+and the pytest helper ``parametrize_with_checks`` (in the spirit of
+scikit-learn's ``check_estimator`` / ``parametrize_with_checks``).
+
+A check is a function ``check(solver, kit)`` that raises
+:class:`SolverCheckError` with a message naming the problem and showing the
+instance; it returns normally when the solver passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+from schedopt.instance import Instance
+from schedopt.io import dumps
+from schedopt.plan import Plan, Status
+from schedopt.testing.instances import ProblemKit, kit
+
+#: random tiny instances each feasibility check solves
+TINY_SEEDS = range(5)
+#: the time limit given in the time-limit check (s) and the slack allowed over it
+TIME_LIMIT_S = 1.0
+TIME_SLACK_S = 2.0
+
+
+class SolverCheckError(AssertionError):
+    """A solver broke its contract; the message says how and shows the instance."""
+
+
+def show_instance(instance: Instance, limit: int = 4000) -> str:
+    """The instance as YAML for a failure message (cut after ``limit`` characters)."""
+    text = dumps(instance.to_dict(), ".yaml")
+    return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters)"
+
+
+def fail(solver: Any, what: str, instance: Instance | None = None) -> SolverCheckError:
+    name = getattr(solver, "name", type(solver).__name__)
+    msg = f"solver {name}: {what}"
+    if instance is not None:
+        msg += f"\n--- instance {instance.name} ---\n{show_instance(instance)}"
+    return SolverCheckError(msg)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What is checked: a solver object and the problem it solves."""
+
+    solver: Any
+    problem: str
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.solver, "name", type(self.solver).__name__))
+
+
+def resolve(solver: Any, problem: str | None = None) -> Subject:
+    """A registered name or a solver object (with ``solve`` and a ``problem``
+    attribute, or ``problem`` given) as a :class:`Subject`."""
+    from schedopt.registry import get_solver, solver_info
+
+    if isinstance(solver, str):
+        return Subject(get_solver(solver), solver_info(solver).problem)
+    if not callable(getattr(solver, "solve", None)):
+        raise TypeError(f"{solver!r} has no solve(instance, *, time_limit=None, seed=None) method")
+    found = problem or getattr(solver, "problem", None)
+    if found is None:
+        name = getattr(solver, "name", None)
+        if isinstance(name, str):
+            try:
+                found = solver_info(name).problem
+            except Exception:
+                found = None
+    if not isinstance(found, str):
+        raise TypeError(f"cannot tell which problem {solver!r} solves: give problem=... or a `problem` attribute")
+    return Subject(solver, found)
+
+
+def solve_checked(subject: Subject, instance: Instance, *, seed: int | None = 0,
+                  time_limit: float | None = None) -> Plan:
+    """Solve and run the independent checker; any violation fails, showing the instance."""
+    from schedopt.checking import check
+
+    try:
+        plan = subject.solver.solve(instance, time_limit=time_limit, seed=seed)
+    except Exception as exc:  # a solver limit or odd input is a status, never an exception
+        raise fail(subject.solver, f"raised {type(exc).__name__}: {exc}", instance) from exc
+    if not isinstance(plan, Plan):
+        raise fail(subject.solver, f"returned {type(plan).__name__}, expected a schedopt Plan", instance)
+    violations = check(instance, plan)
+    if violations:
+        listed = "\n".join(f"  - {v}" for v in violations[:10])
+        raise fail(subject.solver, f"its plan fails schedopt.check ({len(violations)} violations):\n{listed}", instance)
+    return plan
+
+
+def decisions(plan: Plan) -> dict[str, Any]:
+    """The parts of a plan a solver decides (not timings)."""
+    return {"status": plan.status, "allocation": plan.allocation, "placement": plan.placement,
+            "ps_assignment": plan.ps_assignment, "paused": sorted(plan.paused), "value": plan.objective.value,
+            "admitted": plan.objective.admitted}
+
+
+def served(plan: Plan) -> int:
+    if plan.objective.admitted is not None:
+        return int(plan.objective.admitted)
+    return len(plan.allocation or plan.placement or {})
+
+
+# --- the checks ------------------------------------------------------------
+
+def check_feasible_plans(subject: Subject, k: ProblemKit) -> None:
+    """Plans of random tiny instances pass schedopt.check."""
+    for seed in TINY_SEEDS:
+        solve_checked(subject, k.tiny(seed), seed=seed)
+
+
+def check_integer_counts(subject: Subject, k: ProblemKit) -> None:
+    """Every count in the plan is an integer >= 1 (a job with none is paused, not given 0)."""
+    for seed in TINY_SEEDS:
+        inst = k.tiny(seed)
+        plan = solve_checked(subject, inst, seed=seed)
+        tables = [(job, counts) for job, counts in (plan.allocation or {}).items()]
+        tables += [(f"{job}@{server}", counts) for job, where in (plan.placement or {}).items() for server, counts in where.items()]
+        for label, counts in tables:
+            for role, n in counts.items():
+                if not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
+                    raise fail(subject.solver, f"{label}.{role} = {n!r}: counts are integers >= 1", inst)
+
+
+def check_deterministic(subject: Subject, k: ProblemKit) -> None:
+    """The same instance and seed give the same plan."""
+    for seed in TINY_SEEDS:
+        inst = k.tiny(seed)
+        a, b = (decisions(solve_checked(subject, inst, seed=7)) for _ in range(2))
+        if a != b:
+            diff = sorted(key for key in a if a[key] != b[key])
+            raise fail(subject.solver, f"two solves with seed 7 differ in {', '.join(diff)}: not deterministic", inst)
+
+
+def check_instance_not_mutated(subject: Subject, k: ProblemKit) -> None:
+    """Solving leaves the instance as it was."""
+    for seed in TINY_SEEDS:
+        inst = k.tiny(seed)
+        before = copy.deepcopy(inst.to_dict())
+        solve_checked(subject, inst, seed=seed)
+        if inst.to_dict() != before:
+            raise fail(subject.solver, "changed the instance it was given", Instance.from_dict(before))
+
+
+@contextlib.contextmanager
+def _captured_fds() -> Iterator[list[str]]:
+    """Capture what is written to file descriptors 1 and 2 (Python and C code alike)."""
+    out: list[str] = []
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        try:
+            os.dup2(tmp.fileno(), 1)
+            os.dup2(tmp.fileno(), 2)
+            with contextlib.redirect_stdout(_FdWriter(1)), contextlib.redirect_stderr(_FdWriter(2)):
+                yield out
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            tmp.seek(0)
+            out.append(tmp.read().decode(errors="replace"))
+
+
+class _FdWriter:
+    """A text stream that writes straight to a file descriptor."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def write(self, text: str) -> int:
+        os.write(self.fd, text.encode())
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def check_no_printing(subject: Subject, k: ProblemKit) -> None:
+    """A solve writes nothing to stdout or stderr (log through Python logging instead)."""
+    inst = k.tiny(0)
+    with _captured_fds() as out:
+        solve_checked(subject, inst, seed=0)
+    text = out[0] if out else ""
+    if text.strip():
+        raise fail(subject.solver, f"printed {len(text)} characters during solve, e.g. {text.strip()[:200]!r}", inst)
+
+
+def check_time_limit(subject: Subject, k: ProblemKit) -> None:
+    """With time_limit = 1 s on a larger instance the solve returns within the limit plus 2 s."""
+    inst = k.larger(0)
+    t0 = time.perf_counter()
+    plan = solve_checked(subject, inst, seed=0, time_limit=TIME_LIMIT_S)
+    took = time.perf_counter() - t0
+    if took > TIME_LIMIT_S + TIME_SLACK_S:
+        raise fail(subject.solver, f"took {took:.2f} s with time_limit={TIME_LIMIT_S:g} s "
+                                   f"(allowed {TIME_LIMIT_S + TIME_SLACK_S:g} s; status {plan.status.value})")
+
+
+def check_empty_instance(subject: Subject, k: ProblemKit) -> None:
+    """No jobs: a plan that serves nothing, with objective 0."""
+    assert k.empty is not None
+    inst = k.empty()
+    plan = solve_checked(subject, inst)
+    if not plan.has_solution or served(plan) != 0 or (plan.objective.value not in (None, 0.0)):
+        raise fail(subject.solver, f"on no jobs: status {plan.status.value}, served {served(plan)}, "
+                                   f"objective {plan.objective.value} (expected a solution serving none, value 0)", inst)
+
+
+def check_oversubscribed(subject: Subject, k: ProblemKit) -> None:
+    """More jobs than fit: the plan serves as many as can be, pauses the rest, and checks."""
+    assert k.oversubscribed is not None
+    inst, most = k.oversubscribed()
+    plan = solve_checked(subject, inst)
+    if served(plan) > most:
+        raise fail(subject.solver, f"serves {served(plan)} jobs where at most {most} fit", inst)
+    if served(plan) < most:
+        raise fail(subject.solver, f"serves {served(plan)} jobs where {most} fit (a heuristic may, but this "
+                                   f"instance is the simplest case: one job per free slot)", inst)
+
+
+def check_unmeetable(subject: Subject, k: ProblemKit) -> None:
+    """No job can be served: a plan (not an exception) serving none."""
+    assert k.unmeetable is not None
+    inst = k.unmeetable()
+    plan = solve_checked(subject, inst)
+    if served(plan) != 0:
+        raise fail(subject.solver, f"serves {served(plan)} jobs where none fits", inst)
+    if plan.status not in (Status.INFEASIBLE, Status.OPTIMAL, Status.HEURISTIC, Status.FEASIBLE):
+        raise fail(subject.solver, f"status {plan.status.value} on an instance where no job fits", inst)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    run: Callable[[Subject, ProblemKit], None]
+    needs: str | None = None  # the kit case it needs (skipped when the problem has none)
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("feasible_plans", check_feasible_plans),
+    Check("integer_counts", check_integer_counts),
+    Check("deterministic", check_deterministic),
+    Check("instance_not_mutated", check_instance_not_mutated),
+    Check("no_printing", check_no_printing),
+    Check("time_limit", check_time_limit),
+    Check("empty_instance", check_empty_instance, needs="empty"),
+    Check("oversubscribed", check_oversubscribed, needs="oversubscribed"),
+    Check("unmeetable", check_unmeetable, needs="unmeetable"),
+)
+
+
+def applicable(subject: Subject, k: ProblemKit) -> list[Check]:
+    return [c for c in CHECKS if c.needs is None or getattr(k, c.needs) is not None]
+
+
+def check_solver(solver: Any, *, problem: str | None = None, checks: Iterable[str] | None = None,
+                 kit_: ProblemKit | None = None) -> list[str]:
+    """Run the contract checks on ``solver`` (a registered name or an object
+    with ``solve``); raises :class:`SolverCheckError` listing every failure.
+    Returns the names of the checks that ran. ``checks`` limits them by name."""
+    subject = resolve(solver, problem)
+    k = kit_ or kit(subject.problem)
+    wanted = set(checks) if checks is not None else None
+    if wanted is not None:
+        unknown = wanted - {c.name for c in CHECKS}
+        if unknown:
+            raise ValueError(f"unknown checks: {', '.join(sorted(unknown))}; known: {', '.join(c.name for c in CHECKS)}")
+    ran, failures = [], []
+    for c in applicable(subject, k):
+        if wanted is not None and c.name not in wanted:
+            continue
+        ran.append(c.name)
+        try:
+            c.run(subject, k)
+        except SolverCheckError as exc:
+            failures.append(f"[{c.name}] {exc}")
+    if failures:
+        raise SolverCheckError(f"{len(failures)} of {len(ran)} checks failed for {subject.name} "
+                               f"(problem {subject.problem}):\n\n" + "\n\n".join(failures))
+    return ran
+
+
+def parametrize_with_checks(solvers: Iterable[Any], *, problem: str | None = None) -> Any:
+    """A ``pytest.mark.parametrize("solver, check", ...)`` over every solver
+    and every check that applies to it; ids read ``name-check``. Use with
+    ``def test_contract(solver, check): check(solver)``."""
+    import pytest
+
+    params = []
+    for s in solvers:
+        subject = resolve(s, problem)
+        k = kit(subject.problem)
+        for c in applicable(subject, k):
+            params.append(pytest.param(subject, _Bound(c, k), id=f"{subject.name}-{c.name}"))
+    return pytest.mark.parametrize("solver, check", params)
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """A check with its kit: call it with the subject."""
+
+    check: Check
+    kit: ProblemKit
+
+    def __call__(self, subject: Any) -> None:
+        self.check.run(subject if isinstance(subject, Subject) else resolve(subject), self.kit)
+
+    def __repr__(self) -> str:
+        return self.check.name

@@ -1,0 +1,177 @@
+"""Small instances for testing solvers: builders, seeded random tiny instances
+sized for exact solving in milliseconds, and the edge cases every solver of a
+problem must handle (empty, over-subscribed, bounds that cannot be met).
+
+Each problem has a :class:`ProblemKit`; :func:`kit` finds it by problem name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from schedopt.instance import Instance
+
+SYNC = {"form": "optimus-sync", "theta": [1.02, 2.78, 4.92, 0.0, 0.02], "batch": 32}
+
+
+def make_instance(jobs: list[dict[str, Any]], capacity: dict[str, float], *, name: str = "t",
+                  resources: list[str] | None = None, servers: int = 1, **extra: Any) -> Instance:
+    """An instance of ``servers`` identical servers sharing ``capacity`` (totals)
+    evenly; ``extra`` adds top-level fields (``allocation``, ``policy``, ...)."""
+    per_server = {r: v / servers for r, v in capacity.items()}
+    return Instance.from_dict({
+        "schema": "schedopt/instance@1", "name": name, "resources": resources or list(capacity),
+        "servers": [{"name": "s", "count": servers, "capacity": per_server}], "jobs": jobs, **extra,
+    })
+
+
+def two_role_job(job_id: str, speed: dict[str, Any], steps: float, *, wmax: int = 3, pmax: int = 3,
+                 worker: dict[str, float] | None = None, ps: dict[str, float] | None = None, **extra: Any) -> dict[str, Any]:
+    """A PS/worker job (1..``pmax`` PS, 1..``wmax`` workers) as a plain document."""
+    return {
+        "id": job_id,
+        "roles": {
+            "worker": {"demand": worker or {"cpu": 2, "gpu": 1}, "min": 1, "max": wmax},
+            "ps": {"demand": ps or {"cpu": 2, "gpu": 0}, "min": 1, "max": pmax},
+        },
+        "speed": speed, "remaining_steps": steps, **extra,
+    }
+
+
+def random_speed(rng: np.random.Generator, form: str) -> dict[str, Any]:
+    """A random speed model of ``form`` (optimus-sync, optimus-async, table, amdahl), roles up to 3."""
+    if form == "optimus-sync":
+        return {"form": form, "theta": [round(float(v), 2) for v in rng.uniform(0, 3, 5)], "batch": 32}
+    if form == "optimus-async":
+        return {"form": form, "theta": [round(float(v), 2) for v in rng.uniform(0.1, 3, 4)]}
+    if form == "table":
+        pts = {(int(rng.integers(1, 4)), int(rng.integers(1, 4))) for _ in range(5)}
+        return {"form": form, "points": [[p, w, round(float(rng.uniform(0.1, 5)), 3)] for p, w in sorted(pts)]}
+    return {"form": "amdahl", "serial": round(float(rng.uniform(0, 1)), 3), "parallel": round(float(rng.uniform(0.5, 5)), 3)}
+
+
+def random_tiny_instance(seed: int, n_jobs: int | None = None) -> Instance:
+    """Allocation: 2-4 jobs of mixed speed forms, bounds <= 3, capacity from ample to scarce."""
+    rng = np.random.default_rng(seed)
+    n = int(n_jobs or rng.integers(2, 5))
+    jobs = []
+    for i in range(n):
+        form = ["optimus-sync", "optimus-async", "table", "amdahl"][int(rng.integers(4))]
+        steps = float(rng.integers(1, 1000))
+        worker = {"cpu": float(rng.integers(1, 4)), "gpu": float(rng.integers(0, 2))}
+        ps = {"cpu": float(rng.integers(1, 4)), "gpu": 0.0}
+        speed = random_speed(rng, form)
+        if form == "amdahl":
+            jobs.append({"id": f"j{i}", "roles": {"worker": {"demand": worker, "min": 1, "max": int(rng.integers(1, 4))}},
+                         "speed": speed, "remaining_steps": steps})
+            continue
+        jobs.append(two_role_job(f"j{i}", speed, steps, wmax=int(rng.integers(1, 4)), pmax=int(rng.integers(1, 4)),
+                                 worker=worker, ps=ps))
+    capacity = {"cpu": float(rng.integers(2, 6 * n)), "gpu": float(rng.integers(0, 2 * n))}
+    return make_instance(jobs, capacity, name=f"tiny-{seed}")
+
+
+def _family(name: str, jobs: int, servers: int, max_tasks: int) -> Callable[[int], Instance]:
+    def build(seed: int) -> Instance:
+        from schedopt.generate import generate_instance
+
+        return generate_instance(name, jobs=jobs, servers=servers, seed=seed, max_tasks=max_tasks, name=f"{name}-{seed}")
+    return build
+
+
+def _without_jobs(instance: Instance) -> Instance:
+    data = instance.to_dict()
+    data.update(name=f"{instance.name}-empty", jobs=[])
+    if "allocation" in data and data["allocation"] is not None:
+        data["allocation"] = {}
+    data.pop("previous", None)
+    return Instance.from_dict(data)
+
+
+@dataclass(frozen=True)
+class ProblemKit:
+    """Instances for checking the solvers of one problem.
+
+    ``tiny(seed)``: solved exactly in milliseconds; ``larger(seed)``: big enough
+    that a time limit matters; ``empty()``; ``oversubscribed()``: (instance, the
+    most jobs any plan can admit); ``unmeetable()``: no job can be served.
+    ``reference``: the exact solver used for gaps. Absent cases are None."""
+
+    problem: str
+    tiny: Callable[[int], Instance]
+    larger: Callable[[int], Instance]
+    reference: str | None
+    empty: Callable[[], Instance] | None = None
+    oversubscribed: Callable[[], tuple[Instance, int]] | None = None
+    unmeetable: Callable[[], Instance] | None = None
+
+
+def _allocation_oversubscribed() -> tuple[Instance, int]:
+    jobs = [two_role_job(f"j{i}", SYNC, 100, worker={"cpu": 1, "gpu": 1}, ps={"cpu": 1, "gpu": 0}) for i in range(5)]
+    return make_instance(jobs, {"cpu": 100, "gpu": 3}, name="oversubscribed"), 3  # 5 jobs need 5 GPUs; 3 exist
+
+
+def _allocation_unmeetable() -> Instance:
+    job = two_role_job("huge", SYNC, 100)
+    job["roles"]["worker"].update(min=4, max=4)  # needs 4 GPUs at minimum; the cluster has 2
+    return make_instance([job], {"cpu": 100, "gpu": 2}, name="unmeetable")
+
+
+def _placement_job(i: int, p: int, w: int) -> dict[str, Any]:
+    return two_role_job(f"j{i}", SYNC, 100, wmax=max(w, 1), pmax=max(p, 1), worker={"cpu": 1, "gpu": 1},
+                        ps={"cpu": 1, "gpu": 0}, model_size=100, bandwidth={"ps": 125, "worker": 125})
+
+
+def _placement_oversubscribed() -> tuple[Instance, int]:
+    jobs = [_placement_job(i, 1, 2) for i in range(4)]  # 2 GPUs each, 3 servers of 2 GPUs: 3 jobs fit
+    alloc = {f"j{i}": {"ps": 1, "worker": 2} for i in range(4)}
+    return make_instance(jobs, {"cpu": 30, "gpu": 6}, servers=3, name="oversubscribed", allocation=alloc), 3
+
+
+def _placement_unmeetable() -> Instance:
+    job = _placement_job(0, 1, 5)  # 5 workers need 5 GPUs; two servers hold 4
+    return make_instance([job], {"cpu": 20, "gpu": 4}, servers=2, name="unmeetable", allocation={"j0": {"ps": 1, "worker": 5}})
+
+
+def _ps_tiny(seed: int) -> Instance:
+    rng = np.random.default_rng(seed)
+    jobs, alloc = [], {}
+    for i in range(int(rng.integers(1, 4))):
+        job = two_role_job(f"j{i}", SYNC, 100, wmax=4, pmax=4)
+        job["param_blocks"] = [int(v) for v in rng.integers(1, 2_000_000, int(rng.integers(3, 30)))]
+        jobs.append(job)
+        alloc[job["id"]] = {"ps": int(rng.integers(1, 5)), "worker": 1}
+    return make_instance(jobs, {"cpu": 100, "gpu": 10}, name=f"ps-{seed}", allocation=alloc)
+
+
+KITS: dict[str, ProblemKit] = {
+    "allocation": ProblemKit(
+        "allocation", tiny=random_tiny_instance, larger=_family("optimus", 60, 30, 8), reference="optimus-milp",
+        empty=lambda: make_instance([], {"cpu": 8, "gpu": 2}, name="empty"),
+        oversubscribed=_allocation_oversubscribed, unmeetable=_allocation_unmeetable),
+    "placement": ProblemKit(
+        "placement", tiny=_family("placement", 3, 2, 2), larger=_family("placement", 60, 40, 4), reference="placement-milp",
+        empty=lambda: make_instance([], {"cpu": 16, "gpu": 4}, servers=2, name="empty", allocation={}),
+        oversubscribed=_placement_oversubscribed, unmeetable=_placement_unmeetable),
+    "quality": ProblemKit(
+        "quality", tiny=_family("slaq", 4, 2, 4), larger=_family("slaq", 400, 100, 16), reference="slaq-milp",
+        empty=lambda: _without_jobs(_family("slaq", 2, 2, 4)(0))),
+    "partition": ProblemKit(
+        "partition", tiny=_family("dorm-table2", 4, 3, 4), larger=_family("dorm-table2", 40, 20, 8), reference="dorm-milp"),
+    "ps-assignment": ProblemKit("ps-assignment", tiny=_ps_tiny, larger=_ps_tiny, reference=None),
+}
+
+
+def kit(problem: str) -> ProblemKit:
+    """The kit of ``problem``; a problem without one gets tiny instances from its first family."""
+    if problem in KITS:
+        return KITS[problem]
+    from schedopt.problems import get_problem
+
+    fams = list(get_problem(problem).families)
+    if not fams:
+        raise ValueError(f'problem "{problem}" has no instance family to test with; pass instances explicitly')
+    return ProblemKit(problem, tiny=_family(fams[0], 3, 2, 3), larger=_family(fams[0], 40, 20, 8), reference=None)
