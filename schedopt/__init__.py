@@ -13,10 +13,11 @@ from schedopt.checking import Violation, check
 from schedopt.plan import Plan, Status, Termination, load_plan, save_plan
 from schedopt.problems import Problem, get_problem, infer_problem, problems
 from schedopt.registry import SolverInfo, get_solver, register, solver_info, solvers
+from schedopt.sweeps import sweep
 
 __all__ = [
     "Comparison", "InputError", "Instance", "Job", "Plan", "Problem", "Role", "Server", "SolverInfo", "Status",
     "Termination", "Violation", "check", "compare", "get_problem", "get_solver", "infer_problem", "load_instance",
-    "load_plan", "problems", "register", "save_instance", "save_plan", "solve", "solver_info", "solvers",
+    "load_plan", "problems", "register", "save_instance", "save_plan", "solve", "solver_info", "solvers", "sweep",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,140 @@
+"""The sweep spec (``schema: schedopt/sweep@1``) and its expansion into cells.
+
+A simulation sweep runs every workload × seed × load × scheduler; a solve
+sweep every instance × seed × solver × time limit. A cell is a plain dict of
+every parameter; its key hashes that dict, the library version and, for a
+workload or instance file, the file's bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from schedopt.errors import InputError
+from schedopt.io import problems_from_validation, read_document
+
+SWEEP_SCHEMA = "schedopt/sweep@1"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class WorkloadSpec(_Strict):
+    """A generated family (``family`` with its sizes; regenerated per seed) or a file."""
+
+    family: str | None = Field(None, description="instance family of `schedopt generate` (e.g. optimus-workload)")
+    file: str | None = Field(None, description="a workload or instance file, relative to the spec's folder")
+    jobs: int = Field(30, ge=1, le=100_000, description="jobs, for a family")
+    servers: int = Field(13, ge=1, le=100_000, description="servers, for a family")
+    max_tasks: int = Field(16, ge=1, le=1024, description="most tasks per role, for a family")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "WorkloadSpec":
+        if (self.family is None) == (self.file is None):
+            raise ValueError("give exactly one of family or file")
+        return self
+
+    def label(self) -> str:
+        return f"{self.family}-{self.jobs}j-{self.servers}s" if self.family else Path(self.file or "").stem
+
+
+class SchedulerSpec(_Strict):
+    """A solver with its options, and for simulations an optional placement solver."""
+
+    name: str = Field(description="registered solver name")
+    placement: str | None = Field(None, description="placement solver run after each allocation (simulations)")
+    options: dict[str, Any] = Field(default_factory=dict, description="the solver's options")
+
+    def label(self) -> str:
+        return self.name + (f"+{self.placement}" if self.placement else "")
+
+
+class SimulatorSpec(_Strict):
+    """Settings of `schedopt simulate`, the same for every cell."""
+
+    interval_s: float = Field(600.0, gt=0, description="scheduling interval, seconds")
+    restart_overhead_s: float = Field(60.0, ge=0, description="seconds lost per restart")
+    restart_aware: bool = Field(True, description="the scheduler sees restart costs")
+    communication_aware: bool = Field(True, description="placement changes PS jobs' speed")
+    ps_assignment: str | None = Field(None, description="ps-assignment solver setting PS imbalance")
+    error_steps: float = Field(0.0, ge=0, lt=1, description="estimation error of remaining steps")
+    error_speed: float = Field(0.0, ge=0, lt=1, description="estimation error of speeds")
+    horizon_s: float | None = Field(None, gt=0, description="stop after this many seconds")
+
+
+class SweepSpec(_Strict):
+    """A sweep: which cells to run. Load factor L divides every arrival time by L
+    (L = 2: jobs arrive twice as fast); solve sweeps ignore loads."""
+
+    schema_: Literal["schedopt/sweep@1"] = Field(alias="schema", description="format tag")
+    name: str = Field("sweep", description="name of the sweep")
+    kind: Literal["simulate", "solve"] = Field("simulate", description="simulations or solves")
+    workloads: list[WorkloadSpec] = Field(min_length=1, description="workloads (simulate) or instances (solve)")
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, description="seeds: generation, simulation, solver")
+    loads: list[float] = Field(default_factory=lambda: [1.0], min_length=1, description="arrival-rate factors (simulate)")
+    schedulers: list[SchedulerSpec] = Field(min_length=1, description="schedulers (simulate) or solvers (solve)")
+    time_limits: list[float | None] = Field(default_factory=lambda: [None], min_length=1, description="time limits, seconds (solve)")
+    simulator: SimulatorSpec = Field(default_factory=SimulatorSpec, description="simulator settings (simulate)")
+    data_dir: str | None = Field(None, description="shared data folder for families that read it")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _positive_loads(self) -> "SweepSpec":
+        if any(not (load > 0) for load in self.loads):
+            raise ValueError("loads: every load factor is > 0")
+        return self
+
+
+def load_spec(path: str | os.PathLike[str]) -> tuple[SweepSpec, Path]:
+    """The spec in ``path`` and the folder its relative file names start from."""
+    doc = read_document(path)
+    spec = spec_from_dict(doc, source=str(path))
+    return spec, Path(path).resolve().parent
+
+
+def spec_from_dict(doc: Any, source: str = "<spec>") -> SweepSpec:
+    try:
+        return SweepSpec.model_validate(doc)
+    except ValidationError as exc:
+        raise InputError(source, problems_from_validation(exc)) from None
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def expand(spec: SweepSpec, base: Path) -> list[dict[str, Any]]:
+    """Every cell of the sweep, in a fixed order, each with its ``key``."""
+    from schedopt import __version__
+
+    cells = []
+    for w in spec.workloads:
+        wl: dict[str, Any] = w.model_dump(exclude_none=True)
+        if w.file is not None:
+            path = (base / w.file).resolve()
+            if not path.is_file():
+                raise InputError(str(path), "workloads[].file: no such file")
+            wl = {"file": str(path), "digest": _file_digest(path)}
+        else:
+            wl["data_dir"] = spec.data_dir
+        for seed in spec.seeds:
+            for load in (spec.loads if spec.kind == "simulate" else [1.0]):
+                for s in spec.schedulers:
+                    for limit in (spec.time_limits if spec.kind == "solve" else [None]):
+                        cell = {"kind": spec.kind, "workload": wl, "workload_label": w.label(), "seed": seed,
+                                "load": load, "scheduler": s.name, "placement": s.placement, "options": s.options,
+                                "label": s.label(), "time_limit": limit}
+                        if spec.kind == "simulate":
+                            cell["simulator"] = spec.simulator.model_dump()
+                        text = json.dumps({**cell, "version": __version__}, sort_keys=True, default=str)
+                        cell["key"] = hashlib.sha256(text.encode()).hexdigest()[:20]
+                        cells.append(cell)
+    return cells
