@@ -168,7 +168,7 @@ def test_multi_node_cluster_on_one_machine(tmp_path: Path) -> None:
     """A head and a second node started with `ray start` on 127.0.0.1; the sweep
     submitted with --address; cells run on both nodes."""
     ray_bin = str(Path(sys.executable).parent / "ray")
-    env = {**os.environ, "RAY_ADDRESS": ""}
+    env = {**os.environ, "RAY_ADDRESS": "", "RAY_AUTH_MODE": "disabled"}  # one machine, a test: no token to share
     port = "6391"
     try:
         subprocess.run([ray_bin, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1",
@@ -176,7 +176,7 @@ def test_multi_node_cluster_on_one_machine(tmp_path: Path) -> None:
         subprocess.run([ray_bin, "start", f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
                         "--disable-usage-stats"], check=True, env=env, capture_output=True, timeout=120)
         spec = {**SPEC, "seeds": [0, 1, 2, 3], "workloads": [{"family": "optimus-workload", "jobs": 20, "servers": 6}]}
-        res = subprocess.run([sys.executable, "-m", "schedopt.cli", "sweep", _write(tmp_path, spec), "--out", str(tmp_path / "o"),
+        res = subprocess.run([str(Path(sys.executable).parent / "schedopt"), "sweep", _write(tmp_path, spec), "--out", str(tmp_path / "o"),
                               "--address", f"127.0.0.1:{port}"], env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
         assert res.returncode == 0, res.stdout + res.stderr
         nodes = set(engine.CellCache(tmp_path / "o").nodes().values())

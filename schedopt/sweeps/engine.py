@@ -118,7 +118,7 @@ class OnRay:
         if not self.ray.is_initialized():
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
             if address is None:
-                kwargs["num_cpus"] = workers or os.cpu_count() or 1
+                kwargs.update(address="local", num_cpus=workers or os.cpu_count() or 1)  # a new cluster, not one already running
             else:
                 kwargs["address"] = address
             try:
