@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from schedopt.allocation.lagrange import heuristic_plan
-from schedopt.allocation.problem import (FIT_TOL, AllocationData, admit_smallest_first, compile_allocation, fits,
+from schedopt.allocation.problem import (ADMISSION_RULES, FIT_TOL, AllocationData, admit, compile_allocation, fits,
                                          inverse_capacity, job_configurations, use_of)
 from schedopt.errors import InputError
 from schedopt.instance import Instance
@@ -71,9 +71,9 @@ class _Ladders:
     """The admitted jobs' ladders (DESIGN.md admission: the most jobs, smallest
     dominant demand first, each at its minimum) and the use of each step."""
 
-    def __init__(self, data: AllocationData):
+    def __init__(self, data: AllocationData, admission: str = "smallest"):
         self.data = data
-        admitted, start = admit_smallest_first(data)
+        admitted, start = admit(data, admission)
         self.admitted = admitted
         self.steps = [ladder(data, j, start[j]) if j in start else [] for j in range(data.J)]
         self.use = [np.array([use_of(data, j, c) for c in s]).reshape(len(s), data.R) for j, s in enumerate(self.steps)]
@@ -191,19 +191,22 @@ def ordered_allocate(data: AllocationData, lad: _Ladders, order: list[int]) -> n
 
 
 class _Baseline:
-    def __init__(self, *, bound: bool = True):
+    def __init__(self, *, bound: bool = True, admission: str = "smallest"):
+        if admission not in ADMISSION_RULES:
+            raise InputError(type(self).__name__.lower(), f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
         self.bound = bool(bound)
+        self.admission = admission
 
     def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
         raise NotImplementedError
 
     def options_used(self) -> dict[str, Any]:
-        return {"bound": self.bound}
+        return {"bound": self.bound, "admission": self.admission}
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_allocation(instance)
-        lad = _Ladders(data)
+        lad = _Ladders(data, self.admission)
         level = self.allocate(data, lad)
         return _plan(data, level, lad, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                      options=self.options_used(), bound=self.bound)
@@ -219,8 +222,8 @@ class Drf(_Baseline):
     stops, the others go on, as the DRF paper; "first-failure": the filling
     stops at the first task that does not fit, as the DL2 repository's DRF)."""
 
-    def __init__(self, *, bound: bool = True, tie_break: str = "arrival", stop: str = "job"):
-        super().__init__(bound=bound)
+    def __init__(self, *, bound: bool = True, admission: str = "smallest", tie_break: str = "arrival", stop: str = "job"):
+        super().__init__(bound=bound, admission=admission)
         for name, value, allowed in (("tie_break", tie_break, DRF_TIE_BREAKS), ("stop", stop, DRF_STOPS)):
             if value not in allowed:
                 raise InputError("drf", f"{name}: expected one of {', '.join(allowed)}, got {value!r}")

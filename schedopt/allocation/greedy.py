@@ -25,7 +25,8 @@ import numpy as np
 
 from schedopt.allocation.problem import (
     AllocationData,
-    admit_smallest_first,
+    ADMISSION_RULES,
+    admit,
     compile_allocation,
 )
 from schedopt.errors import InputError
@@ -338,9 +339,13 @@ def keep_running_when_it_pays(data: AllocationData, config: dict[int, tuple[int,
 class OptimusGreedy:
     """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
 
-    def __init__(self, *, stop_rule: StopRule = "skip", priority_factor: float = 0.95, bound: bool = True):
+    def __init__(self, *, stop_rule: StopRule = "skip", priority_factor: float = 0.95, bound: bool = True,
+                 admission: str = "smallest"):
         if stop_rule not in ("skip", "paper"):
             raise InputError("optimus-greedy", f'stop_rule: expected "skip" or "paper", got {stop_rule!r}')
+        if admission not in ADMISSION_RULES:
+            raise InputError("optimus-greedy", f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
+        self.admission = admission
         if not (isinstance(priority_factor, (int, float)) and 0 < priority_factor <= 1):
             raise InputError("optimus-greedy", f"priority_factor: expected a number in (0, 1], got {priority_factor!r}")
         self.stop_rule = stop_rule
@@ -350,9 +355,10 @@ class OptimusGreedy:
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_allocation(instance)
-        admitted, start = admit_smallest_first(data)
+        admitted, start = admit(data, self.admission)
         config, counters = greedy_allocate(data, start, stop_rule=self.stop_rule, priority_factor=self.priority_factor)
         greedy_s = time.perf_counter() - started
         return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,
-                              options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor, "bound": self.bound},
+                              options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor, "bound": self.bound,
+                                       "admission": self.admission},
                               metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)

@@ -373,6 +373,65 @@ def admit_smallest_first(data: AllocationData) -> tuple[list[int], dict[int, tup
     return admitted, {j: (int(mins[j, 0]), int(mins[j, 1])) for j in admitted}
 
 
+#: admission rules of the heuristics: DESIGN.md's literal rule, or that rule improved by local search
+ADMISSION_RULES = ("smallest", "swap")
+
+
+def admit(data: AllocationData, rule: str = "smallest") -> tuple[list[int], dict[int, tuple[int, int]]]:
+    """The heuristics' admission when not every job fits at its minimum.
+
+    ``smallest`` (DESIGN.md): smallest dominant demand first, ties by arrival.
+    ``swap``: the most jobs from several orders (dominant share, sum of shares,
+    each resource), then 1-for-1 swaps that keep the count and lower Σ t_j at the
+    minimum configurations: a paused job with a shorter remaining time replaces
+    the admitted job with the longest one that frees enough room for it. The
+    lexicographic objective (most jobs, then least Σ t_j) is what the swaps serve;
+    ``smallest`` ignores remaining time."""
+    if rule == "smallest":
+        return admit_smallest_first(data)
+    if rule != "swap":
+        raise ValueError(f"admission rule {rule!r}; known: {', '.join(ADMISSION_RULES)}")
+    mins, ok = _minimum_configurations(data)
+    use = mins[:, 0, None] * data.demand[:, 0] + mins[:, 1, None] * data.demand[:, 1]  # (J, R)
+    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        norm = np.where(data.cap > 0, use / np.where(data.cap > 0, data.cap, 1.0), np.where(use > 0, np.inf, 0.0))
+    candidates = np.flatnonzero(ok)
+    inside = np.zeros(data.J, dtype=bool)
+    for key in [norm.max(axis=1), norm.sum(axis=1), *(norm[:, r] for r in range(data.R))]:
+        order = candidates[np.lexsort((candidates, data.arrival[candidates], key[candidates]))]
+        chosen = np.zeros(data.J, dtype=bool)
+        used = np.zeros(data.R)
+        for j in order.tolist():
+            if np.all(used + use[j] <= limit):
+                used = used + use[j]
+                chosen[j] = True
+        if chosen.sum() > inside.sum():
+            inside = chosen
+    t = np.full(data.J, np.inf)
+    for j in candidates.tolist():
+        t[j] = float(data.time_s(j, int(mins[j, 0]), int(mins[j, 1])))
+    free = limit - use[inside].sum(axis=0)
+    for _ in range(data.J):  # each pass lowers Σ t over a fixed count: it ends
+        changed = False
+        outside = np.flatnonzero(~inside & ok)
+        for b in outside[np.argsort(t[outside], kind="stable")].tolist():
+            if np.all(use[b] <= free):  # room freed by an earlier swap: admit outright
+                inside[b], free, changed = True, free - use[b], True
+                continue
+            members = np.flatnonzero(inside)
+            room = np.all(free + use[members] >= use[b], axis=1) & (t[members] > t[b] * (1 + 1e-9))
+            if room.any():
+                a = int(members[room][np.argmax(t[members][room])])
+                inside[a], inside[b] = False, True
+                free = free + use[a] - use[b]
+                changed = True
+        if not changed:
+            break
+    admitted = np.flatnonzero(inside).tolist()
+    return admitted, {j: (int(mins[j, 0]), int(mins[j, 1])) for j in admitted}
+
+
 def all_fit_at_minimum(data: AllocationData) -> bool:
     total = np.zeros(data.R)
     for j in range(data.J):
