@@ -349,28 +349,42 @@ def _minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarra
     return mins, ok
 
 
-def admit_smallest_first(data: AllocationData) -> tuple[list[int], dict[int, tuple[int, int]]]:
-    """Heuristic admission (DESIGN.md): jobs by dominant demand of their minimum
-    configuration, ties by arrival then order; admit each that still fits.
-    Returns the admitted jobs and their starting configurations."""
+def _minimum_use(data: AllocationData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each job's minimum configuration (J, 2), whether it has one (J,), and its use (J, R)."""
     mins, ok = _minimum_configurations(data)
-    use = mins[:, 0, None] * data.demand[:, 0] + mins[:, 1, None] * data.demand[:, 1]  # (J, R)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dominant = np.where(use > 0, use / data.cap, 0.0).max(axis=1) if data.R else np.zeros(data.J)
-    candidates = np.flatnonzero(ok)
-    order = candidates[np.lexsort((candidates, data.arrival[candidates], dominant[candidates]))]
-    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    return mins, ok, mins[:, 0, None] * data.demand[:, 0] + mins[:, 1, None] * data.demand[:, 1]
+
+
+def _first_fit(order: np.ndarray, use: np.ndarray, cap: np.ndarray) -> list[int]:
+    """The jobs of ``order`` admitted one by one while each still fits next to the earlier ones."""
+    limit = cap + FIT_TOL * np.maximum(1.0, cap)
     # the prefix that fits as a whole is admitted at once; then one at a time
     over = np.any(np.cumsum(use[order], axis=0) > limit, axis=1)
     first = int(np.argmax(over)) if over.any() else len(order)
     admitted = order[:first].tolist()
     used = use[order[:first]].sum(axis=0)
     for j in order[first:].tolist():
-        if fits(used, use[j], data.cap):
+        if fits(used, use[j], cap):
             used = used + use[j]
             admitted.append(j)
-    admitted.sort()
+    return admitted
+
+
+def _starts(mins: np.ndarray, admitted: list[int]) -> tuple[list[int], dict[int, tuple[int, int]]]:
+    admitted = sorted(admitted)
     return admitted, {j: (int(mins[j, 0]), int(mins[j, 1])) for j in admitted}
+
+
+def admit_smallest_first(data: AllocationData) -> tuple[list[int], dict[int, tuple[int, int]]]:
+    """Heuristic admission (DESIGN.md): jobs by dominant demand of their minimum
+    configuration, ties by arrival then order; admit each that still fits.
+    Returns the admitted jobs and their starting configurations."""
+    mins, ok, use = _minimum_use(data)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dominant = np.where(use > 0, use / data.cap, 0.0).max(axis=1) if data.R else np.zeros(data.J)
+    candidates = np.flatnonzero(ok)
+    order = candidates[np.lexsort((candidates, data.arrival[candidates], dominant[candidates]))]
+    return _starts(mins, _first_fit(order, use, data.cap))
 
 
 #: admission rules of the heuristics: DESIGN.md's literal rule, or that rule improved by local search
@@ -391,27 +405,21 @@ def admit(data: AllocationData, rule: str = "smallest") -> tuple[list[int], dict
         return admit_smallest_first(data)
     if rule != "swap":
         raise ValueError(f"admission rule {rule!r}; known: {', '.join(ADMISSION_RULES)}")
-    mins, ok = _minimum_configurations(data)
-    use = mins[:, 0, None] * data.demand[:, 0] + mins[:, 1, None] * data.demand[:, 1]  # (J, R)
-    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    mins, ok, use = _minimum_use(data)
     with np.errstate(divide="ignore", invalid="ignore"):
         norm = np.where(data.cap > 0, use / np.where(data.cap > 0, data.cap, 1.0), np.where(use > 0, np.inf, 0.0))
     candidates = np.flatnonzero(ok)
-    inside = np.zeros(data.J, dtype=bool)
+    best: list[int] = []
     for key in [norm.max(axis=1), norm.sum(axis=1), *(norm[:, r] for r in range(data.R))]:
-        order = candidates[np.lexsort((candidates, data.arrival[candidates], key[candidates]))]
-        chosen = np.zeros(data.J, dtype=bool)
-        used = np.zeros(data.R)
-        for j in order.tolist():
-            if np.all(used + use[j] <= limit):
-                used = used + use[j]
-                chosen[j] = True
-        if chosen.sum() > inside.sum():
-            inside = chosen
+        chosen = _first_fit(candidates[np.lexsort((candidates, data.arrival[candidates], key[candidates]))], use, data.cap)
+        if len(chosen) > len(best):
+            best = chosen
+    inside = np.zeros(data.J, dtype=bool)
+    inside[best] = True
     t = np.full(data.J, np.inf)
     for j in candidates.tolist():
         t[j] = float(data.time_s(j, int(mins[j, 0]), int(mins[j, 1])))
-    free = limit - use[inside].sum(axis=0)
+    free = data.cap + FIT_TOL * np.maximum(1.0, data.cap) - use[inside].sum(axis=0)
     for _ in range(data.J):  # each pass lowers Σ t over a fixed count: it ends
         changed = False
         outside = np.flatnonzero(~inside & ok)
@@ -428,8 +436,7 @@ def admit(data: AllocationData, rule: str = "smallest") -> tuple[list[int], dict
                 changed = True
         if not changed:
             break
-    admitted = np.flatnonzero(inside).tolist()
-    return admitted, {j: (int(mins[j, 0]), int(mins[j, 1])) for j in admitted}
+    return _starts(mins, np.flatnonzero(inside).tolist())
 
 
 def all_fit_at_minimum(data: AllocationData) -> bool:

@@ -177,10 +177,11 @@ def sweep(spec: str | os.PathLike[str] | SweepSpec | dict[str, Any], out_dir: st
     cache = CellCache(None if out_dir is None else Path(out_dir))
     try:
         rows = run_cells(cells, cache, workers=workers, address=address, progress=progress)
-    finally:
-        if out_dir is not None:  # Ctrl-C included: the table of the cells finished so far
+    except BaseException:  # Ctrl-C included: the table of the cells finished so far, then stop
+        if out_dir is not None:
             done = [r for c in cells if (r := cache.get(c["key"])) is not None]
             SweepTable(parsed.name, parsed.kind, done).write(out_dir, figures=False)
+        raise
     table = SweepTable(parsed.name, parsed.kind, [rows[c["key"]] for c in cells if c["key"] in rows])
     if out_dir is not None:
         table.write(out_dir, figures=figures)

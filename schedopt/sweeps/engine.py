@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from schedopt.errors import InputError
-from schedopt.sweeps.cells import run_cell
+from schedopt.sweeps.cells import _params, run_cell
 
 Progress = Callable[[int, int, int, int], None]  # (done, failed, running, total)
 
@@ -139,10 +139,9 @@ class OnRay:
                 try:
                     row, node = self.ray.get(ref)
                 except Exception as exc:  # the task itself died (worker lost): a failed cell
-                    row, node = {"key": cell["key"], "ok": False, "error": f"Ray task failed: {type(exc).__name__}: {exc}"}, None
-                    from schedopt.sweeps.cells import _params
-
-                    row.update(_params(cell))
+                    row = {**_params(cell), "key": cell["key"], "ok": False,
+                           "error": f"Ray task failed: {type(exc).__name__}: {exc}"}
+                    node = None
                 yield row, node
 
     def close(self) -> None:

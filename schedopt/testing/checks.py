@@ -126,7 +126,7 @@ def check_integer_counts(subject: Subject, k: ProblemKit) -> None:
     for seed in TINY_SEEDS:
         inst = k.tiny(seed)
         plan = solve_checked(subject, inst, seed=seed)
-        tables = [(job, counts) for job, counts in (plan.allocation or {}).items()]
+        tables = list((plan.allocation or {}).items())
         tables += [(f"{job}@{server}", counts) for job, where in (plan.placement or {}).items() for server, counts in where.items()]
         for label, counts in tables:
             for role, n in counts.items():

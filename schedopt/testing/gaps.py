@@ -96,7 +96,7 @@ def _admitted(plan: Plan) -> int | None:
     return plan.objective.admitted
 
 
-def measure_gap(instance: Instance, plan: Plan, optimum: Plan, problem: str) -> float:
+def measure_gap(plan: Plan, optimum: Plan, problem: str) -> float:
     """|value - optimum| / |value| after the lexicographic count (inf when fewer admitted)."""
     from schedopt.problems import get_problem
 
@@ -115,8 +115,8 @@ def measure_gap(instance: Instance, plan: Plan, optimum: Plan, problem: str) -> 
 
 
 def _differing(plan: Plan, optimum: Plan) -> list[str]:
-    a = {**(plan.allocation or {}), **{k: v for k, v in (plan.placement or {}).items()}}
-    b = {**(optimum.allocation or {}), **{k: v for k, v in (optimum.placement or {}).items()}}
+    a = {**(plan.allocation or {}), **(plan.placement or {})}
+    b = {**(optimum.allocation or {}), **(optimum.placement or {})}
     return sorted(j for j in set(a) | set(b) if a.get(j) != b.get(j))
 
 
@@ -143,7 +143,7 @@ def assert_gap(instance: Instance, plan_or_solver: Any, *, max_gap: float, refer
         problem, name = subject.problem, subject.name
         plan = solve_checked(subject, instance, seed=seed, time_limit=time_limit)
     ref_name, optimum = reference_plan(instance, problem, reference, time_limit=time_limit)
-    gap = measure_gap(instance, plan, optimum, problem)
+    gap = measure_gap(plan, optimum, problem)
     report = GapReport(solver=name, reference=ref_name, instance=instance.name, value=plan.objective.value,
                        optimum=optimum.objective.value, admitted=_admitted(plan), optimum_admitted=_admitted(optimum),
                        gap=gap, bound=plan.objective.bound, differing_jobs=_differing(plan, optimum))
