@@ -1,13 +1,12 @@
 """The figures the docs show (docs/figures/*.png), from small runs of the benchmarks.
 
     .venv/bin/python benchmarks/figures.py            # all
-    .venv/bin/python benchmarks/figures.py sim gap    # some: sim, gap, utilization, learning
+    .venv/bin/python benchmarks/figures.py sim gap    # some: sim, gap, utilization
 
 - sim: average JCT and makespan per scheduler on the Optimus §6.1 workload (Fig. 11 shape), mean of 3 seeds.
 - gap: optimus-greedy's gap to the proven optimum (optimus-milp) by contention, 50 jobs, 5 seeds per level
   (the levels of bench_allocation.py's gap table).
 - utilization: allocated GPU share and running jobs over the arrivals of one workload, optimus-greedy vs drf.
-- learning: DL2's training curve (average JCT per RL episode after the supervised warm-up).
 """
 
 from __future__ import annotations
@@ -108,27 +107,7 @@ def utilization() -> None:
     plt.close(fig)
 
 
-def learning() -> None:
-    from schedopt.learn.dl2 import Policy
-    from schedopt.learn.train import record_teacher, rl_train, warmup
-
-    plt = pyplot()
-    train = generate_instance("optimus-workload", jobs=30, servers=13, seed=1, max_tasks=16)
-    pol = Policy.create(J=30, hidden=256, seed=0)
-    warmup(pol, record_teacher(train, pol, "drf"), epochs=200)
-    episodes = [generate_instance("optimus-workload", jobs=30, servers=13, seed=100 + k, max_tasks=16) for k in range(20)]
-    curve = rl_train(pol, episodes, seed=0)
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    ax.plot([c["episode"] for c in curve], [c["avg_jct_s"] / 3600 for c in curve], "o-")
-    ax.set_xlabel("RL episode (after the supervised warm-up on DRF)")
-    ax.set_ylabel("training avg JCT (h)")
-    ax.set_title("DL2 actor-critic: one workload per episode")
-    fig.tight_layout()
-    fig.savefig(OUT / "dl2_learning_curve.png", dpi=120)
-    plt.close(fig)
-
-
-FIGURES = {"sim": sim, "gap": gap, "utilization": utilization, "learning": learning}
+FIGURES = {"sim": sim, "gap": gap, "utilization": utilization}
 
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)

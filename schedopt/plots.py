@@ -135,3 +135,21 @@ def plot_simulations(results: list[Any], directory: str | os.PathLike[str]) -> l
     fig.savefig(paths[-1])
     plt.close(fig)
     return paths
+
+
+def plot_learning_curve(curve: list[Any], baselines: dict[str, float | None], path: str | os.PathLike[str]) -> None:
+    """DL2's held-out learning curve: mean average JCT (h) against updates, with
+    the baselines' mean average JCT on the same traces as horizontal lines."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([c.updates for c in curve], [c.heldout_jct_s / 3600 for c in curve], "o-", ms=3, label="dl2 (greedy policy)")
+    for (name, v), style in zip(baselines.items(), ("--", ":", "-.")):
+        if v is not None:
+            ax.axhline(v / 3600, ls=style, color="grey", label=name)
+    ax.set_xlabel("RL updates (0 = after the supervised warm-up)")
+    ax.set_ylabel("held-out mean average JCT (h)")
+    ax.set_title("DL2 learning curve")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,37 +1,65 @@
-"""``learn``: train DL2 (warm-up from a teacher, then actor-critic RL)."""
+"""``learn``: train DL2 (warm-up from a teacher, then actor-critic RL with parallel actors)."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
-from typing import Optional
+from typing import Any, List, Optional
 
 import typer
 
 from schedopt.cli.common import app, err, fmt, handles_bad_input, out
 from schedopt.errors import InputError
-from schedopt.instance import load_instance
+
+#: held-out traces of a generated workload use seeds from here on (training uses 0, 1, 2, ...)
+HELDOUT_SEED = 10_000
+#: validation traces (checkpoint selection) use seeds from here on
+VALIDATION_SEED = 20_000
 
 
 @app.command()
 @handles_bad_input
 def learn(
-    train: Path = typer.Argument(..., help="training workload (instance file with arrivals and remaining_steps)"),
-    evaluate_on: Path = typer.Option(..., "--eval", help="held-out workload to evaluate on (e.g. another seed)"),
+    train: Optional[List[Path]] = typer.Argument(None, help="training workloads (instance files with arrivals and remaining_steps), cycled; or give --workload"),
+    workload: Optional[str] = typer.Option(None, "--workload", help="generate training traces of this family (dl2, optimus-workload, ...): trace k has seed k"),
+    jobs: int = typer.Option(30, "--jobs", help="jobs per generated trace"),
+    servers: int = typer.Option(13, "--servers", help="servers per generated trace"),
+    max_tasks: int = typer.Option(16, "--max-tasks", help="role maximum of generated jobs"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="shared data folder for families that read it; default $SCHEDOPT_DATA_DIR, else ../shared/data"),
+    evaluate_on: Optional[List[Path]] = typer.Option(None, "--eval", help="held-out workload files (repeat); default with --workload: --heldout traces"),
+    heldout: int = typer.Option(10, "--heldout", help=f"held-out generated traces (seeds {HELDOUT_SEED}, {HELDOUT_SEED + 1}, ...)"),
+    validation: int = typer.Option(0, "--validation", help=f"validation traces (seeds {VALIDATION_SEED}, ...): keep the weights best on them; 0 keeps the last"),
     out_path: Path = typer.Option(..., "--out", help="write the trained policy here (.npz)"),
     teacher: str = typer.Option("drf", "--teacher", help="scheduler whose decisions warm the policy up (drf, fifo, srtf, ...)"),
-    warmup_epochs: int = typer.Option(200, "--warmup-epochs", help="supervised passes over the teacher's samples"),
-    episodes: int = typer.Option(10, "--episodes", help="RL episodes (each a simulated run of TRAIN with a new exploration seed)"),
-    jobs: int = typer.Option(20, "--max-jobs", help="J: jobs in the state"),
-    hidden: int = typer.Option(256, "--hidden", help="units per hidden layer"),
+    warmup_traces: int = typer.Option(5, "--warmup-traces", help="training traces the teacher runs for the warm-up"),
+    warmup_epochs: int = typer.Option(30, "--warmup-epochs", help="supervised passes over the teacher's samples"),
+    rounds: int = typer.Option(100, "--rounds", help="RL rounds (each: --actors episodes, then one pass of updates)"),
+    actors: int = typer.Option(2, "--actors", help="parallel actors (Ray tasks; 1 runs in this process unless --address)"),
+    address: Optional[str] = typer.Option(None, "--address", help="an existing Ray cluster (default: a new local one)"),
+    minutes: Optional[float] = typer.Option(None, "--minutes", help="stop RL after the round that passes this wall time"),
+    reward: str = typer.Option("progress", "--reward", help="per-slot reward: progress (DL2: Σ steps trained / total steps) or jct (-jobs in system / J)"),
+    lr: float = typer.Option(1e-3, "--lr", help="RL learning rate (Adam)"),
+    gamma: float = typer.Option(0.9, "--gamma", help="discount per slot"),
+    entropy: float = typer.Option(0.01, "--entropy", help="entropy regularisation β"),
+    epsilon: float = typer.Option(0.1, "--epsilon", help="job-aware exploration ε"),
+    eval_every: int = typer.Option(10, "--eval-every", help="rounds between held-out evaluations (learning-curve points)"),
+    state_jobs: int = typer.Option(32, "--max-jobs", help="J: jobs in the state"),
+    hidden: int = typer.Option(64, "--hidden", help="units per hidden layer"),
     seed: int = typer.Option(0, "--seed"),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="learning curve figure (.png/.pdf/.svg)"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="learning curve figure (.png/.pdf/.svg): held-out JCT vs updates"),
+    curve_path: Optional[Path] = typer.Option(None, "--curve", help="learning curve as CSV"),
 ) -> None:
-    """Train DL2: warm up from TEACHER on TRAIN, then actor-critic RL; evaluate on --eval against the teacher."""
-    from rich.progress import Progress
+    """Train DL2: warm up from TEACHER, then actor-critic RL over many training traces;
+    report the held-out learning curve against the teacher and optimus-greedy."""
+    import numpy as np
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from schedopt.generate import generate_instance
+    from schedopt.instance import Instance, load_instance
     from schedopt.learn.dl2 import Policy
-    from schedopt.learn.train import evaluate, record_teacher, rl_train, warmup
-    from schedopt.sim import simulate as run
+    from schedopt.learn.train import REWARDS, InProcessActors, RayActors, RLConfig, mean_jct_s, record_teacher, rl_train, warmup
+    from schedopt.registry import solver_info
+    from schedopt.sim import simulate
 
     if out_path.suffix.lower() != ".npz" or not out_path.parent.is_dir():
         raise InputError(str(out_path), "expected a .npz path in an existing directory")
@@ -39,46 +67,84 @@ def learn(
         from schedopt.plots import check_plot_path
 
         check_plot_path(plot)
-    if warmup_epochs < 0 or episodes < 0 or jobs < 1 or hidden < 1:
-        raise InputError("learn", "--warmup-epochs and --episodes must be >= 0, --max-jobs and --hidden >= 1")
-    wl, held = load_instance(train), load_instance(evaluate_on)
-    from schedopt.registry import solver_info
-
+    if curve_path is not None and not curve_path.parent.is_dir():
+        raise InputError(str(curve_path), "the folder does not exist")
+    if min(warmup_epochs, rounds, warmup_traces) < 0 or min(actors, state_jobs, hidden, eval_every) < 1 or min(heldout, validation) < 0:
+        raise InputError("learn", "--warmup-epochs, --warmup-traces and --rounds must be >= 0; --actors, --max-jobs, "
+                                  "--hidden, --eval-every >= 1; --heldout, --validation >= 0")
+    if reward not in REWARDS:
+        raise InputError("--reward", f'unknown reward "{reward}"; known: {", ".join(REWARDS)}')
+    if not (lr > 0 and 0 <= gamma <= 1 and entropy >= 0 and 0 <= epsilon <= 1):
+        raise InputError("learn", "expected --lr > 0, 0 <= --gamma <= 1, --entropy >= 0, 0 <= --epsilon <= 1")
+    if minutes is not None and not minutes > 0:
+        raise InputError("--minutes", f"must be > 0, got {minutes}")
+    if bool(train) == bool(workload):
+        raise InputError("learn", "give training workload files or --workload FAMILY (not both)")
     solver_info(teacher)
-    pol = Policy.create(J=jobs, hidden=hidden, seed=seed)
-    samples = record_teacher(wl, pol, teacher, seed=seed)
-    curve_eval = []
-    with Progress(console=err, transient=True, disable=not err.is_terminal) as bar:
-        t1 = bar.add_task("warm-up", total=warmup_epochs)
-        acc = warmup(pol, samples, epochs=warmup_epochs, seed=seed, progress=lambda e, a: bar.update(t1, completed=e))
-        warm_jct = evaluate(pol, held, seed=seed).avg_jct_s
-        curve_eval.append((0, warm_jct))
-        t2 = bar.add_task("RL", total=episodes)
-        episodes_wl = [wl.model_copy(update={"name": f"{wl.name}-ep{k}"}) for k in range(episodes)]
 
-        def step(ep: int, rec: dict) -> None:
-            bar.update(t2, completed=ep)
-            curve_eval.append((ep, evaluate(pol, held, seed=seed).avg_jct_s))
+    def gen(s: int) -> Instance:
+        assert workload is not None
+        return generate_instance(workload, jobs=jobs, servers=servers, seed=s, max_tasks=max_tasks, data_dir=data_dir)
 
-        rl_train(pol, episodes_wl, seed=seed, progress=step)
+    if train:
+        files = [load_instance(p) for p in train]
+        get = (lambda k: files[k % len(files)])
+    else:
+        get = gen
+    held = [load_instance(p) for p in evaluate_on] if evaluate_on else (
+        [gen(HELDOUT_SEED + k) for k in range(heldout)] if workload else [])
+    if validation and not workload:
+        raise InputError("--validation", "validation traces are generated: give --workload")
+    val = [gen(VALIDATION_SEED + k) for k in range(validation)]
+    types = sorted({job.model for k in range(max(warmup_traces, 1)) for job in get(k).jobs if job.model}
+                   | set(Policy.create(J=1, hidden=1).types))
+    pol = Policy.create(J=state_jobs, types=tuple(types), hidden=hidden, seed=seed)
+    cfg = RLConfig(lr=lr, gamma=gamma, entropy=entropy, epsilon=epsilon, reward=reward)
+    base = {name: float(np.mean([simulate(w, name, seed=seed).avg_jct_s for w in held])) if held else None
+            for name in dict.fromkeys([teacher, "drf", "optimus-greedy"])}
+    runner: Any = RayActors(actors, address) if (actors > 1 or address) else InProcessActors()
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
+                      console=err, transient=True, disable=not err.is_terminal) as bar:
+            samples = record_teacher([get(k) for k in range(warmup_traces)], pol, teacher, seed=seed)
+            t1 = bar.add_task("warm-up", total=warmup_epochs, info="")
+            acc = warmup(pol, samples, epochs=warmup_epochs, seed=seed,
+                         progress=lambda e, a: bar.update(t1, completed=e, info=f"accuracy {a:.1%}"))
+            t2 = bar.add_task("RL", total=rounds, info="")
+
+            def step(r: int, rec: dict[str, Any]) -> None:
+                h = rec.get("heldout_jct_s")
+                bar.update(t2, completed=r, info=f"{rec['updates']} updates" + (f", held-out JCT {h / 3600:.3f} h" if h else ""))
+
+            curve = rl_train(pol, get, rounds=rounds, actors=actors, config=cfg, seed=seed, heldout=held,
+                             eval_every=eval_every, runner=runner, validation=val,
+                             time_budget_s=minutes * 60 if minutes else None, progress=step)
+    finally:
+        runner.close()
     pol.save(out_path)
-    base = run(held, teacher, seed=seed).avg_jct_s
-    out.print(f"warm-up: {len(samples)} samples from {teacher}, accuracy {acc:.1%}")
-    out.print(f"held-out average JCT: {teacher} {fmt(base)} s, dl2 after warm-up {fmt(warm_jct)} s, "
-              f"after {episodes} RL episodes {fmt(curve_eval[-1][1])} s")
+    out.print(f"warm-up: {len(samples)} samples from {teacher} on {warmup_traces} traces, accuracy {acc:.1%}")
+    last = curve[-1]
+    out.print(f"RL: {last.round} rounds × {actors} actors = {last.episodes} episodes, {last.updates} updates, "
+              f"{last.seconds:.0f} s")
+    kept = next((c for c in curve if c.kept), last)
+    if val:
+        out.print(f"kept the weights after {kept.updates} updates (round {kept.round}): best mean average JCT on "
+                  f"{len(val)} validation traces, {kept.validation_jct_s / 3600:.3f} h")
+    if held:
+        parts = ", ".join(f"{name} {v / 3600:.3f} h" for name, v in base.items() if v is not None)
+        out.print(f"held-out mean average JCT over {len(held)} traces: {parts}; dl2 after warm-up "
+                  f"{curve[0].heldout_jct_s / 3600:.3f} h, after RL {kept.heldout_jct_s / 3600:.3f} h")
     out.print(f"policy written to {out_path}")
-    if plot is not None:
-        from schedopt.plots import pyplot
+    if curve_path is not None:
+        with curve_path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(last.as_dict()))
+            w.writeheader()
+            for c in curve:
+                w.writerow(c.as_dict())
+        out.print(f"learning curve written to {curve_path}")
+    if plot is not None and held:
+        from schedopt.plots import plot_learning_curve
 
-        plt = pyplot()
-        fig, ax = plt.subplots(figsize=(6, 4))
-        ax.plot([e for e, _ in curve_eval], [v / 3600 for _, v in curve_eval], "o-", label="dl2 (held-out)")
-        ax.axhline(base / 3600, ls="--", color="grey", label=f"{teacher} (held-out)")
-        ax.set_xlabel("RL episodes (0 = after supervised warm-up)")
-        ax.set_ylabel("average JCT (h)")
-        ax.set_title("DL2 learning curve")
-        ax.legend(fontsize="small")
-        fig.tight_layout()
-        fig.savefig(plot)
-        plt.close(fig)
+        plot_learning_curve(curve, base, plot)
         out.print(f"figure written to {plot}")

@@ -1,28 +1,43 @@
 """DL2 (§4): a learned allocation policy, trained by supervised warm-up from an
 existing scheduler's decisions and then by actor-critic RL in the simulator.
 
-State (§4.1), a J × (L + 5) matrix flattened, jobs in arrival order (at most
-J; later ones get only their admitted minimum): job-type one-hot (L types, the
-last is "other"), log10(1 + estimated remaining steps)/10, whether the job has
-not run yet (``new``; a scheduler sees an instance, not a job's history, so this
-stands for "time slots run"), the dominant share already allocated in this
-slot, and the workers and PS allocated so far (/ 32).
+State (§4.1): up to J jobs in arrival order (later ones get only their
+admitted minimum), one row of ``ROW_FEATURES`` + L numbers each, and a few
+cluster-wide numbers:
 
-Actions (§4.1): 3J + 1 — add a worker, a PS, or both to job i, or stop. They are
-applied by repeated inference until stop or no action fits; actions that do not
-fit (capacity, role maximum, one-role jobs' PS) are masked out. Admission is
-DESIGN.md's, as for every allocation heuristic here: the most jobs are admitted,
-smallest first, at their minimum, and the policy adds resources from there.
+- row: job type one-hot over the policy's catalogue (L types, the last is
+  "other"), log10(1 + remaining steps)/10, whether the job has not run yet
+  (``new``, standing for DL2's "time slots run": a scheduler sees an instance,
+  not a job's history), its rank in arrival order / J, the dominant share allocated in this slot, workers and
+  PS allocated so far (/ 32), which of the three moves are possible, and 1 for
+  a row that holds a job;
+- cluster: the largest and the mean share of a resource in use, admitted
+  jobs / J.
 
-Networks: policy and value MLPs with two hidden layers of 256 ReLU units
-(:mod:`schedopt.learn.nets`), softmax and linear outputs.
+Actions (§4.1): 3J + 1 — move job i to its next allowed configuration with
+more workers, more PS, or more of both, or stop. "Next allowed" is the nearest
+configuration whose speed is defined: with a measured ``table`` speed the
+nearest measured point (the DL2 measurements grid odd counts, so +1 moves would
+never leave (1, 1)); with a formula it is one more task. Actions that do not fit
+(capacity, role maximum, one-role jobs' PS and both) are masked out; the policy
+acts until stop or no action fits. Admission is DESIGN.md's, as for every
+allocation heuristic here: the most jobs, smallest first, at their minimum.
+
+Networks (differs from DL2's flat MLP, see docs/learning.md): one MLP shared by
+every job row scores its three moves from the row and the cluster numbers; a
+small MLP scores stop from the cluster numbers and the mean row; the value
+network reads the cluster numbers and the mean and maximum row. Sharing the
+row network makes the policy the same function of a job wherever its row is,
+and lets a policy trained with J rows run with another J.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,34 +49,129 @@ from schedopt.learn.nets import MLP, softmax
 from schedopt.plan import Plan
 from schedopt.registry import register
 
-DEFAULT_TYPES = ("cnn-rand", "deepspeech2", "dssm", "inception-bn", "kaggle", "resnet50", "resnext110",
+#: the job types of the workloads shipped here: DL2's eight measured models, then Optimus' Table 1 profiles
+DL2_TYPES = ("cnn-text-classification", "dssm", "inception-bn", "resnet-50", "resnext-110", "seq2seq", "vgg-16", "wlm")
+OPTIMUS_TYPES = ("cnn-rand", "deepspeech2", "dssm", "inception-bn", "kaggle", "resnet50", "resnext110",
                  "rnn-lstm-dropout", "seq2seq")
-FEATURES = 5
+DEFAULT_TYPES = tuple(sorted(set(DL2_TYPES) | set(OPTIMUS_TYPES)))
+ROW_FEATURES = 10  # after the type one-hot: remaining, new, rank, share, workers, PS, 3 move flags, present
+GLOBAL_FEATURES = 3
 COUNT_SCALE = 32.0
+MOVES = ((0, 1), (1, 0), (1, 1))  # (d_ps, d_worker): a worker, a PS, both
+LAYOUT = "dl2-per-job-v2"
+#: the policy shipped for the ``dl2`` workload, used by ``--solver dl2`` when its catalogue covers an instance
+SHIPPED = Path(__file__).resolve().parent.parent.parent / "models" / "dl2" / "dl2-policy.npz"
+
+
+@dataclass
+class PolicyNet:
+    """The actor: ``rows`` (F + G → h → h → 3) scores each job's moves, ``stop``
+    (G + F → h → 1) scores stop. Logits (n, 3J + 1) for states (n, J·F + G)."""
+
+    J: int
+    F: int
+    rows: MLP
+    stop: MLP
+
+    def _split(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = len(S)
+        return S[:, :self.J * self.F].reshape(n, self.J, self.F), S[:, self.J * self.F:]
+
+    def forward(self, S: np.ndarray) -> tuple[np.ndarray, tuple[Any, Any]]:
+        n = len(S)
+        R, g = self._split(S)
+        X = np.concatenate([R, np.broadcast_to(g[:, None, :], (n, self.J, g.shape[1]))], axis=2).reshape(n * self.J, -1)
+        move, acts_r = self.rows.forward(X)
+        stop, acts_s = self.stop.forward(np.concatenate([g, pooled_mean(R)], axis=1))
+        return np.concatenate([move.reshape(n, 3 * self.J), stop], axis=1), (acts_r, acts_s)
+
+    def backward(self, cache: tuple[Any, Any], g: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        n = len(g)
+        gW_r, gb_r = self.rows.backward(cache[0], g[:, :3 * self.J].reshape(n * self.J, 3))
+        gW_s, gb_s = self.stop.backward(cache[1], g[:, -1:])
+        return gW_r + gW_s, gb_r + gb_s
+
+    def params(self) -> list[np.ndarray]:
+        return [*self.rows.W, *self.stop.W, *self.rows.b, *self.stop.b]
+
+
+def pooled_mean(R: np.ndarray) -> np.ndarray:
+    """Mean of the rows that hold a job (last feature = 1), (n, J, F) -> (n, F)."""
+    present = R[:, :, -1:]
+    return (R * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1.0)
+
+
+@dataclass
+class ValueNet:
+    """The critic: V(s) from the cluster numbers and the mean and maximum row."""
+
+    J: int
+    F: int
+    net: MLP
+
+    def features(self, S: np.ndarray) -> np.ndarray:
+        n = len(S)
+        R, g = S[:, :self.J * self.F].reshape(n, self.J, self.F), S[:, self.J * self.F:]
+        return np.concatenate([g, pooled_mean(R), R.max(axis=1)], axis=1)
+
+    def forward(self, S: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        return self.net.forward(self.features(S))
+
+    def backward(self, cache: list[np.ndarray], g: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        return self.net.backward(cache, g)
+
+    def params(self) -> list[np.ndarray]:
+        return self.net.params()
 
 
 @dataclass
 class Policy:
-    """A DL2 policy: the networks and the state layout (J jobs, job ``types``)."""
+    """A DL2 policy: the networks and the state layout (J rows, job ``types``)."""
 
     J: int
     types: tuple[str, ...]
-    policy: MLP
-    value: MLP
+    policy: PolicyNet
+    value: ValueNet
 
     @classmethod
-    def create(cls, J: int = 20, types: tuple[str, ...] = DEFAULT_TYPES, hidden: int = 256, seed: int = 0) -> "Policy":
-        d = J * (len(types) + 1 + FEATURES)
-        return cls(J=J, types=tuple(types), policy=MLP.create((d, hidden, hidden, 3 * J + 1), seed=seed),
-                   value=MLP.create((d, hidden, hidden, 1), seed=seed + 1))
+    def create(cls, J: int = 32, types: tuple[str, ...] = DEFAULT_TYPES, hidden: int = 64, seed: int = 0) -> "Policy":
+        F = len(types) + 1 + ROW_FEATURES
+        G = GLOBAL_FEATURES
+        rows = MLP.create((F + G, hidden, hidden, 3), seed=seed)
+        stop = MLP.create((G + F, hidden, 1), seed=seed + 1)
+        value = MLP.create((G + 2 * F, hidden, hidden, 1), seed=seed + 2)
+        return cls(J=J, types=tuple(types), policy=PolicyNet(J, F, rows, stop), value=ValueNet(J, F, value))
+
+    @property
+    def F(self) -> int:
+        return len(self.types) + 1 + ROW_FEATURES
 
     @property
     def n_actions(self) -> int:
         return 3 * self.J + 1
 
+    @property
+    def state_size(self) -> int:
+        return self.J * self.F + GLOBAL_FEATURES
+
+    def with_rows(self, J: int) -> "Policy":
+        """The same networks with J state rows (the row network does not depend on J)."""
+        return Policy(J=J, types=self.types, policy=PolicyNet(J, self.F, self.policy.rows, self.policy.stop),
+                      value=ValueNet(J, self.F, self.value.net))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"layout": np.array(LAYOUT), "J": np.array(self.J), "types": np.array(self.types),
+                **self.policy.rows.to_arrays("rows"), **self.policy.stop.to_arrays("stop"), **self.value.net.to_arrays("v")}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "Policy":
+        J, types = int(arrays["J"]), tuple(str(t) for t in arrays["types"])
+        F = len(types) + 1 + ROW_FEATURES
+        return cls(J=J, types=types, policy=PolicyNet(J, F, MLP.from_arrays(arrays, "rows"), MLP.from_arrays(arrays, "stop")),
+                   value=ValueNet(J, F, MLP.from_arrays(arrays, "v")))
+
     def save(self, path: str | Path) -> None:
-        np.savez(path, J=np.array(self.J), types=np.array(self.types), **self.policy.to_arrays("pi"),
-                 **self.value.to_arrays("v"))
+        np.savez_compressed(path, **self.arrays())
 
     @classmethod
     def load(cls, path: str | Path) -> "Policy":
@@ -70,34 +180,76 @@ class Policy:
                 arrays = {k: z[k] for k in z.files}
         except (OSError, ValueError) as exc:
             raise InputError(str(path), f"cannot read a DL2 policy (.npz): {exc}") from None
-        return cls(J=int(arrays["J"]), types=tuple(str(t) for t in arrays["types"]),
-                   policy=MLP.from_arrays(arrays, "pi"), value=MLP.from_arrays(arrays, "v"))
+        if str(arrays.get("layout", "")) != LAYOUT:
+            raise InputError(str(path), f"layout: not a {LAYOUT} DL2 policy (written by another version of schedopt?); "
+                                        "train one with `schedopt learn`")
+        try:
+            return cls.from_arrays(arrays)
+        except (KeyError, ValueError) as exc:
+            raise InputError(str(path), f"incomplete DL2 policy: {exc}") from None
+
+    def copy(self) -> "Policy":
+        return Policy.from_arrays({k: np.array(v, copy=True) for k, v in self.arrays().items()})
+
+
+def allowed_grid(data: AllocationData, j: int) -> np.ndarray:
+    """(hi0 + 1, hi1 + 1) booleans: which (c0, c1) job j may run with (in bounds, speed defined)."""
+    hi0, hi1 = int(data.hi[j, 0]), int(data.hi[j, 1])
+    C0, C1 = np.meshgrid(np.arange(hi0 + 1), np.arange(hi1 + 1), indexing="ij")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if int(data.n_roles[j]) == 2:
+            step = np.asarray(data.jobs[j].speed.step_time_s(np.maximum(C0, 1), np.maximum(C1, 1)), dtype=float)
+        else:
+            step = np.asarray(data.jobs[j].speed.step_time_s(np.maximum(C0, 1), 0 * C1), dtype=float)
+    ok = np.isfinite(step) & (C0 >= data.lo[j, 0]) & (C1 >= data.lo[j, 1])
+    return np.broadcast_to(ok, C0.shape).copy()
+
+
+def next_config(grid: np.ndarray, c: tuple[int, int], move: tuple[int, int]) -> tuple[int, int] | None:
+    """The nearest allowed configuration from ``c`` along ``move``: more of each
+    role the move names (fewest added tasks, then fewest PS), the same count of
+    the other. None if there is none."""
+    c0, c1 = c
+    if move == (0, 1):
+        col = np.flatnonzero(grid[c0, c1 + 1:])
+        return (c0, c1 + 1 + int(col[0])) if len(col) else None
+    if move == (1, 0):
+        row = np.flatnonzero(grid[c0 + 1:, c1])
+        return (c0 + 1 + int(row[0]), c1) if len(row) else None
+    sub = grid[c0 + 1:, c1 + 1:]
+    if not sub.any():
+        return None
+    a, b = np.nonzero(sub)
+    k = np.lexsort((a, a + b))[0]
+    return c0 + 1 + int(a[k]), c1 + 1 + int(b[k])
 
 
 @dataclass
 class SlotEnv:
-    """One slot's allocation in progress: the admitted jobs at their minimum, grown by actions."""
+    """One slot's allocation in progress: the admitted jobs at their minimum, grown by moves."""
 
     data: AllocationData
     pol: Policy
     rows: list[int]  # job index per state row (arrival order, at most J)
-    counts: np.ndarray  # (J_all, 2) current (ps-slot, worker-slot) counts
+    counts: np.ndarray  # (J_all, 2) current (slot 0, slot 1) counts
     used: np.ndarray  # (R,)
     admitted: list[int]
-    type_onehot: np.ndarray = field(init=False)
-    static: np.ndarray = field(init=False)
+    onehot: np.ndarray = field(init=False)
     inv_cap: np.ndarray = field(init=False)
+    grids: list[np.ndarray] = field(init=False)
+    targets: np.ndarray = field(init=False)  # (rows, 3, 2) next configuration per move, -1: none
 
     def __post_init__(self) -> None:
         self.inv_cap = inverse_capacity(self.data.cap)
         L = len(self.pol.types) + 1
-        self.type_onehot = np.zeros((self.pol.J, L))
-        self.static = np.zeros((self.pol.J, 2))
+        self.onehot = np.zeros((self.pol.J, L))
+        index = {t: k for k, t in enumerate(self.pol.types)}
+        self.grids = []
+        self.targets = np.full((self.pol.J, 3, 2), -1, dtype=np.int64)
         for r, j in enumerate(self.rows):
-            job = self.data.jobs[j]
-            t = self.pol.types.index(job.model) if job.model in self.pol.types else L - 1
-            self.type_onehot[r, t] = 1.0
-            self.static[r] = (np.log10(1.0 + float(self.data.Q[j])) / 10.0, 1.0 if job.new else 0.0)
+            self.onehot[r, index.get(self.data.jobs[j].model or "", L - 1)] = 1.0
+            self.grids.append(allowed_grid(self.data, j))
+            self._refresh(r)
 
     @classmethod
     def start(cls, data: AllocationData, pol: Policy) -> "SlotEnv":
@@ -109,64 +261,78 @@ class SlotEnv:
         order = sorted(admitted, key=lambda j: (data.arrival[j], j))[:pol.J]
         return cls(data=data, pol=pol, rows=order, counts=counts, used=used, admitted=admitted)
 
-    def state(self) -> np.ndarray:
-        dyn = np.zeros((self.pol.J, 3))
-        for r, j in enumerate(self.rows):
-            use = self.counts[j, 0] * self.data.demand[j, 0] + self.counts[j, 1] * self.data.demand[j, 1]
-            dyn[r] = (float((use * self.inv_cap).max()) if self.data.R else 0.0, self.counts[j, 1] / COUNT_SCALE,
-                      self.counts[j, 0] / COUNT_SCALE)
-        return np.concatenate([self.type_onehot, self.static, dyn], axis=1).ravel()
-
-    def _delta(self, a: int) -> tuple[int, np.ndarray] | None:
-        """Action a as (job, (d_ps, d_worker)); None for stop."""
-        if a == 3 * self.pol.J:
-            return None
-        r, kind = divmod(a, 3)
-        return self.rows[r], np.array([(0, 1), (1, 0), (1, 1)][kind])  # worker, PS, both
+    def _refresh(self, r: int) -> None:
+        """Recompute row r's next configurations (moves that exceed capacity are masked later)."""
+        j = self.rows[r]
+        c = (int(self.counts[j, 0]), int(self.counts[j, 1]))
+        two = int(self.data.n_roles[j]) == 2
+        for k, mv in enumerate(MOVES):
+            if not two:  # one-role jobs: the "worker" move grows their only role (slot 0)
+                nxt = next_config(self.grids[r], c, (1, 0)) if k == 0 else None
+            else:
+                nxt = next_config(self.grids[r], c, mv)
+            self.targets[r, k] = nxt if nxt is not None else (-1, -1)
 
     def mask(self) -> np.ndarray:
         m = np.zeros(self.pol.n_actions, dtype=bool)
         m[-1] = True
+        n = len(self.rows)
+        if not n:
+            return m
         limit = self.data.cap + FIT_TOL * np.maximum(1.0, self.data.cap)
-        for r, j in enumerate(self.rows):
-            two = int(self.data.n_roles[j]) == 2
-            for kind, d in enumerate(((0, 1), (1, 0), (1, 1))):
-                if not two:  # one-role jobs: the "worker" action grows their only role (slot 0)
-                    if kind != 0:
-                        continue
-                    d = (1, 0)
-                new = self.counts[j] + d
-                if np.any(new > self.data.hi[j]):
-                    continue
-                extra = d[0] * self.data.demand[j, 0] + d[1] * self.data.demand[j, 1]
-                if np.all(self.used + extra <= limit) and np.isfinite(self.data.time_s(j, *new)):
-                    m[3 * r + kind] = True
+        jobs = np.asarray(self.rows)
+        tg = self.targets[:n]  # (n, 3, 2)
+        delta = np.maximum(tg - self.counts[jobs][:, None, :], 0)  # (n, 3, 2)
+        extra = np.einsum("nkc,ncr->nkr", delta, self.data.demand[jobs])  # (n, 3, R)
+        fits = np.all(self.used + extra <= limit, axis=2) & (tg[:, :, 0] >= 0)
+        m[:3 * n] = fits.ravel()
         return m
+
+    def state(self) -> np.ndarray:
+        J, F = self.pol.J, self.pol.F
+        L = self.onehot.shape[1]
+        R = np.zeros((J, F))
+        R[:, :L] = self.onehot
+        m = self.mask()
+        for r, j in enumerate(self.rows):
+            use = self.counts[j, 0] * self.data.demand[j, 0] + self.counts[j, 1] * self.data.demand[j, 1]
+            two = int(self.data.n_roles[j]) == 2
+            w, p = (self.counts[j, 1], self.counts[j, 0]) if two else (self.counts[j, 0], 0)
+            R[r, L:] = (np.log10(1.0 + float(self.data.Q[j])) / 10.0, 1.0 if self.data.jobs[j].new else 0.0, r / J,
+                        float((use * self.inv_cap).max()) if self.data.R else 0.0, w / COUNT_SCALE, p / COUNT_SCALE,
+                        m[3 * r], m[3 * r + 1], m[3 * r + 2], 1.0)
+        util = self.used * self.inv_cap if self.data.R else np.zeros(1)
+        g = np.array([float(util.max()), float(util.mean()), len(self.admitted) / J])
+        return np.concatenate([R.ravel(), g])
 
     def apply(self, a: int) -> bool:
         """Apply action a; False when it is stop."""
-        mv = self._delta(a)
-        if mv is None:
+        if a == 3 * self.pol.J:
             return False
-        j, d = mv
-        if int(self.data.n_roles[j]) != 2:
-            d = np.array([1, 0])
-        self.counts[j] += d
+        r, k = divmod(a, 3)
+        j = self.rows[r]
+        new = self.targets[r, k]
+        d = new - self.counts[j]
+        self.counts[j] = new
         self.used = self.used + d[0] * self.data.demand[j, 0] + d[1] * self.data.demand[j, 1]
+        self._refresh(r)
         return True
 
-    def poor_action(self) -> int | None:
-        """DL2 §4.3 job-aware exploration: the specified action for a poor state, if any."""
+    def poor_action(self, m: np.ndarray) -> int | None:
+        """DL2 §4.3 job-aware exploration: the specified action for a poor state, if any
+        (a two-role job with workers but one PS, or the reverse, more than 10:1 ... )."""
         for r, j in enumerate(self.rows):
             if int(self.data.n_roles[j]) != 2:
                 continue
             p, w = int(self.counts[j, 0]), int(self.counts[j, 1])
-            if w > 1 and p == 0:
+            if w > 1 and p == 0 and m[3 * r + 1]:
                 return 3 * r + 1
-            if p > 1 and w == 0:
+            if p > 1 and w == 0 and m[3 * r]:
                 return 3 * r
             if (w and p) and (w / p > 10 or p / w > 10):
-                return 3 * r + (1 if w > p else 0)
+                a = 3 * r + (1 if w > p else 0)
+                if m[a]:
+                    return a
         return None
 
     def config(self) -> dict[int, tuple[int, int]]:
@@ -193,9 +359,10 @@ def run_policy(data: AllocationData, pol: Policy, *, rng: np.random.Generator | 
             a = int(np.argmax(probs))
         else:
             a = int(rng.choice(len(probs), p=probs))
-            poor = env.poor_action()
-            if poor is not None and m[poor] and rng.random() < epsilon:
-                a = poor
+            if epsilon and rng.random() < epsilon:
+                poor = env.poor_action(m)
+                if poor is not None:
+                    a = poor
         if record is not None:
             record.append((s, m, a))
         if not env.apply(a):
@@ -204,50 +371,89 @@ def run_policy(data: AllocationData, pol: Policy, *, rng: np.random.Generator | 
 
 
 def teacher_actions(env: SlotEnv, target: dict[int, tuple[int, int]]) -> list[int]:
-    """The action sequence that grows ``env`` to the teacher's counts: per job in
-    arrival order, both while both fall short, then the rest, then stop."""
-    out = []
-    for r, j in enumerate(env.rows):
-        if j not in target:
-            continue
-        p, w = target[j]
-        cp, cw = int(env.counts[j, 0]), int(env.counts[j, 1])
-        both = min(max(p - cp, 0), max(w - cw, 0)) if int(env.data.n_roles[j]) == 2 else 0
-        out += [3 * r + 2] * both
-        if int(env.data.n_roles[j]) == 2:
-            out += [3 * r + 1] * max(p - cp - both, 0) + [3 * r] * max(w - cw - both, 0)
-        else:
-            out += [3 * r] * max(p - cp, 0)
+    """The moves that grow ``env`` toward the teacher's counts, applied to ``env``
+    as they are listed, then stop. Progressive filling: the job with the smallest
+    dominant share among those short of their target moves next (both roles while
+    both fall short, else the one that does); a job whose target no move reaches
+    stops at the nearest configuration below it."""
+    out: list[int] = []
+    rows = [r for r, j in enumerate(env.rows) if j in target]
+    for _ in range(MAX_STEPS_PER_SLOT):
+        m = env.mask()
+        best: tuple[float, int, int] | None = None
+        for r in rows:
+            j = env.rows[r]
+            goal = np.asarray(target[j])
+            short = goal > env.counts[j]
+            if not short.any():
+                continue
+            for k in ((2, 1, 0) if int(env.data.n_roles[j]) == 2 else (0,)):
+                nxt = env.targets[r, k]
+                if m[3 * r + k] and np.all(nxt <= np.maximum(goal, env.counts[j])) and np.any((nxt > env.counts[j]) & short):
+                    use = env.counts[j, 0] * env.data.demand[j, 0] + env.counts[j, 1] * env.data.demand[j, 1]
+                    key = (float((use * env.inv_cap).max()) if env.data.R else 0.0, r, 3 * r + k)
+                    if best is None or key[:2] < best[:2]:
+                        best = key
+                    break
+        if best is None:
+            break
+        out.append(best[2])
+        env.apply(best[2])
     return out + [3 * env.pol.J]
+
+
+@lru_cache(maxsize=4)
+def _shipped(path: str, mtime: float) -> Policy | None:
+    return Policy.load(path)
+
+
+def shipped_policy() -> Policy | None:
+    """The policy under ``models/dl2/`` (trained on the ``dl2`` workload), None if absent."""
+    return _shipped(str(SHIPPED), SHIPPED.stat().st_mtime) if SHIPPED.is_file() else None
+
+
+def covers(pol: Policy, instance: Instance) -> bool:
+    """Whether every job's model is one of the policy's types."""
+    known = set(pol.types)
+    return bool(instance.jobs) and all(job.model in known for job in instance.jobs)
 
 
 @register("dl2", problem="allocation", exact=False, backend="numpy")
 class Dl2:
-    """DL2 learned policy (numpy MLPs): greedy inference of a trained policy (.npz; untrained if none)."""
+    """DL2 learned policy (numpy MLPs): greedy inference of a trained policy (.npz); without
+    one, the shipped policy for the dl2 workload when it knows every job's model, else untrained."""
 
     def __init__(self, *, policy: str | None = None, bound: bool = True):
         self.policy_path = policy
         self.bound = bool(bound)
         self._policy: Policy | None = Policy.load(policy) if policy else None
 
+    def policy_for(self, instance: Instance | None = None) -> tuple[Policy, str]:
+        """The policy to run and where it came from ("file", "shipped", "untrained")."""
+        if self._policy is not None:
+            return self._policy, "file" if self.policy_path else "given"
+        pol = shipped_policy()
+        if pol is not None and (instance is None or covers(pol, instance)):
+            return pol, "shipped"
+        return Policy.create(seed=0), "untrained"
+
     @property
     def policy(self) -> Policy:
-        if self._policy is None:
-            self._policy = Policy.create(seed=0)
-        return self._policy
+        return self.policy_for(None)[0]
 
-    def infer(self, data: AllocationData) -> SlotEnv:
+    def infer(self, data: AllocationData, pol: Policy) -> SlotEnv:
         """One slot's allocation by greedy (argmax) inference."""
-        return run_policy(data, self.policy)
+        return run_policy(data, pol)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_allocation(instance)
-        config = self.infer(data).config()
+        pol, source = self.policy_for(instance)
+        config = self.infer(data, pol).config()
         return heuristic_plan(data, config, sorted(config), solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                               options={"policy": self.policy_path, "bound": self.bound},
                               metrics={"heuristic_seconds": time.perf_counter() - started,
-                                       "trained": self.policy_path is not None}, bound=self.bound)
+                                       "trained": source != "untrained", "policy_source": source}, bound=self.bound)
 
 
 def solver_for(pol: Policy) -> Dl2:

@@ -102,6 +102,25 @@ def _ray() -> Any:
     return ray
 
 
+def start_ray(workers: int | None, address: str | None) -> tuple[Any, bool]:
+    """Ray, initialised: a new local cluster with ``workers`` CPUs (default: the
+    machine's) when ``address`` is None, else the cluster at ``address``. Returns
+    (ray, whether this call started it, so the caller shuts it down)."""
+    ray = _ray()
+    if ray.is_initialized():
+        return ray, False
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    if address is None:
+        kwargs.update(address="local", num_cpus=workers or os.cpu_count() or 1)  # a new cluster, not one already running
+    else:
+        kwargs["address"] = address
+    try:
+        ray.init(**kwargs)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        raise InputError("--address", f"cannot connect to Ray at {address or 'a new local cluster'}: {exc}") from None
+    return ray, True
+
+
 def _run_on_node(cell: dict[str, Any]) -> tuple[dict[str, Any], str]:
     import ray
 
@@ -113,19 +132,7 @@ class OnRay:
     with ``workers`` CPUs (default: the machine's) for this run and stops it after."""
 
     def __init__(self, workers: int | None, address: str | None):
-        self.ray = _ray()
-        self.started = False
-        if not self.ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
-            if address is None:
-                kwargs.update(address="local", num_cpus=workers or os.cpu_count() or 1)  # a new cluster, not one already running
-            else:
-                kwargs["address"] = address
-            try:
-                self.ray.init(**kwargs)
-            except (ConnectionError, ValueError, RuntimeError) as exc:
-                raise InputError("--address", f"cannot connect to Ray at {address or 'a new local cluster'}: {exc}") from None
-            self.started = True
+        self.ray, self.started = start_ray(workers, address)
         self.remote = self.ray.remote(num_cpus=1, max_retries=0)(_run_on_node)
         self.pending: dict[Any, dict[str, Any]] = {}
 
