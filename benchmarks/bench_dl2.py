@@ -1,56 +1,51 @@
-"""DL2 benchmark (issue 7): average JCT of `dl2` vs `drf`, `optimus-greedy` and
-`optimus-milp` on a held-out workload, and training time. Prints markdown.
+"""DL2 benchmark (issue 19): the shipped policy (models/dl2/dl2-policy.npz) against
+`drf` and `optimus-greedy` on held-out `dl2` traces (seeds 10000-10009, never
+trained or validated on). Reads ../shared/data. Prints markdown.
 
-    .venv/bin/python benchmarks/bench_dl2.py
+    .venv/bin/python benchmarks/bench_dl2.py [POLICY.npz]
+
+The policy is trained by the command in models/dl2/README.md.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
+import numpy as np
+
+from schedopt.cli.learning import HELDOUT_SEED
 from schedopt.generate import generate_instance
-from schedopt.learn.dl2 import Policy
-from schedopt.learn.train import evaluate, record_teacher, rl_train, warmup
+from schedopt.learn.dl2 import SHIPPED, Policy, solver_for
 from schedopt.sim import simulate
 
-JOBS, SERVERS, EPISODES, WARMUP = 30, 13, 20, 200
+JOBS, SERVERS, MAX_TASKS, TRACES = 30, 13, 16, 10
 
 
 def main() -> None:
-    train = generate_instance("optimus-workload", jobs=JOBS, servers=SERVERS, seed=1, max_tasks=16)
-    held = generate_instance("optimus-workload", jobs=JOBS, servers=SERVERS, seed=2, max_tasks=16)
-    pol = Policy.create(J=JOBS, hidden=256, seed=0)
-    t0 = time.perf_counter()
-    samples = record_teacher(train, pol, "drf")
-    from schedopt.learn.train import accuracy
-
-    warmup(pol, samples, epochs=WARMUP)
-    warm_s = time.perf_counter() - t0
-    acc = accuracy(pol, samples)
-    warm_jct = evaluate(pol, held).avg_jct_s
-    t0 = time.perf_counter()
-    episodes = [generate_instance("optimus-workload", jobs=JOBS, servers=SERVERS, seed=100 + k, max_tasks=16)
-                for k in range(EPISODES)]
-    curve = rl_train(pol, episodes, seed=0)
-    rl_s = time.perf_counter() - t0
-    updates = sum(c["updates"] for c in curve)
-    rl_jct = evaluate(pol, held).avg_jct_s
-    print(f"### DL2 on a held-out `optimus-workload` ({JOBS} jobs, {SERVERS} servers, seed 2; trained on seed 1 "
-          f"and {EPISODES} RL episodes on seeds 100-{99 + EPISODES})\n")
-    print("| scheduler | avg JCT (h) | vs drf |")
-    print("|---|---|---|")
-    base = simulate(held, "drf").avg_jct_s
-    rows = [("drf", base), ("optimus-greedy", simulate(held, "optimus-greedy").avg_jct_s),
-            ("optimus-milp (per interval)", simulate(held, "optimus-milp").avg_jct_s),
-            ("dl2 after warm-up (teacher drf)", warm_jct), (f"dl2 after warm-up + {EPISODES} RL episodes", rl_jct)]
-    for name, v in rows:
-        print(f"| `{name}` | {v / 3600:.3f} | {v / base:.3f} |")
-    print(f"\nTraining on 2 cores: warm-up ({len(samples)} samples, {WARMUP} epochs, accuracy {acc:.1%}) "
-          f"{warm_s:.1f} s; RL {EPISODES} episodes, {updates} updates of mini-batch 256: {rl_s:.1f} s.\n")
-    print("| RL episode | training avg JCT (h) | reward |")
-    print("|---|---|---|")
-    for c in curve:
-        print(f"| {c['episode']} | {c['avg_jct_s'] / 3600:.3f} | {c['reward']:.2f} |")
+    path = sys.argv[1] if len(sys.argv) > 1 else str(SHIPPED)
+    pol = Policy.load(path)
+    rows = []
+    for k in range(TRACES):
+        wl = generate_instance("dl2", jobs=JOBS, servers=SERVERS, seed=HELDOUT_SEED + k, max_tasks=MAX_TASKS)
+        t0 = time.perf_counter()
+        dl2 = simulate(wl, solver_for(pol)).avg_jct_s
+        dl2_s = time.perf_counter() - t0
+        rows.append((HELDOUT_SEED + k, simulate(wl, "drf").avg_jct_s, simulate(wl, "optimus-greedy").avg_jct_s, dl2, dl2_s))
+    a = np.array([r[1:4] for r in rows])
+    print(f"### DL2 on {TRACES} held-out `dl2` traces ({JOBS} jobs, {SERVERS} servers, max {MAX_TASKS} tasks per role; "
+          f"seeds {HELDOUT_SEED}-{HELDOUT_SEED + TRACES - 1})\n")
+    print("| seed | drf (h) | optimus-greedy (h) | dl2 (h) | dl2 / drf | dl2 / optimus-greedy |")
+    print("|---|---|---|---|---|---|")
+    for seed, drf, opt, dl2, _ in rows:
+        print(f"| {seed} | {drf / 3600:.3f} | {opt / 3600:.3f} | {dl2 / 3600:.3f} | {dl2 / drf:.3f} | {dl2 / opt:.3f} |")
+    m = a.mean(axis=0)
+    print(f"| mean | {m[0] / 3600:.3f} | {m[1] / 3600:.3f} | {m[2] / 3600:.3f} | {m[2] / m[0]:.3f} | {m[2] / m[1]:.3f} |")
+    ratio_drf, ratio_opt = a[:, 2] / a[:, 0], a[:, 2] / a[:, 1]
+    print(f"\nMedian per-trace ratio: dl2/drf {np.median(ratio_drf):.3f} (goal <= 0.75 on >= 10 traces; "
+          f"{int(np.sum(ratio_drf <= 0.75))} of {TRACES} meet it), dl2/optimus-greedy {np.median(ratio_opt):.3f} "
+          f"(goal <= 1.05; {int(np.sum(ratio_opt <= 1.05))} of {TRACES}). Simulating one trace under dl2: "
+          f"median {np.median([r[4] for r in rows]):.2f} s.")
 
 
 if __name__ == "__main__":

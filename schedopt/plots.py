@@ -143,6 +143,10 @@ def plot_learning_curve(curve: list[Any], baselines: dict[str, float | None], pa
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot([c.updates for c in curve], [c.heldout_jct_s / 3600 for c in curve], "o-", ms=3, label="dl2 (greedy policy)")
+    kept = [c for c in curve if getattr(c, "kept", False)]
+    if kept:
+        ax.plot([kept[0].updates], [kept[0].heldout_jct_s / 3600], "*", ms=12, color="C3",
+                label="weights kept (best on validation traces)")
     for (name, v), style in zip(baselines.items(), ("--", ":", "-.")):
         if v is not None:
             ax.axhline(v / 3600, ls=style, color="grey", label=name)

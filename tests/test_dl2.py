@@ -280,3 +280,17 @@ def test_same_seed_same_updates_and_ray_matches_in_process() -> None:
     for other in runs[1:]:
         for key in runs[0]:
             assert np.array_equal(runs[0][key], other[key]), key
+
+
+def test_shipped_policy_is_the_default_where_it_knows_every_model() -> None:
+    """models/dl2/dl2-policy.npz runs when no policy is given and every job's model is one of
+    its types (the dl2 workload's); other instances get the untrained policy, and say so."""
+    from schedopt.learn.dl2 import SHIPPED
+
+    assert SHIPPED.is_file() and Policy.load(SHIPPED).types
+    known = odd_grid_instance()
+    known = known.model_copy(update={"jobs": [j.model_copy(update={"model": "vgg-16"}) for j in known.jobs]})
+    plan = assert_checked(known, schedopt.solve(known, "dl2"))
+    assert plan.metrics["policy_source"] == "shipped" and plan.metrics["trained"] is True
+    plan = assert_checked(odd_grid_instance(), schedopt.solve(odd_grid_instance(), "dl2"))  # model "m": unknown
+    assert plan.metrics["policy_source"] == "untrained" and plan.metrics["trained"] is False

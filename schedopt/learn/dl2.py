@@ -47,6 +47,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.learn.nets import MLP, softmax
 from schedopt.plan import Plan
+from schedopt.profiles import models_dir
 from schedopt.registry import register
 
 #: the job types of the workloads shipped here: DL2's eight measured models, then Optimus' Table 1 profiles
@@ -60,7 +61,7 @@ COUNT_SCALE = 32.0
 MOVES = ((0, 1), (1, 0), (1, 1))  # (d_ps, d_worker): a worker, a PS, both
 LAYOUT = "dl2-per-job-v2"
 #: the policy shipped for the ``dl2`` workload, used by ``--solver dl2`` when its catalogue covers an instance
-SHIPPED = Path(__file__).resolve().parent.parent.parent / "models" / "dl2" / "dl2-policy.npz"
+SHIPPED = models_dir() / "dl2" / "dl2-policy.npz"
 
 
 @dataclass
