@@ -8,7 +8,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from schedopt.cli.common import app, err, fmt, handles_bad_input, out
+from schedopt.cli.common import app, err, handles_bad_input, out
 from schedopt.errors import InputError
 
 #: held-out traces of a generated workload use seeds from here on (training uses 0, 1, 2, ...)
@@ -56,8 +56,8 @@ def learn(
 
     from schedopt.generate import generate_instance
     from schedopt.instance import Instance, load_instance
-    from schedopt.learn.dl2 import Policy
-    from schedopt.learn.train import REWARDS, InProcessActors, RayActors, RLConfig, mean_jct_s, record_teacher, rl_train, warmup
+    from schedopt.learn.dl2 import DEFAULT_TYPES, Policy
+    from schedopt.learn.train import REWARDS, InProcessActors, RayActors, RLConfig, record_teacher, rl_train, warmup
     from schedopt.registry import solver_info
     from schedopt.sim import simulate
 
@@ -96,8 +96,8 @@ def learn(
     if validation and not workload:
         raise InputError("--validation", "validation traces are generated: give --workload")
     val = [gen(VALIDATION_SEED + k) for k in range(validation)]
-    types = sorted({job.model for k in range(max(warmup_traces, 1)) for job in get(k).jobs if job.model}
-                   | set(Policy.create(J=1, hidden=1).types))
+    teach = [get(k) for k in range(warmup_traces)]
+    types = sorted({job.model for wl in teach or [get(0)] for job in wl.jobs if job.model} | set(DEFAULT_TYPES))
     pol = Policy.create(J=state_jobs, types=tuple(types), hidden=hidden, seed=seed)
     cfg = RLConfig(lr=lr, gamma=gamma, entropy=entropy, epsilon=epsilon, reward=reward)
     base = {name: float(np.mean([simulate(w, name, seed=seed).avg_jct_s for w in held])) if held else None
@@ -107,7 +107,7 @@ def learn(
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
                       console=err, transient=True, disable=not err.is_terminal) as bar:
-            samples = record_teacher([get(k) for k in range(warmup_traces)], pol, teacher, seed=seed)
+            samples = record_teacher(teach, pol, teacher, seed=seed)
             t1 = bar.add_task("warm-up", total=warmup_epochs, info="")
             acc = warmup(pol, samples, epochs=warmup_epochs, seed=seed,
                          progress=lambda e, a: bar.update(t1, completed=e, info=f"accuracy {a:.1%}"))

@@ -74,13 +74,9 @@ class PolicyNet:
     rows: MLP
     stop: MLP
 
-    def _split(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        n = len(S)
-        return S[:, :self.J * self.F].reshape(n, self.J, self.F), S[:, self.J * self.F:]
-
     def forward(self, S: np.ndarray) -> tuple[np.ndarray, tuple[Any, Any]]:
         n = len(S)
-        R, g = self._split(S)
+        R, g = split_state(S, self.J, self.F)
         X = np.concatenate([R, np.broadcast_to(g[:, None, :], (n, self.J, g.shape[1]))], axis=2).reshape(n * self.J, -1)
         move, acts_r = self.rows.forward(X)
         stop, acts_s = self.stop.forward(np.concatenate([g, pooled_mean(R)], axis=1))
@@ -94,6 +90,11 @@ class PolicyNet:
 
     def params(self) -> list[np.ndarray]:
         return [*self.rows.W, *self.stop.W, *self.rows.b, *self.stop.b]
+
+
+def split_state(S: np.ndarray, J: int, F: int) -> tuple[np.ndarray, np.ndarray]:
+    """States (n, J·F + G) as rows (n, J, F) and cluster numbers (n, G)."""
+    return S[:, :J * F].reshape(len(S), J, F), S[:, J * F:]
 
 
 def pooled_mean(R: np.ndarray) -> np.ndarray:
@@ -111,8 +112,7 @@ class ValueNet:
     net: MLP
 
     def features(self, S: np.ndarray) -> np.ndarray:
-        n = len(S)
-        R, g = S[:, :self.J * self.F].reshape(n, self.J, self.F), S[:, self.J * self.F:]
+        R, g = split_state(S, self.J, self.F)
         return np.concatenate([g, pooled_mean(R), R.max(axis=1)], axis=1)
 
     def forward(self, S: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -289,12 +289,13 @@ class SlotEnv:
         m[:3 * n] = fits.ravel()
         return m
 
-    def state(self) -> np.ndarray:
+    def state(self, m: np.ndarray | None = None) -> np.ndarray:
+        """The state vector (J·F + G,); ``m`` is :meth:`mask` if the caller has it."""
         J, F = self.pol.J, self.pol.F
         L = self.onehot.shape[1]
         R = np.zeros((J, F))
         R[:, :L] = self.onehot
-        m = self.mask()
+        m = self.mask() if m is None else m
         for r, j in enumerate(self.rows):
             use = self.counts[j, 0] * self.data.demand[j, 0] + self.counts[j, 1] * self.data.demand[j, 1]
             two = int(self.data.n_roles[j]) == 2
@@ -353,7 +354,7 @@ def run_policy(data: AllocationData, pol: Policy, *, rng: np.random.Generator | 
         m = env.mask()
         if not m[:-1].any():
             break
-        s = env.state()
+        s = env.state(m)
         logits, _ = pol.policy.forward(s[None, :])
         probs = softmax(logits, m[None, :])[0]
         if rng is None:
@@ -371,12 +372,13 @@ def run_policy(data: AllocationData, pol: Policy, *, rng: np.random.Generator | 
     return env
 
 
-def teacher_actions(env: SlotEnv, target: dict[int, tuple[int, int]]) -> list[int]:
+def teacher_actions(env: SlotEnv, target: dict[int, tuple[int, int]], record: list | None = None) -> list[int]:
     """The moves that grow ``env`` toward the teacher's counts, applied to ``env``
     as they are listed, then stop. Progressive filling: the job with the smallest
     dominant share among those short of their target moves next (both roles while
     both fall short, else the one that does); a job whose target no move reaches
-    stops at the nearest configuration below it."""
+    stops at the nearest configuration below it. ``record`` collects (state, mask,
+    action) before each move and the final stop."""
     out: list[int] = []
     rows = [r for r, j in enumerate(env.rows) if j in target]
     for _ in range(MAX_STEPS_PER_SLOT):
@@ -397,7 +399,11 @@ def teacher_actions(env: SlotEnv, target: dict[int, tuple[int, int]]) -> list[in
                         best = key
                     break
         if best is None:
+            if record is not None:
+                record.append((env.state(m), m, 3 * env.pol.J))
             break
+        if record is not None:
+            record.append((env.state(m), m, best[2]))
         out.append(best[2])
         env.apply(best[2])
     return out + [3 * env.pol.J]
@@ -437,10 +443,6 @@ class Dl2:
         if pol is not None and (instance is None or covers(pol, instance)):
             return pol, "shipped"
         return Policy.create(seed=0), "untrained"
-
-    @property
-    def policy(self) -> Policy:
-        return self.policy_for(None)[0]
 
     def infer(self, data: AllocationData, pol: Policy) -> SlotEnv:
         """One slot's allocation by greedy (argmax) inference."""

@@ -67,12 +67,10 @@ def record_teacher(workloads: Instance | Sequence[Instance], pol: Policy, teache
             j = index[jid]
             names = data.jobs[j].role_names
             target[j] = (c.get("ps", 0), c.get("worker", 0)) if len(names) == 2 else (c.get(names[0], 0), 0)
-        probe = SlotEnv.start(data, pol)
-        for a in teacher_actions(probe, target):
-            m = env.mask()
-            out.add(env.state(), m, a)
-            if not env.apply(a):
-                break
+        record: list[tuple[np.ndarray, np.ndarray, int]] = []
+        teacher_actions(env, target, record)
+        for sample in record:
+            out.add(*sample)
 
     for wl in [workloads] if isinstance(workloads, Instance) else workloads:
         simulate(wl, teacher, seed=seed, observer=observe, **(sim_options or {}))
@@ -299,7 +297,7 @@ def rl_train(pol: Policy, traces: Callable[[int], Instance] | Sequence[Instance]
         jct = mean_jct_s(pol, heldout, seed=seed, sim_options=sim_options) if heldout else float("nan")
         val = mean_jct_s(pol, validation, seed=seed, sim_options=sim_options) if validation else None
         if val is not None and (best is None or val < best[0]):
-            best = (val, pol.copy().arrays())
+            best = (val, {k: np.array(v) for k, v in pol.arrays().items()})
         rp = train = None
         if trajs:
             train = float(np.mean([t.avg_jct_s for t in trajs]))
@@ -312,7 +310,8 @@ def rl_train(pol: Policy, traces: Callable[[int], Instance] | Sequence[Instance]
     trajs: list[Trajectory] = []
     r = 0
     for r in range(1, rounds + 1):
-        jobs = [(pol.arrays(), get((r - 1) * actors + a), seed * 1_000_003 + (r - 1) * actors + a, cfg, sim_options)
+        weights = pol.arrays()
+        jobs = [(weights, get((r - 1) * actors + a), seed * 1_000_003 + (r - 1) * actors + a, cfg, sim_options)
                 for a in range(actors)]
         trajs = runner.map(jobs)
         stats = learner.update(trajs)
