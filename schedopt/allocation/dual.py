@@ -1,0 +1,351 @@
+"""The Lagrangian dual of the allocation problem, solved in the space of prices.
+
+For prices λ >= 0 on the capacities (Optimus eq. 7), and ν >= 0 on "admit at
+least k jobs" when not every job fits,
+
+    L(λ, ν) = Σ_j min(0?, min_(p,w) [t_j(p, w) + λ·u_j(p, w)] - ν) + ν·k - λ·C
+
+is a lower bound on Σ t_j of every plan admitting k jobs (the 0 only with the
+admission row: a paused job). Its maximum over (λ, ν) equals the LP relaxation
+of the multiple-choice model, so the bound needs no LP with a row per job:
+the dual has R <= 4 prices (plus ν) and is maximised by a stabilised cutting-
+plane method whose master is an LP in R + 2 variables.
+
+The inner minimum is where the configurations are never enumerated. With
+u_j(p, w) = p·N_j + w·O_j, the prices reduce to two per job, α_j = λ·N_j and
+β_j = λ·O_j, and for every form in Optimus eq. 3-4 the priced time at a fixed
+worker count w is a + A/p + B·p with A, B >= 0, convex in p: its integer
+minimum is at ⌊√(A/B)⌋ or ⌈√(A/B)⌉ clamped to the bounds. So one pricing
+costs O(w_max) per job instead of O(p_max·w_max) (64 values instead of 4,096
+at 64 PS and 64 workers). Amdahl's one role is the same with w fixed. Tables
+are enumerated (they are small).
+
+Every L(λ, ν) computed is a valid lower bound whatever the method's accuracy;
+the cutting-plane master's value is an upper bound on the LP optimum over the
+box of prices searched, and the box is enlarged until the master's optimum is
+inside it, so ``upper - bound`` certifies how far the bound is from the LP's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from schedopt.allocation.problem import AllocationData, ChoiceSet, enumerate_choices
+from schedopt.speed import Amdahl, OptimusAsync, OptimusSync
+
+
+@dataclass
+class DualResult:
+    """``bound`` the best L found (a lower bound on Σ t_j); ``upper`` the
+    master's value (an upper bound on the LP optimum, so ``upper - bound``
+    bounds the distance to the LP bound); ``lam`` (R,) and ``nu`` the prices
+    at ``bound``; ``counts`` (J, 2) each job's priced-best configuration there
+    and ``chosen`` (J,) whether the job is admitted at those prices (always
+    with no admission row); ``iterations`` oracle calls."""
+
+    bound: float
+    upper: float
+    lam: np.ndarray
+    nu: float
+    counts: np.ndarray
+    chosen: np.ndarray
+    iterations: int
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def lp_gap(self) -> float:
+        """(upper - bound) / |upper|: how far ``bound`` may be below the LP bound."""
+        return max(0.0, self.upper - self.bound) / max(1e-12, abs(self.upper))
+
+
+class PricingOracle:
+    """min over each job's configurations of t_j + λ·u_j, without enumerating
+    formula jobs. Built once per instance; :meth:`price` costs O(J·w_max)."""
+
+    BLOCK = 256  # jobs priced together
+
+    def __init__(self, data: AllocationData, jobs: np.ndarray | None = None):
+        self.data = data
+        jobs = np.arange(data.J) if jobs is None else np.asarray(jobs, dtype=np.int64)
+        self.jobs = jobs
+        kind = np.full(data.J, -1)
+        for j in jobs.tolist():
+            speed = data.jobs[j].speed
+            two = data.n_roles[j] == 2
+            if isinstance(speed, OptimusSync) and two:
+                kind[j] = 0
+            elif isinstance(speed, OptimusAsync) and two:
+                kind[j] = 1
+            elif isinstance(speed, Amdahl) and not two:
+                kind[j] = 2
+        self.sync = np.flatnonzero(kind == 0)
+        self.asyn = np.flatnonzero(kind == 1)
+        self.amdahl = np.flatnonzero(kind == 2)
+        generic = np.array([j for j in jobs.tolist() if kind[j] < 0], dtype=np.int64)
+        self.generic = generic
+        # tables and other forms: their (pruned) configurations, priced in numpy
+        self.cs: ChoiceSet | None = enumerate_choices(data, generic) if len(generic) else None
+        self.sync_p = self._params(self.sync)
+        self.asyn_p = self._params(self.asyn)
+        self.amdahl_p = self._params(self.amdahl)
+        # restart costs ρ_j (cost t + ρ off the running counts): the running configuration priced apart
+        # (enumerated jobs have ρ in their costs already)
+        self.restart = np.array([j for j in jobs.tolist() if kind[j] >= 0 and data.restarts(j)], dtype=np.int64)
+        if len(self.restart):
+            run = data.running[self.restart]
+            self.run_counts = run
+            self.run_cost = np.array([float(data.jobs[j].speed.step_time_s(int(c[0]), int(c[1]))) * float(data.Q[j])
+                                      if (data.lo[j] <= c).all() and (c <= data.hi[j]).all() else np.inf
+                                      for j, c in zip(self.restart.tolist(), run)])
+            self.run_use = run[:, 0, None] * data.demand[self.restart, 0] + run[:, 1, None] * data.demand[self.restart, 1]
+        self._grids: dict[bool, dict[str, np.ndarray]] = {}
+        self.owned = np.zeros(data.J, dtype=bool)
+        self.owned[jobs] = True
+        if self.cs is not None:
+            self.owned[generic] = np.diff(self.cs.start)[generic] > 0
+
+    def _params(self, jobs: np.ndarray) -> np.ndarray:
+        if not len(jobs):
+            return np.zeros((0, 0))
+        return np.array([self.data.jobs[j].speed.params() for j in jobs.tolist()], dtype=float)
+
+    def price(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(best (J,), counts (J, 2), time_s (J,)): min_k t_k + λ·u_k per job, its
+        configuration and that configuration's t_k alone; +inf and (0, 0) for
+        jobs with none (or not in ``jobs``)."""
+        data = self.data
+        best = np.full(data.J, np.inf)
+        time_s = np.full(data.J, np.inf)
+        counts = np.zeros((data.J, 2), dtype=np.int64)
+        alpha = data.demand[:, 0] @ lam  # (J,) price of one task of the first role
+        beta = data.demand[:, 1] @ lam
+        if len(self.sync):
+            self._two_role(self.sync, self.sync_p, alpha, beta, best, counts, time_s, sync=True)
+        if len(self.asyn):
+            self._two_role(self.asyn, self.asyn_p, alpha, beta, best, counts, time_s, sync=False)
+        if len(self.amdahl):
+            self._one_role(alpha, best, counts, time_s)
+        if self.cs is not None and self.cs.K:
+            cs = self.cs
+            priced = cs.cost + cs.use @ lam
+            nonempty = np.diff(cs.start) > 0
+            owners = np.flatnonzero(nonempty)
+            seg = np.minimum.reduceat(priced, cs.start[:-1][nonempty])
+            # the first configuration attaining each job's minimum
+            hit = priced == seg[np.searchsorted(owners, cs.job)]
+            first = np.full(len(owners), -1)
+            idx = np.flatnonzero(hit)
+            pos = np.searchsorted(owners, cs.job[idx])
+            first[pos[::-1]] = idx[::-1]
+            best[owners] = seg
+            counts[owners] = cs.counts[first]
+            time_s[owners] = cs.cost[first]
+        if len(self.restart):
+            r = self.restart
+            with_rho = best[r] + data.restart_s[r]
+            stay = self.run_cost + self.run_use @ lam
+            better = stay <= with_rho
+            best[r] = np.where(better, stay, with_rho)
+            counts[r] = np.where(better[:, None], self.run_counts, counts[r])
+            time_s[r] = np.where(better, self.run_cost, time_s[r] + data.restart_s[r])
+        return best, counts, time_s
+
+    def _grid(self, jobs: np.ndarray, params: np.ndarray, *, sync: bool) -> dict[str, np.ndarray]:
+        """The price-free parts of a two-role group's priced time a + A/p + B·p
+        at each worker count w (rows: jobs, columns: w from the job's minimum;
+        +inf past its maximum): a = ``base`` (n, W), A = ``A``, B = ``B0`` + α_j."""
+        data = self.data
+        q = data.Q[jobs][:, None]
+        lo1, hi1 = data.lo[jobs, 1], data.hi[jobs, 1]
+        if sync:
+            # eq. 4 is convex in w at fixed p, least at w = √(θ0·M / (θ2/p + θ3)), which grows
+            # with p: past its value at p_max, more workers cost more time and more resources,
+            # at any prices, so those columns are never anyone's best
+            th0, th2, th3, batch = params[:, 0], params[:, 2], params[:, 3], params[:, 5]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                useful = np.ceil(np.sqrt(th0 * batch / (th2 / data.hi[jobs, 0] + th3)))
+            hi1 = np.clip(np.nan_to_num(useful, nan=np.inf, posinf=np.inf), lo1, hi1).astype(np.int64)
+        width = int((hi1 - lo1).max()) + 1
+        w = lo1[:, None] + np.arange(width)[None, :]
+        valid = w <= hi1[:, None]
+        w = np.minimum(w, hi1[:, None]).astype(float)
+        th = [params[:, i][:, None] for i in range(params.shape[1])]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if sync:  # Optimus eq. 4: θ0·M/w + θ1 + θ3·w, then θ2·w/p + θ4·p
+                base = q * (th[0] * th[5] / w + th[1] + th[3] * w)
+                A, B0 = q * th[2] * w, q * th[4] + 0.0 * w
+            else:  # Optimus eq. 3 over w: θ0/w + θ2, then θ1/p + (θ3/w)·p
+                base = q * (th[0] / w + th[2])
+                A, B0 = q * th[1] + 0.0 * w, q * th[3] / w
+        return {"w": w, "base": np.where(valid, base, np.inf), "A": A, "B0": B0,
+                "lo0": data.lo[jobs, 0][:, None].astype(float), "hi0": data.hi[jobs, 0][:, None].astype(float)}
+
+    def _two_role(self, jobs: np.ndarray, params: np.ndarray, alpha: np.ndarray, beta: np.ndarray,
+                  best: np.ndarray, counts: np.ndarray, time_s: np.ndarray, *, sync: bool) -> None:
+        """Each job's best (p, w): at every w the convex a + A/p + B·p is least at
+        ⌊√(A/B)⌋ or the next integer, clamped to [p_min, p_max]."""
+        g = self._grids.get(sync)
+        if g is None:
+            g = self._grids[sync] = self._grid(jobs, params, sync=sync)
+        a_j, b_j = alpha[jobs], beta[jobs]
+        p = np.empty(len(jobs))
+        w = np.empty(len(jobs))
+        for lo in range(0, len(jobs), self.BLOCK):  # row blocks that stay in cache
+            rows = slice(lo, lo + self.BLOCK)
+            A, w_grid = g["A"][rows], g["w"][rows]
+            lo0, hi0 = g["lo0"][rows], g["hi0"][rows]
+            B = g["B0"][rows] + a_j[rows, None]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                star = np.sqrt(A / B)  # B = 0: +inf (or nan when A = 0 too: any p is as good)
+            p_lo = np.floor(np.fmax(np.fmin(star, hi0, out=star), lo0, out=star), out=star)
+            p_hi = np.fmin(p_lo + 1.0, hi0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v_lo = A / p_lo + B * p_lo
+                v_hi = A / p_hi + B * p_hi
+            take_hi = v_hi < v_lo
+            v = np.where(take_hi, v_hi, v_lo)
+            v += g["base"][rows]
+            v += b_j[rows, None] * w_grid
+            k = np.argmin(v, axis=1)
+            r = np.arange(len(k))
+            p[rows] = np.where(take_hi[r, k], p_hi[r, k], p_lo[r, k])
+            w[rows] = w_grid[r, k]
+        formula = OptimusSync.formula if sync else OptimusAsync.formula
+        t = self.data.Q[jobs] * formula(*params.T, p, w)  # the same expression as AllocationData.time_s
+        best[jobs] = t + a_j * p + b_j * w
+        time_s[jobs] = t
+        counts[jobs, 0] = p.astype(np.int64)
+        counts[jobs, 1] = w.astype(np.int64)
+
+    def _one_role(self, alpha: np.ndarray, best: np.ndarray, counts: np.ndarray, time_s: np.ndarray) -> None:
+        data, jobs, params = self.data, self.amdahl, self.amdahl_p
+        q, a_j = data.Q[jobs], alpha[jobs]
+        lo, hi = data.lo[jobs, 0], data.hi[jobs, 0]
+        A = q * params[:, 1]  # Amdahl: q·(serial + parallel/n) + α·n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            star = np.where(a_j > 0, np.sqrt(A / np.where(a_j > 0, a_j, 1.0)), np.where(A > 0, np.inf, 0.0))
+        n_lo = np.clip(np.floor(np.minimum(star, 1e9)), lo, hi)
+        n_hi = np.clip(n_lo + 1, lo, hi)
+        times = [q * Amdahl.formula(params[:, 0], params[:, 1], n, 0) for n in (n_lo, n_hi)]
+        value = [t + a_j * n for t, n in zip(times, (n_lo, n_hi))]
+        take_hi = value[1] < value[0]
+        best[jobs] = np.where(take_hi, value[1], value[0])
+        time_s[jobs] = np.where(take_hi, times[1], times[0])
+        counts[jobs, 0] = np.where(take_hi, n_hi, n_lo).astype(np.int64)
+        counts[jobs, 1] = 0
+
+
+def lagrangian(oracle: PricingOracle, lam: np.ndarray, nu: float = 0.0,
+               admit: int | None = None) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """(L, supergradient (R+1,) in (λ, ν), counts (J, 2), chosen (J,)) at (λ, ν).
+
+    L is summed as Σ t_j + λ·(Σ u_j - C) + ν·(k - |chosen|) over the priced-best
+    configurations, not as Σ (t_j + λ·u_j) - λ·C: at large prices the latter
+    loses the times to cancellation."""
+    data = oracle.data
+    best, counts, time_s = oracle.price(lam)
+    owned = oracle.owned & np.isfinite(best)
+    chosen = owned if admit is None else owned & (best - nu < 0)
+    use = counts[chosen, 0, None] * data.demand[chosen, 0] + counts[chosen, 1, None] * data.demand[chosen, 1]
+    g_lam = use.sum(axis=0) - data.cap
+    g_nu = 0.0 if admit is None else float(admit - chosen.sum())
+    value = float(time_s[chosen].sum() + lam @ g_lam + (nu * g_nu if admit is not None else 0.0))
+    return value, np.concatenate([g_lam, [g_nu]]), counts, chosen
+
+
+def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarray | None = None,
+               rel_tol: float = 1e-4, max_iter: int = 400, lam0: np.ndarray | None = None,
+               oracle: PricingOracle | None = None) -> DualResult:
+    """max over λ >= 0 (and ν >= 0 with ``admit``) of L(λ, ν), by Kelley's cutting
+    planes with in-out stabilisation (query between the best point and the
+    master's). Stops when the master's value is within ``rel_tol`` of the best L.
+    ``jobs`` restricts the problem to those jobs (e.g. the admitted ones)."""
+    import time
+
+    import highspy
+
+    started = time.perf_counter()
+    oracle = oracle or PricingOracle(data, jobs)
+    R = data.R
+    n = R + 1  # λ and ν (ν fixed at 0 without the admission row)
+    # a box for the prices, enlarged whenever the master's optimum touches it
+    base, _, _ = oracle.price(np.zeros(R))
+    finite = np.isfinite(base)
+    scale = max(1.0, float(np.abs(base[finite]).sum())) if finite.any() else 1.0
+    cap = np.where(data.cap > 0, data.cap, 1.0)
+    box = np.concatenate([np.full(R, 4.0 * scale / cap.min()), [4.0 * scale]])
+    if admit is None:
+        box[R] = 0.0
+    cuts_a: list[np.ndarray] = []
+    cuts_b: list[float] = []
+    x = np.zeros(n)
+    if lam0 is not None:
+        x[:R] = np.maximum(lam0, 0.0)
+    best_val, best_x, best_counts, best_chosen = -np.inf, x.copy(), None, None
+    upper = np.inf
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    it = 0
+    center = x.copy()
+    enlarged = 0
+    for it in range(1, max_iter + 1):
+        value, grad, counts, chosen = lagrangian(oracle, x[:R], float(x[R]), admit)
+        if value > best_val:
+            best_val, best_x, best_counts, best_chosen = value, x.copy(), counts, chosen
+            center = x.copy()
+        # cut: L(y) <= value + grad·(y - x) for all y (L concave)
+        cuts_a.append(grad)
+        cuts_b.append(value - float(grad @ x))
+        # master: max z s.t. z - grad_i·y <= b_i, 0 <= y <= box
+        y, upper = _master(h, np.array(cuts_a), np.array(cuts_b), box)
+        if upper - best_val <= rel_tol * max(1.0, abs(upper)):
+            touching = (y >= box * (1 - 1e-9)) & (box > 0)
+            if not touching.any() or enlarged >= 30:
+                break
+            # the optimum may lie past the box: search a larger one. If the master's
+            # value does not grow, its concave model peaks inside the box, so
+            # ``upper`` bounds L everywhere
+            box[touching] *= 8.0
+            enlarged += 1
+            y, wider = _master(h, np.array(cuts_a), np.array(cuts_b), box)
+            if wider - best_val <= rel_tol * max(1.0, abs(wider)):
+                upper = max(upper, wider)
+                break
+            upper = wider
+        x = 0.5 * center + 0.5 * y  # in-out stabilisation: halfway to the master's point
+        if np.allclose(x, center, rtol=1e-12, atol=0.0) or it % 10 == 0:
+            x = y  # when the two meet (or now and then), query the master's point itself
+    result = DualResult(bound=best_val, upper=max(upper, best_val), lam=best_x[:R], nu=float(best_x[R]),
+                        counts=best_counts if best_counts is not None else np.zeros((data.J, 2), dtype=np.int64),
+                        chosen=best_chosen if best_chosen is not None else np.zeros(data.J, dtype=bool),
+                        iterations=it)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _master(h, A: np.ndarray, b: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, float]:
+    """max z s.t. z - A_i·y <= b_i, 0 <= y <= box (HiGHS); returns (y, z)."""
+    import highspy
+
+    m, n = A.shape
+    lp = highspy.HighsLp()
+    lp.num_col_ = n + 1
+    lp.num_row_ = m
+    lp.col_cost_ = np.concatenate([np.zeros(n), [-1.0]])  # minimise -z
+    lp.col_lower_ = np.concatenate([np.zeros(n), [-highspy.kHighsInf]])
+    lp.col_upper_ = np.concatenate([box, [highspy.kHighsInf]])
+    lp.row_lower_ = np.full(m, -highspy.kHighsInf)
+    lp.row_upper_ = b
+    dense = np.hstack([-A, np.ones((m, 1))])  # rows: -A_i·y + z <= b_i
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_ = np.arange(0, m * (n + 1) + 1, n + 1)
+    lp.a_matrix_.index_ = np.tile(np.arange(n + 1), m)
+    lp.a_matrix_.value_ = dense.ravel()
+    h.passModel(lp)
+    h.run()
+    sol = h.getSolution()
+    x = np.array(sol.col_value)
+    return x[:n], float(x[n])
