@@ -60,7 +60,9 @@ def bench_greedy_scale(runs: int) -> dict[str, Any]:
             assert config == config_heap
             solve_s, plan = median_seconds(lambda: schedopt.solve(inst, "optimus-greedy", bound=False), runs)
             bound_s, bplan = median_seconds(lambda: schedopt.solve(inst, "optimus-greedy"), runs)
+            lag_s, lplan = median_seconds(lambda: schedopt.solve(inst, "optimus-lagrange"), runs)
             lp_s, lp = median_seconds(lambda: solve_lp(data, enumerate_choices(data)), 1)
+            assert not schedopt.check(inst, lplan)
             assert not schedopt.check(inst, plan) and not schedopt.check(inst, bplan)
             assert bplan.objective.bound <= lp.bound * (1 + 1e-9)
             out[label] = {
@@ -70,6 +72,8 @@ def bench_greedy_scale(runs: int) -> dict[str, Any]:
                 "bound_seconds": bplan.metrics["bound_seconds"], "bound_iterations": bplan.metrics["bound_iterations"],
                 "column_generation_lp_s": lp_s, "bound_below_lp": (lp.bound - bplan.objective.bound) / lp.bound,
                 "bound_lp_gap_certified": bplan.metrics["bound_lp_gap"], "gap_vs_lp_bound": bplan.objective.gap,
+                "lagrange_s": lag_s, "lagrange_over_greedy": lag_s / bound_s, "lagrange_gap_vs_lp_bound": lplan.objective.gap,
+                "lagrange_tasks": lplan.metrics["tasks"],
             }
     return out
 
@@ -101,8 +105,9 @@ def bench_gap(seeds: int, jobs: int = 50) -> dict[str, Any]:
             inst = generate_instance("optimus", jobs=jobs, servers=servers, seed=1000 + seed)
             exact = schedopt.solve(inst, "optimus-milp")
             assert exact.status == schedopt.Status.OPTIMAL, exact.message
-            for rule in ("skip", "paper"):
-                g = schedopt.solve(inst, "optimus-greedy", stop_rule=rule, priority_factor=1.0)
+            runs = [(rule, schedopt.solve(inst, "optimus-greedy", stop_rule=rule, priority_factor=1.0)) for rule in ("skip", "paper")]
+            runs.append(("lagrange", schedopt.solve(inst, "optimus-lagrange")))
+            for rule, g in runs:
                 assert not schedopt.check(inst, g) and not schedopt.check(inst, exact)
                 same = g.objective.admitted == exact.objective.admitted
                 rows.append({
@@ -111,7 +116,7 @@ def bench_gap(seeds: int, jobs: int = 50) -> dict[str, Any]:
                     "gap_vs_bound": g.objective.gap,
                 })
         summary = {}
-        for rule in ("skip", "paper"):
+        for rule in ("skip", "paper", "lagrange"):
             gaps = [r["gap_vs_opt"] for r in rows if r["rule"] == rule and r["gap_vs_opt"] is not None]
             certified = [r["gap_vs_bound"] for r in rows if r["rule"] == rule and r["gap_vs_bound"] is not None]
             assert all(gp >= -1e-9 for gp in gaps), "a heuristic beat the optimum"
@@ -136,6 +141,11 @@ def markdown(res: dict[str, Any]) -> str:
                          f"{r['solve_no_bound_s']:.3f} | {r['solve_with_bound_s']:.3f} | {r['certified_over_heap']:.2f}x | "
                          f"{r['bound_iterations']} | {100 * r['bound_below_lp']:.5f}% | {r['column_generation_lp_s']:.2f} | "
                          f"{100 * r['gap_vs_lp_bound']:.2f}% |")
+        lines += ["", "| cluster | optimus-greedy + bound (s) | optimus-lagrange (s) | ratio | greedy certified gap | lagrange certified gap | tasks placed by lagrange |",
+                  "|---|---|---|---|---|---|---|"]
+        for label, r in res["greedy_scale"].items():
+            lines.append(f"| {label} | {r['solve_with_bound_s']:.3f} | {r['lagrange_s']:.3f} | {r['lagrange_over_greedy']:.2f}x | "
+                         f"{100 * r['gap_vs_lp_bound']:.3f}% | {100 * r['lagrange_gap_vs_lp_bound']:.4f}% | {r['lagrange_tasks']} |")
         lines.append("")
     if "milp_scale" in res:
         lines += ["| solver | status | gap | seconds (median) | configurations | after dominance | after fixing | presolve (s) |",
@@ -145,14 +155,15 @@ def markdown(res: dict[str, Any]) -> str:
                          f"{r['after_pruning']} | {r['after_fixing']} | {r['presolve_s']:.2f} |")
         lines.append("")
     if "gap" in res:
-        lines += ["| contention | servers (GPUs) for 50 jobs | stop rule | mean gap to optimum | worst gap | mean certified gap (LP) | instances admitting fewer jobs |",
+        lines += ["| contention | servers (GPUs) for 50 jobs | heuristic | mean gap to optimum | worst gap | mean certified gap (LP) | instances admitting fewer jobs |",
                   "|---|---|---|---|---|---|---|"]
         for level, r in res["gap"].items():
             for rule, s in r["by_rule"].items():
-                mg = "-" if s["mean_gap"] is None else f"{100 * s['mean_gap']:.2f}%"
-                wg = "-" if s["worst_gap"] is None else f"{100 * s['worst_gap']:.2f}%"
-                cg = "-" if s["mean_certified_gap"] is None else f"{100 * s['mean_certified_gap']:.2f}%"
-                lines.append(f"| {level} | {r['servers']} ({r['gpus']}) | {rule} | {mg} | {wg} | {cg} | {s['fewer_admitted']}/{s['instances']} |")
+                mg = "-" if s["mean_gap"] is None else f"{100 * s['mean_gap']:.4f}%"
+                wg = "-" if s["worst_gap"] is None else f"{100 * s['worst_gap']:.4f}%"
+                cg = "-" if s["mean_certified_gap"] is None else f"{100 * s['mean_certified_gap']:.4f}%"
+                name = "optimus-lagrange" if rule == "lagrange" else f"optimus-greedy, {rule}"
+                lines.append(f"| {level} | {r['servers']} ({r['gpus']}) | {name} | {mg} | {wg} | {cg} | {s['fewer_admitted']}/{s['instances']} |")
     return "\n".join(lines)
 
 

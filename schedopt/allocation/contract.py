@@ -2,7 +2,8 @@
 job gets under the cluster's total capacity.
 
 Objectives, lexicographic: admit the most jobs, then minimise
-Σ_j Q_j / f_j(p_j, w_j). Solvers: ``optimus-greedy`` (eq. 9), ``optimus-milp``
+Σ_j Q_j / f_j(p_j, w_j). Solvers: ``optimus-greedy`` (eq. 9), ``optimus-lagrange``
+(dual prices, rounding, local search), ``optimus-milp``
 (Pyomo + HiGHS), ``optimus-cpsat``; baselines ``drf``, ``tetris``, ``fifo``,
 ``srtf``; ``dl2`` (learned, registered by :mod:`schedopt.learn`).
 """
@@ -37,7 +38,7 @@ PROBLEM = register_problem(Problem(
     check=check_allocation,
     objective_value=allocation_value,
     solver_modules=("schedopt.allocation.greedy", "schedopt.allocation.milp", "schedopt.allocation.cpsat",
-                    "schedopt.allocation.baselines"),
+                    "schedopt.allocation.baselines", "schedopt.allocation.price_guided"),
     families=dict(FAMILIES),
     rank=100,
 ))

@@ -206,20 +206,23 @@ def fix_by_reduced_cost(cs: ChoiceSet, lag: LagrangeResult, incumbent_value: flo
 
 def heuristic_plan(data: AllocationData, config: dict[int, tuple[int, int]], admitted: list[int], *, solver: str,
                    started: float, seed: int | None, options: dict[str, Any], metrics: dict[str, Any],
-                   bound: bool = True) -> Plan:
+                   bound: bool = True, dual: Any = None) -> Plan:
     """A heuristic's Plan, with the certified bounds when ``bound``: the LP bound
     on the admitted count, and the Lagrangian dual bound on the objective (the
     LP relaxation's value, found in the space of prices without enumerating
     configurations; an admission row when some jobs are paused) when the
     heuristic admitted as many jobs as that bound allows. ``bound_lp_gap`` in
-    the metrics certifies how far it may be below the LP bound."""
+    the metrics certifies how far it may be below the LP bound. ``dual``: a
+    :class:`~schedopt.allocation.dual.DualResult` already solved over every job
+    with no admission row, reused when every job is admitted."""
     from schedopt.allocation.dual import solve_dual
 
     lp_bound = admitted_bound = None
     if bound:
         admitted_bound = admitted_upper_bound(data) if len(admitted) < data.J else data.J
         if admitted_bound == len(admitted) and admitted:
-            dual = solve_dual(data, admit=None if len(admitted) == data.J else len(admitted))
+            if dual is None or len(admitted) < data.J:
+                dual = solve_dual(data, admit=None if len(admitted) == data.J else len(admitted))
             lp_bound = dual.bound
             metrics = {**metrics, "bound_method": "lagrangian-dual", "bound_iterations": dual.iterations,
                        "bound_seconds": dual.seconds, "bound_lp_gap": dual.lp_gap}

@@ -1,0 +1,387 @@
+"""``optimus-lagrange``: the allocation guided by the dual prices, then improved
+by local search; a heuristic whose plan carries the same certified bound.
+
+1. *Admission*: every job when all fit at their minimum, else the ``swap``
+   rule (most jobs, then least Σ t_j at the minimum; ``problem.admit``).
+2. *Prices*: the Lagrangian dual over the admitted jobs (``dual.py``). At its
+   prices λ each job's priced-best configuration is the LP relaxation's choice
+   for every job but at most R fractional ones.
+3. *Rounding*: the configurations at θ·λ for the least θ >= 1 at which they fit
+   (bisection), so the price of each resource rises only as far as needed.
+4. *Filling*: eq. 9's greedy from there into whatever capacity is left.
+5. *Local search*: first-improvement moves until none improves Σ t_j, at most
+   ``max_moves`` of them (a count, so the plan is deterministic; only a
+   ``time_limit`` cuts the search by the clock): add a task that fits; shift one task from a job that
+   loses least to a job that gains most (a 1-for-1 exchange of tasks of any
+   roles, as long as the freed resources make room); trade a job's PS for a
+   worker or back. Each accepted move lowers Σ t_j, so the search ends.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from schedopt.allocation.dual import PricingOracle, solve_dual
+from schedopt.allocation.greedy import greedy_allocate
+from schedopt.allocation.lagrange import heuristic_plan
+from schedopt.allocation.problem import (
+    FIT_TOL,
+    ADMISSION_RULES,
+    AllocationData,
+    _minimum_configurations,
+    admit,
+    compile_allocation,
+)
+from schedopt.errors import InputError
+from schedopt.instance import Instance
+from schedopt.plan import Plan
+from schedopt.registry import register
+from schedopt.speed import Amdahl, OptimusAsync, OptimusSync
+
+
+class _Times:
+    """t_j at arbitrary counts for many jobs at once: the formula forms in numpy,
+    tables and jobs with a restart cost one at a time (``AllocationData.time_s``).
+    Counts outside a job's bounds (or not measured) cost +inf."""
+
+    def __init__(self, data: AllocationData):
+        self.data = data
+        self.groups: list[tuple[np.ndarray, np.ndarray, Any]] = []
+        python = np.ones(data.J, dtype=bool)
+        for form in (OptimusSync, OptimusAsync, Amdahl):
+            jobs = np.array([j for j in range(data.J) if isinstance(data.jobs[j].speed, form) and not data.restarts(j)],
+                            dtype=np.int64)
+            if len(jobs):
+                params = np.array([data.jobs[j].speed.params() for j in jobs.tolist()], dtype=float)
+                self.groups.append((jobs, params, form.formula))
+                python[jobs] = False
+        self.python = np.flatnonzero(python)
+        self.slot = np.full(data.J, -1)
+        self.owner = np.full(data.J, -1)
+        for g, (jobs, _, _) in enumerate(self.groups):
+            self.owner[jobs] = g
+            self.slot[jobs] = np.arange(len(jobs))
+
+    def at(self, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+        """(J,) times with job j at (c0[j], c1[j])."""
+        data = self.data
+        out = np.full(data.J, np.inf)
+        inside = (c0 >= data.lo[:, 0]) & (c0 <= data.hi[:, 0])
+        two = data.n_roles == 2
+        inside &= np.where(two, (c1 >= data.lo[:, 1]) & (c1 <= data.hi[:, 1]), c1 == 0)
+        for jobs, params, formula in self.groups:
+            ok = inside[jobs]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = data.Q[jobs] * formula(*params.T, c0[jobs].astype(float), c1[jobs].astype(float))
+            out[jobs] = np.where(ok, t, np.inf)
+        for j in self.python.tolist():
+            if inside[j]:
+                out[j] = float(data.time_s(j, int(c0[j]), int(c1[j])))
+        return out
+
+    def one(self, j: int, c0: int, c1: int) -> float:
+        data = self.data
+        if not (data.lo[j, 0] <= c0 <= data.hi[j, 0]):
+            return np.inf
+        if data.n_roles[j] == 2 and not (data.lo[j, 1] <= c1 <= data.hi[j, 1]):
+            return np.inf
+        if data.n_roles[j] == 1 and c1 != 0:
+            return np.inf
+        return float(data.time_s(j, c0, c1))
+
+
+def round_at_prices(data: AllocationData, oracle: PricingOracle, lam: np.ndarray, members: np.ndarray,
+                    fallback: np.ndarray) -> np.ndarray:
+    """Counts (J, 2) of the ``members`` at θ·λ for the least θ >= 1 at which they
+    fit (40 bisection steps on a log scale); ``fallback`` (their minimums) when
+    no θ fits."""
+    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+
+    def counts_at(theta: float) -> tuple[np.ndarray, bool]:
+        _, counts, _ = oracle.price(lam * theta)
+        use = (counts[members, 0, None] * data.demand[members, 0] + counts[members, 1, None] * data.demand[members, 1]).sum(axis=0)
+        return counts, bool(np.all(use <= limit))
+
+    counts, ok = counts_at(1.0)
+    if ok:
+        return counts
+    if not np.any(lam > 0):
+        lam = 1.0 / np.where(data.cap > 0, data.cap, np.inf)  # no price yet: start from capacity shares
+    lo_t, hi_t = 1.0, 2.0
+    hi_counts, hi_ok = counts_at(hi_t)
+    while not hi_ok and hi_t < 1e12:
+        lo_t, hi_t = hi_t, hi_t * 4.0
+        hi_counts, hi_ok = counts_at(hi_t)
+    if not hi_ok:
+        return fallback
+    for _ in range(30):
+        if hi_t / lo_t < 1 + 1e-6:
+            break
+        mid = float(np.sqrt(lo_t * hi_t))
+        c, ok = counts_at(mid)
+        if ok:
+            hi_t, hi_counts = mid, c
+        else:
+            lo_t = mid
+    return hi_counts
+
+
+def local_search(data: AllocationData, times: _Times, counts: np.ndarray, members: np.ndarray,
+                 max_moves: int, deadline: float = np.inf,
+                 minimums: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """Improving moves on ``counts`` (J, 2) of the ``members``, in rounds, until
+    no move lowers Σ t_j, ``max_moves`` were made or ``deadline`` (perf_counter)
+    passes. Each round makes the first kind of move that exists, each job in at
+    most one move per round:
+
+    - *add*: one more task where it fits, largest gain first;
+    - *shift*: one task from the job that loses least to the job that gains
+      most, for the pair of task shapes (demand vectors) that improves most,
+      batched: the k-th best gain of one shape pairs with the k-th least loss of
+      the other while it pays and the capacity holds;
+    - *trade*: one PS for one worker in a job, or back;
+    - *replace*: with ``minimums`` (J, 2; -1 rows for jobs that cannot run), a
+      paused job at its minimum takes the place of the admitted job whose
+      Σ t_j it beats most (the count admitted stays).
+
+    Returns (counts, members, moves by kind)."""
+    counts = counts.copy()
+    member = np.zeros(data.J, dtype=bool)
+    member[members] = True
+    demand = data.demand  # (J, 2, R)
+    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    two = data.n_roles == 2
+    slot_ok = np.stack([np.ones(data.J, dtype=bool), two], axis=1)  # (J, 2) the role exists
+    E = np.array([[1, 0], [0, 1]])
+    # task shapes: (job, role) slots with equal demand vectors share a shape
+    _, shape = np.unique(demand.reshape(-1, data.R), axis=0, return_inverse=True) if data.R else (None, np.zeros(2 * data.J, dtype=np.int64))
+    shape = shape.reshape(-1)
+    n_shapes = int(shape.max()) + 1 if len(shape) else 0
+    shape_demand = np.zeros((n_shapes, data.R))
+    shape_demand[shape] = demand.reshape(-1, data.R)
+
+    t = times.at(counts[:, 0], counts[:, 1])
+    up = np.stack([times.at(counts[:, 0] + E[r, 0], counts[:, 1] + E[r, 1]) for r in (0, 1)], axis=1)
+    dn = np.stack([times.at(counts[:, 0] - E[r, 0], counts[:, 1] - E[r, 1]) for r in (0, 1)], axis=1)
+    used = _use(counts, demand, np.flatnonzero(member)).sum(axis=0)
+    moves = {"adds": 0, "shifts": 0, "trades": 0, "replacements": 0}
+    if minimums is not None:
+        can_run = minimums[:, 0] >= 0
+        t_min = np.where(can_run, times.at(np.maximum(minimums[:, 0], 0), np.maximum(minimums[:, 1], 0)), np.inf)
+        use_min = minimums[:, 0, None] * demand[:, 0] + minimums[:, 1, None] * demand[:, 1]
+
+    def refresh(jobs: list[int]) -> None:
+        for j in jobs:
+            c0, c1 = int(counts[j, 0]), int(counts[j, 1])
+            t[j] = times.one(j, c0, c1) if member[j] else np.inf
+            for r in (0, 1):
+                up[j, r] = times.one(j, c0 + E[r, 0], c1 + E[r, 1])
+                dn[j, r] = times.one(j, c0 - E[r, 0], c1 - E[r, 1])
+
+    def tol(x: np.ndarray | float) -> np.ndarray | float:
+        return 1e-12 * np.maximum(1.0, np.abs(x))
+
+    while time.perf_counter() < deadline and sum(moves.values()) < max_moves:
+        budget = max_moves - sum(moves.values())
+        active = member[:, None] & slot_ok
+        with np.errstate(invalid="ignore"):
+            gain = np.where(active, t[:, None] - up, -np.inf)  # (J, 2) Σ t saved by one more task
+            loss = np.where(active, dn - t[:, None], np.inf)  # (J, 2) Σ t lost by one task fewer
+        gain = np.where(gain > tol(t)[:, None], gain, -np.inf)
+        touched: list[int] = []
+        # add: tasks that fit as they are, largest gain first
+        fits = np.all(demand <= (limit - used)[None, None, :], axis=2) & np.isfinite(gain)
+        for idx in np.argsort(-np.where(fits, gain, -np.inf), axis=None, kind="stable")[: int(fits.sum())].tolist():
+            j, r = divmod(idx, 2)
+            if j in touched or len(touched) >= budget or not np.all(used + demand[j, r] <= limit):
+                continue
+            counts[j, r] += 1
+            used += demand[j, r]
+            touched.append(j)
+        if touched:
+            moves["adds"] += len(touched)
+            refresh(touched)
+            continue
+        # shift: the pair of shapes whose best gain beats the other's least loss by most
+        flat_gain, flat_loss = gain.reshape(-1), loss.reshape(-1)
+        best_gain = np.full(n_shapes, -np.inf)
+        np.maximum.at(best_gain, shape, flat_gain)
+        best_loss = np.full(n_shapes, np.inf)
+        np.minimum.at(best_loss, shape, flat_loss)
+        free = limit - used
+        room = np.all(shape_demand[None, :, :] + free[None, None, :] >= shape_demand[:, None, :], axis=2)  # [add, remove]
+        with np.errstate(invalid="ignore"):
+            value = np.where(room, best_gain[:, None] - best_loss[None, :], -np.inf)
+        value = np.where(np.isfinite(value), value, -np.inf)
+        if n_shapes and value.max() > 0:
+            ga, gr = divmod(int(np.argmax(value)), n_shapes)
+            adds = np.flatnonzero((shape == ga) & np.isfinite(flat_gain))
+            adds = adds[np.argsort(-flat_gain[adds], kind="stable")]
+            removes = np.flatnonzero((shape == gr) & np.isfinite(flat_loss))
+            removes = removes[np.argsort(flat_loss[removes], kind="stable")]
+            delta = shape_demand[ga] - shape_demand[gr]  # resources each shift takes
+            i = k = 0
+            while i < len(adds) and k < len(removes) and len(touched) < 2 * budget:
+                ia, ir = int(adds[i]), int(removes[k])
+                j, a = ia // 2, ir // 2
+                if j in touched:
+                    i += 1
+                    continue
+                if a in touched or a == j:
+                    k += 1
+                    continue
+                if not flat_gain[ia] - flat_loss[ir] > tol(t[j]) or not np.all(used + delta <= limit):
+                    break
+                counts[j, ia % 2] += 1
+                counts[a, ir % 2] -= 1
+                used += delta
+                touched += [j, a]
+                moves["shifts"] += 1
+                i += 1
+                k += 1
+            if touched:
+                refresh(touched)
+                continue
+        # trade: one PS for one worker in a job, or back, when it fits and pays
+        jobs = np.flatnonzero(member & two)
+        for r in (0, 1):
+            c0 = counts[jobs, 0] + (1 if r == 0 else -1)
+            c1 = counts[jobs, 1] + (1 if r == 1 else -1)
+            full0, full1 = counts[:, 0].copy(), counts[:, 1].copy()
+            full0[jobs], full1[jobs] = c0, c1
+            traded = times.at(full0, full1)[jobs]
+            delta = demand[jobs, r] - demand[jobs, 1 - r]
+            better = traded < t[jobs] - tol(t[jobs])
+            for j, d in zip(jobs[better].tolist(), delta[better]):
+                if j in touched or len(touched) >= budget or not np.all(used + d <= limit):
+                    continue
+                counts[j, r] += 1
+                counts[j, 1 - r] -= 1
+                used += d
+                touched.append(j)
+        if touched:
+            moves["trades"] += len(touched)
+            refresh(touched)
+            continue
+        if minimums is None:
+            break
+        # replace: a paused job at its minimum for the admitted job with the longest time it beats
+        free = limit - used
+        inside = np.flatnonzero(member)
+        inside = inside[np.argsort(-t[inside], kind="stable")]
+        inside_use = _use(counts, demand, inside)
+        paused = np.flatnonzero(~member & can_run & (t_min < (t[inside[0]] if len(inside) else -np.inf)))
+        for b in paused[np.argsort(t_min[paused], kind="stable")][:256].tolist():
+            longer = t[inside] > t_min[b] + tol(t_min[b])
+            fit = longer & np.all(free[None, :] + inside_use >= use_min[b][None, :], axis=1)
+            if fit.any():
+                a = int(inside[np.argmax(fit)])  # the longest: ``inside`` is by time, descending
+                used += use_min[b] - inside_use[np.argmax(fit)]
+                member[a], member[b] = False, True
+                counts[a] = 0
+                counts[b] = minimums[b]
+                touched = [a, b]
+                break
+        if not touched:
+            break
+        moves["replacements"] += 1
+        refresh(touched)
+    return counts, np.flatnonzero(member), moves
+
+
+def _use(counts: np.ndarray, demand: np.ndarray, jobs: np.ndarray) -> np.ndarray:
+    """Resources (n, R) used by ``jobs`` at ``counts``."""
+    return counts[jobs, 0, None] * demand[jobs, 0] + counts[jobs, 1, None] * demand[jobs, 1]
+
+
+@register("optimus-lagrange", problem="allocation", exact=False, backend="numpy")
+class OptimusLagrange:
+    """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
+
+    def __init__(self, *, admission: str = "swap", max_moves: int = 2000, bound: bool = True):
+        if admission not in ADMISSION_RULES:
+            raise InputError("optimus-lagrange", f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
+        if max_moves < 0:
+            raise InputError("optimus-lagrange", f"max_moves: expected an integer >= 0, got {max_moves!r}")
+        self.admission, self.max_moves, self.bound = admission, int(max_moves), bool(bound)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        started = time.perf_counter()
+        deadline = np.inf if time_limit is None else started + time_limit
+        data = compile_allocation(instance)
+        admitted, _ = admit(data, self.admission)
+        mins, ok = _minimum_configurations(data)
+        minimums = np.where(ok[:, None], mins, -1)
+        metrics: dict[str, Any] = {}
+        config: dict[int, tuple[int, int]] = {}
+        dual = None
+        if admitted:
+            candidates = [np.array(admitted, dtype=np.int64)]
+            if len(admitted) < data.J:  # the dual with an admission row proposes its own set
+                proposed = dual_admission(data, len(admitted), minimums)
+                if proposed is not None and set(proposed.tolist()) != set(admitted):
+                    candidates.append(proposed)
+            best = None
+            for members in candidates:
+                result = self._allocate(data, members, minimums, deadline)
+                if best is None or (len(result[0]), -result[1]) > (len(best[0]), -best[1]):
+                    best = result
+            assert best is not None
+            members, _, counts, metrics = best
+            dual = metrics.pop("dual") if len(members) == data.J else None
+            admitted = sorted(members.tolist())
+            config = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in admitted}
+            metrics.pop("dual", None)
+            metrics["admission_candidates"] = len(candidates)
+        metrics["heuristic_seconds"] = time.perf_counter() - started
+        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
+                              options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound},
+                              metrics=metrics, bound=self.bound, dual=dual)
+
+    def _allocate(self, data: AllocationData, members: np.ndarray, minimums: np.ndarray,
+                  deadline: float) -> tuple[np.ndarray, float, np.ndarray, dict[str, Any]]:
+        """Steps 2-5 for one admitted set: (members, Σ t_j, counts (J, 2), metrics)."""
+        oracle = PricingOracle(data, members)
+        dual = solve_dual(data, oracle=oracle)
+        counts = round_at_prices(data, oracle, dual.lam, members, np.maximum(minimums, 0))
+        rounded = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()}
+        filled, counters = greedy_allocate(data, rounded, priority_factor=1.0)
+        counts = np.zeros((data.J, 2), dtype=np.int64)
+        for j, c in filled.items():
+            counts[j] = c
+        before_search = time.perf_counter()
+        moves = {"adds": 0, "shifts": 0, "trades": 0, "replacements": 0}
+        if self.max_moves:
+            counts, members, moves = local_search(data, _Times(data), counts, members, self.max_moves, deadline,
+                                                  minimums=minimums)
+        total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
+        metrics = {"dual": dual, "dual_iterations": dual.iterations, "tasks_filled": counters["tasks_added"],
+                   **{f"search_{k}": v for k, v in moves.items()}, "search_seconds": time.perf_counter() - before_search}
+        return members, total, counts, metrics
+
+
+def dual_admission(data: AllocationData, k: int, minimums: np.ndarray) -> np.ndarray | None:
+    """The jobs the dual with the admission row "at least ``k`` jobs" admits at its
+    prices, completed (cheapest priced first) or cut (most expensive first) to
+    ``k`` jobs that fit at their minimums; None when they do not fit."""
+    dual = solve_dual(data, admit=k)
+    oracle = PricingOracle(data)
+    best, _, _ = oracle.price(dual.lam)
+    ok = minimums[:, 0] >= 0
+    order = np.flatnonzero(ok)[np.argsort(best[ok] - dual.nu, kind="stable")]
+    chosen = [j for j in order.tolist() if dual.chosen[j]]
+    rest = [j for j in order.tolist() if not dual.chosen[j]]
+    use = minimums[:, 0, None] * data.demand[:, 0] + minimums[:, 1, None] * data.demand[:, 1]
+    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    picked: list[int] = []
+    used = np.zeros(data.R)
+    for j in chosen + rest:
+        if len(picked) == k:
+            break
+        if np.all(used + use[j] <= limit):
+            picked.append(j)
+            used += use[j]
+    return np.array(sorted(picked), dtype=np.int64) if len(picked) == k else None
