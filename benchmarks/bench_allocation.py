@@ -86,7 +86,7 @@ def bench_milp_scale(runs: int) -> dict[str, Any]:
         assert not schedopt.check(inst, plan)
         out[name] = {
             "seconds": secs, "status": plan.status.value, "gap": plan.objective.gap,
-            "configurations": plan.metrics["configurations"], "after_pruning": plan.metrics["after_pruning"],
+            "configurations": plan.metrics["configurations"], "after_pruning": plan.metrics.get("after_pruning", "-"),
             "after_fixing": plan.metrics.get("after_fixing"), "presolve_s": plan.metrics.get("presolve_seconds"),
             "value": plan.objective.value,
         }

@@ -86,3 +86,30 @@ def test_greedy_plans_carry_the_dual_bound() -> None:
     assert plan.metrics["bound_method"] == "lagrangian-dual"
     assert plan.metrics["bound_lp_gap"] <= 1e-4
     assert plan.objective.bound <= plan.objective.value
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_listing_within_a_threshold_keeps_every_undominated_configuration(seed: int) -> None:
+    from schedopt.allocation.dual import enumerate_within
+    from schedopt.allocation.problem import pareto_prune
+
+    inst = (random_tiny_instance(seed) if seed % 3 else _random_running(seed) if seed % 2
+            else generate_instance("optimus", jobs=20, servers=30, seed=seed))
+    data = compile_allocation(inst)
+    oracle = PricingOracle(data)
+    rng = np.random.default_rng(seed)
+    lam = rng.exponential(10.0, data.R)
+    best, _, _ = oracle.price(lam)
+    threshold = best + rng.exponential(50.0)
+    listed = enumerate_within(oracle, lam, threshold)
+    got = {(int(j), int(a), int(b)) for j, (a, b) in zip(listed.job, listed.counts)}
+    full = enumerate_choices(data, prune=False)
+    priced = full.cost + full.use @ lam
+    for j in range(data.J):
+        s = full.of(j)
+        undominated = pareto_prune(full.counts[s], full.cost[s])
+        for k in np.flatnonzero(undominated):
+            c = full.counts[s][k]
+            if priced[s][k] <= threshold[j]:
+                assert (j, int(c[0]), int(c[1])) in got
+    assert np.all(listed.cost + listed.use @ lam <= threshold[listed.job] * (1 + 1e-8) + 1e-8)

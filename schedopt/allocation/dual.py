@@ -349,3 +349,113 @@ def _master(h, A: np.ndarray, b: np.ndarray, box: np.ndarray) -> tuple[np.ndarra
     sol = h.getSolution()
     x = np.array(sol.col_value)
     return x[:n], float(x[n])
+
+
+def enumerate_within(oracle: PricingOracle, lam: np.ndarray, threshold: np.ndarray) -> ChoiceSet:
+    """Every configuration k of each job j with t_k + λ·u_k <= ``threshold[j]``
+    (J,), without enumerating the others: at each worker count the priced time
+    a + A/p + B·p is convex in p, so its p's form the interval between the roots
+    of B·p² - (T - a)·p + A = 0. The interval is widened by one on each side and
+    every candidate is then priced exactly, so rounding cannot lose one.
+    Tables and jobs with a restart cost are enumerated and filtered."""
+    data = oracle.data
+    R = data.R
+    with np.errstate(invalid="ignore"):
+        threshold = np.where(np.isfinite(threshold), threshold + 1e-9 * np.maximum(1.0, np.abs(threshold)), threshold)  # keep the ties: extra configurations are harmless
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (job, c0, c1)
+    alpha = data.demand[:, 0] @ lam
+    beta = data.demand[:, 1] @ lam
+    restart = set(oracle.restart.tolist())
+    for sync, jobs, params in ((True, oracle.sync, oracle.sync_p), (False, oracle.asyn, oracle.asyn_p)):
+        plain = np.array([j for j in jobs.tolist() if j not in restart], dtype=np.int64)
+        if not len(plain):
+            continue
+        keep = np.isin(jobs, plain)
+        g = oracle._grid(plain, params[keep], sync=sync)
+        B = g["B0"] + alpha[plain][:, None]
+        c = threshold[plain][:, None] - g["base"] - beta[plain][:, None] * g["w"]  # what A/p + B·p may cost
+        A = g["A"]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            disc = c * c - 4.0 * A * B
+            root = np.sqrt(np.maximum(disc, 0.0))
+            lo_p = np.where(B > 0, (c - root) / (2.0 * B), np.where(c > 0, A / c, np.inf))
+            hi_p = np.where(B > 0, (c + root) / (2.0 * B), np.inf)
+        ok = np.isfinite(g["base"]) & (c > 0) & (disc >= 0) | ((B <= 0) & (c > 0))
+        first = np.maximum(np.floor(np.nan_to_num(lo_p, nan=np.inf, posinf=1e9)) - 1, g["lo0"])
+        last = np.minimum(np.ceil(np.nan_to_num(hi_p, nan=-np.inf, posinf=1e9)) + 1, g["hi0"])
+        n = np.where(ok & (last >= first), last - first + 1, 0).astype(np.int64)
+        rows, cols = np.nonzero(n)
+        counts_n = n[rows, cols]
+        job = np.repeat(plain[rows], counts_n)
+        offset = np.arange(counts_n.sum()) - np.repeat(np.cumsum(counts_n) - counts_n, counts_n)
+        p = np.repeat(first[rows, cols], counts_n) + offset
+        w = np.repeat(g["w"][rows, cols], counts_n)
+        parts.append((job, p.astype(np.int64), w.astype(np.int64)))
+    if len(oracle.amdahl):
+        jobs = np.array([j for j in oracle.amdahl.tolist() if j not in restart], dtype=np.int64)
+        if len(jobs):
+            width = int((data.hi[jobs, 0] - data.lo[jobs, 0]).max()) + 1
+            n = data.lo[jobs, 0][:, None] + np.arange(width)[None, :]
+            inside = n <= data.hi[jobs, 0][:, None]
+            r, k = np.nonzero(inside)
+            parts.append((jobs[r], n[r, k].astype(np.int64), np.zeros(len(r), dtype=np.int64)))
+    # tables and jobs with a restart cost: enumerate them
+    others = np.array(sorted(set(oracle.generic.tolist()) | restart), dtype=np.int64)
+    cs_other = enumerate_choices(data, others, prune=False) if len(others) else None
+    job = np.concatenate([x[0] for x in parts]) if parts else np.zeros(0, dtype=np.int64)
+    c0 = np.concatenate([x[1] for x in parts]) if parts else np.zeros(0, dtype=np.int64)
+    c1 = np.concatenate([x[2] for x in parts]) if parts else np.zeros(0, dtype=np.int64)
+    cost = np.empty(len(job))
+    for form, group in ((OptimusSync, oracle.sync), (OptimusAsync, oracle.asyn), (Amdahl, oracle.amdahl)):
+        mask = np.isin(job, group)
+        if mask.any():
+            params = _rows(oracle, form)[np.searchsorted(group, job[mask])]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cost[mask] = data.Q[job[mask]] * form.formula(*params.T, c0[mask].astype(float), c1[mask].astype(float))
+    if cs_other is not None and cs_other.K:
+        job = np.concatenate([job, cs_other.job])
+        c0 = np.concatenate([c0, cs_other.counts[:, 0]])
+        c1 = np.concatenate([c1, cs_other.counts[:, 1]])
+        cost = np.concatenate([cost, cs_other.cost])
+    use = c0[:, None] * data.demand[job, 0] + c1[:, None] * data.demand[job, 1] if len(job) else np.zeros((0, R))
+    priced = cost + use @ lam
+    keep = np.isfinite(cost) & (priced <= threshold[job])
+    order = np.lexsort((c1[keep], c0[keep], job[keep]))
+    job, c0, c1, cost, use = job[keep][order], c0[keep][order], c1[keep][order], cost[keep][order], use[keep][order]
+    start = np.concatenate([[0], np.cumsum(np.bincount(job, minlength=data.J))])
+    grid = int(np.prod(np.maximum(data.hi - data.lo + 1, 1), axis=1)[oracle.jobs].sum())
+    cs = ChoiceSet(job=job, counts=np.stack([c0, c1], axis=1), cost=cost, use=use, start=start, enumerated=grid)
+    return cs.subset(undominated(cs))
+
+
+def undominated(cs: ChoiceSet, block: int = 64) -> np.ndarray:
+    """Mask of the configurations no other of the same job dominates (no more
+    tasks of either role, no more time; ``problem.pareto_prune``), all jobs at
+    once: each job's configurations padded to a square of pairwise comparisons
+    (jobs with more than ``block`` of them one at a time)."""
+    from schedopt.allocation.problem import pareto_prune
+
+    size = np.diff(cs.start)
+    keep = np.ones(cs.K, dtype=bool)
+    small = np.flatnonzero((size > 1) & (size <= block))
+    if len(small):
+        m = int(size[small].max())
+        idx = cs.start[small][:, None] + np.arange(m)[None, :]
+        valid = np.arange(m)[None, :] < size[small][:, None]
+        idx = np.where(valid, idx, 0)
+        c0, c1 = cs.counts[idx, 0], cs.counts[idx, 1]
+        cost = np.where(valid, cs.cost[idx], np.inf)
+        # dom[j, a, b]: configuration b dominates a
+        dom = (c0[:, None, :] <= c0[:, :, None]) & (c1[:, None, :] <= c1[:, :, None]) & (cost[:, None, :] <= cost[:, :, None])
+        dom &= valid[:, None, :] & ~np.eye(m, dtype=bool)[None]
+        gone = dom.any(axis=2) & valid
+        keep[idx[gone]] = False
+    for j in np.flatnonzero(size > block).tolist():
+        s = cs.of(j)
+        keep[s] = pareto_prune(cs.counts[s], cs.cost[s])
+    return keep
+
+
+def _rows(oracle: PricingOracle, form: type) -> np.ndarray:
+    """The parameter rows of the oracle's jobs of ``form``, in their (sorted) order."""
+    return {OptimusSync: oracle.sync_p, OptimusAsync: oracle.asyn_p, Amdahl: oracle.amdahl_p}[form]

@@ -22,12 +22,14 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from schedopt.allocation.dual import PricingOracle, enumerate_within, solve_dual
 from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.problem import (
     AllocationData,
     ChoiceSet,
     admit_smallest_first,
+    _minimum_configurations,
     admitted_upper_bound,
     all_fit_at_minimum,
     count_minimal,
@@ -129,6 +131,69 @@ def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], incumb
     return reduced, float(lag.bound), best
 
 
+def _price_space(data: AllocationData) -> bool:
+    """Whether the configurations can be priced without enumeration (``dual.py``):
+    the allocation problem itself, whose costs are Optimus eq. 3-4 / Amdahl / tables."""
+    return type(data) is AllocationData and data.problem == "allocation"
+
+
+def _count_minimal_choices(data: AllocationData, oracle: PricingOracle) -> ChoiceSet:
+    """Each job's count-minimal configurations (stage 1): the lower bounds for the
+    formula forms, the enumerated tables' minimal points for the others."""
+    formula = np.array([j for j in oracle.jobs.tolist() if j not in set(oracle.generic.tolist())], dtype=np.int64)
+    generic = enumerate_choices(data, oracle.generic) if len(oracle.generic) else None
+    if generic is not None:
+        generic = generic.subset(count_minimal(generic))
+    job = np.concatenate([formula, generic.job if generic is not None else np.zeros(0, dtype=np.int64)])
+    counts = np.concatenate([data.lo[formula] * np.stack([np.ones(len(formula)), data.n_roles[formula] == 2], axis=1).astype(np.int64),
+                             generic.counts if generic is not None else np.zeros((0, 2), dtype=np.int64)])
+    cost = np.array([float(data.time_s(int(j), int(c[0]), int(c[1]))) for j, c in zip(formula.tolist(), counts[: len(formula)])])
+    cost = np.concatenate([cost, generic.cost if generic is not None else np.zeros(0)])
+    order = np.argsort(job, kind="stable")
+    job, counts, cost = job[order], counts[order], cost[order]
+    use = counts[:, 0, None] * data.demand[job, 0] + counts[:, 1, None] * data.demand[job, 1]
+    start = np.concatenate([[0], np.cumsum(np.bincount(job, minlength=data.J))])
+    return ChoiceSet(job=job, counts=counts, cost=cost, use=use, start=start, enumerated=len(job))
+
+
+def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics: dict[str, Any],
+                           incumbents: list[dict[int, tuple[int, int]]], admit: int | None = None,
+                           ) -> tuple[ChoiceSet, float, dict[int, tuple[int, int]]]:
+    """Reduced-cost fixing without enumerating: the dual's prices (``dual.py``),
+    the best incumbent (``optimus-lagrange``'s allocation of the admitted set among
+    them), then only the configurations k of job j with L + rc_k <= UB are listed
+    (``enumerate_within``). Returns the choices, the bound L and the incumbent."""
+    from schedopt.allocation.price_guided import OptimusLagrange, dual_admission
+
+    t0 = time.perf_counter()
+    candidates = [c for c in incumbents if c and (admit is None or len(c) >= admit)]
+    mins, ok = _minimum_configurations(data)
+    minimums = np.where(ok[:, None], mins, -1)
+    member_sets = {tuple(sorted(c)) for c in candidates}
+    if admit is not None:  # the set the dual with the admission row proposes (as optimus-lagrange does)
+        proposed = dual_admission(data, admit, minimums)
+        if proposed is not None:
+            member_sets.add(tuple(proposed.tolist()))
+    for members in sorted(member_sets):
+        got, _, counts, _ = OptimusLagrange()._allocate(data, np.array(members, dtype=np.int64), minimums, np.inf)
+        candidates.append({int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in got.tolist()})
+    best = min(candidates, key=lambda c: _cost(data, c))
+    incumbent = _cost(data, best)
+    dual = solve_dual(data, admit=admit, oracle=oracle, rel_tol=1e-9, max_iter=200)
+    slack = max(0.0, incumbent - dual.bound)
+    priced, _, _ = oracle.price(dual.lam)
+    if admit is None:
+        threshold = priced + slack
+    else:  # rc_k = (priced_k - ν) - min(0, priced_j - ν)
+        threshold = slack + dual.nu + np.minimum(0.0, priced - dual.nu)
+    reduced = enumerate_within(oracle, dual.lam, np.where(np.isfinite(priced), threshold, -np.inf))
+    metrics.update({
+        "lp_bound": dual.bound, "lp_rounds": dual.iterations, "lp_method": "lagrangian-dual", "incumbent": incumbent,
+        "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
+    })
+    return reduced, float(dual.bound), best
+
+
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
                 seed: int | None, options: dict[str, Any],
                 compile: Callable[[Instance], AllocationData] = compile_allocation,
@@ -169,9 +234,17 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT,
                     message=f"time limit reached before enumerating {grid:,} configurations "
                             f"(about {ENUMERATE_SECONDS_PER_CONFIGURATION * grid:.2g} s); the heuristic's plan is returned")
-    cs = enumerate_choices(data)
-    candidates = int(len(np.unique(cs.job)))
-    metrics.update({"configurations": int(cs.enumerated), "after_pruning": int(cs.K)})
+    oracle: PricingOracle | None = None
+    if _price_space(data):  # nothing enumerated: the jobs are priced (dual.py)
+        oracle = PricingOracle(data)
+        base, _, _ = oracle.price(np.zeros(data.R))
+        candidates = int((oracle.owned & np.isfinite(base)).sum())
+        cs = None
+        metrics.update({"configurations": grid})
+    else:
+        cs = enumerate_choices(data)
+        candidates = int(len(np.unique(cs.job)))
+        metrics.update({"configurations": int(cs.enumerated), "after_pruning": int(cs.K)})
     if candidates == 0:
         return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=0,
                     message="no job can run: none has an allowed configuration that fits the cluster")
@@ -192,12 +265,13 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     every_job = candidates == data.J and all_fit_at_minimum(data)
     k_min, admitted_bound, admit_proven = data.J, data.J, True
     stage1: list[int] | None = None
+    stage1_incumbent: dict[int, tuple[int, int]] = {}
     if not every_job:
         if expired():
             return stopped("before stage 1 (max admitted jobs)")
         # stage 1 needs only each job's count-minimal configurations: a job admitted in any
         # configuration fits in one of those too (demands are non-negative)
-        cs_min = cs.subset(count_minimal(cs))
+        cs_min = cs.subset(count_minimal(cs)) if cs is not None else _count_minimal_choices(data, oracle)  # type: ignore[arg-type]
         metrics["admit_configurations"] = int(cs_min.K)
         hint = cs_min.indices_present({j: min_configuration(data, j) for j in best}) or None  # type: ignore[misc]
         if deadline is not None and deadline - time.perf_counter() < getattr(backend, "seconds_per_choice", 0.0) * cs_min.K:
@@ -226,15 +300,29 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                         message="no job fits the cluster at its minimum")
         if len(best) < k_min:
             best = stage1_config  # stage 1 admits more: its plan is the better incumbent
-        present = cs.indices_present(stage1_config)
-        stage1 = present if len(present) == len(stage1_config) else None
+        if cs is not None:
+            present = cs.indices_present(stage1_config)
+            stage1 = present if len(present) == len(stage1_config) else None
+        else:
+            stage1_incumbent = stage1_config
         if expired():
             return stopped("after stage 1 (max admitted jobs)", admitted_bound=admitted_bound)
 
-    if expired() or (deadline is not None and deadline - time.perf_counter() < LP_SECONDS_PER_CHOICE * cs.K):
-        return stopped(f"before the LP bound (about {LP_SECONDS_PER_CHOICE * cs.K:.2g} s for {cs.K:,} configurations)",
-                       admitted_bound=admitted_bound)
-    cs, lp_bound, best = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min, stage1=stage1)
+    if cs is None:
+        if expired():
+            return stopped("before the dual bound", admitted_bound=admitted_bound)
+        incumbents = [best] if every_job or len(best) >= k_min else []
+        if not every_job:
+            incumbents.append(stage1_incumbent)
+        cs, lp_bound, reduced_best = _reduce_in_price_space(data, oracle, metrics, incumbents,  # type: ignore[arg-type]
+                                                            admit=None if every_job else k_min)
+        if len(reduced_best) >= len(best):
+            best = reduced_best
+    else:
+        if expired() or (deadline is not None and deadline - time.perf_counter() < LP_SECONDS_PER_CHOICE * cs.K):
+            return stopped(f"before the LP bound (about {LP_SECONDS_PER_CHOICE * cs.K:.2g} s for {cs.K:,} configurations)",
+                           admitted_bound=admitted_bound)
+        cs, lp_bound, best = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min, stage1=stage1)
     build_s = getattr(backend, "seconds_per_choice", 0.0) * cs.K
     if expired() or (deadline is not None and deadline - time.perf_counter() < build_s):
         return stopped(f"after the LP bound (building the model would take about {build_s:.2g} s for {cs.K:,} configurations)",
