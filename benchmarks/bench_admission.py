@@ -48,7 +48,35 @@ def main(seeds: int = 10) -> None:
             adm, _ = admit(data, rule)
             times.append(time.perf_counter() - t0)
         print(f"| `{rule}` | {statistics.median(times):.3f} | {len(adm)} |")
+    print()
+    random_mixed()
+
+
+def random_mixed(n: int = 12, jobs: int = 150) -> None:
+    """Admitted counts on random mixed instances (every speed form, cpu and gpu
+    demands of 1-3, capacity from ample to scarce) against optimus-milp's."""
+    from schedopt.testing.instances import random_tiny_instance
+
+    print(f"| {jobs} random mixed jobs, seeds 5000..{5000 + n - 1} | instances where not all fit | "
+          "`smallest` ÷ optimum (min, mean) | `swap` ÷ optimum | `optimus-lagrange` ÷ optimum |")
+    print("|---|---|---|---|---|")
+    ratios: dict[str, list[float]] = {"smallest": [], "swap": [], "lagrange": []}
+    for seed in range(5000, 5000 + n):
+        inst = random_tiny_instance(seed, n_jobs=jobs)
+        data = compile_allocation(inst)
+        best = schedopt.solve(inst, "optimus-milp", time_limit=60).objective.admitted
+        if best in (0, data.J):
+            continue
+        got = {"smallest": len(admit(data, "smallest")[0]), "swap": len(admit(data, "swap")[0]),
+               "lagrange": schedopt.solve(inst, "optimus-lagrange").objective.admitted}
+        for k, v in got.items():
+            ratios[k].append(v / best)
+    cells = " | ".join(f"{min(v):.3f}, {statistics.mean(v):.3f}" for v in ratios.values())
+    print(f"| | {len(ratios['swap'])} | {cells} |")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--only", "random"]:
+        random_mixed()
+    else:
+        main()
