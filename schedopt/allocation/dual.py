@@ -28,6 +28,7 @@ inside it, so ``upper - bound`` certifies how far the bound is from the LP's.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -263,8 +264,6 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
     planes with in-out stabilisation (query between the best point and the
     master's). Stops when the master's value is within ``rel_tol`` of the best L.
     ``jobs`` restricts the problem to those jobs (e.g. the admitted ones)."""
-    import time
-
     import highspy
 
     started = time.perf_counter()

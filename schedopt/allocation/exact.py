@@ -29,7 +29,6 @@ from schedopt.allocation.problem import (
     AllocationData,
     ChoiceSet,
     admit_smallest_first,
-    _minimum_configurations,
     admitted_upper_bound,
     all_fit_at_minimum,
     count_minimal,
@@ -140,7 +139,7 @@ def _price_space(data: AllocationData) -> bool:
 def _count_minimal_choices(data: AllocationData, oracle: PricingOracle) -> ChoiceSet:
     """Each job's count-minimal configurations (stage 1): the lower bounds for the
     formula forms, the enumerated tables' minimal points for the others."""
-    formula = np.array([j for j in oracle.jobs.tolist() if j not in set(oracle.generic.tolist())], dtype=np.int64)
+    formula = np.setdiff1d(oracle.jobs, oracle.generic)
     generic = enumerate_choices(data, oracle.generic) if len(oracle.generic) else None
     if generic is not None:
         generic = generic.subset(count_minimal(generic))
@@ -163,23 +162,21 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
     the best incumbent (``optimus-lagrange``'s allocation of the admitted set among
     them), then only the configurations k of job j with L + rc_k <= UB are listed
     (``enumerate_within``). Returns the choices, the bound L and the incumbent."""
-    from schedopt.allocation.price_guided import OptimusLagrange, dual_admission
+    from schedopt.allocation.price_guided import allocate_at_prices, dual_admission, minimum_counts
 
     t0 = time.perf_counter()
+    dual = solve_dual(data, admit=admit, oracle=oracle, rel_tol=1e-9, max_iter=200)
     candidates = [c for c in incumbents if c and (admit is None or len(c) >= admit)]
-    mins, ok = _minimum_configurations(data)
-    minimums = np.where(ok[:, None], mins, -1)
+    minimums = minimum_counts(data)
     member_sets = {tuple(sorted(c)) for c in candidates}
     if admit is not None:  # the set the dual with the admission row proposes (as optimus-lagrange does)
-        proposed = dual_admission(data, admit, minimums)
+        proposed = dual_admission(data, admit, minimums, oracle=oracle, dual=dual)
         if proposed is not None:
             member_sets.add(tuple(proposed.tolist()))
     for members in sorted(member_sets):
-        got, _, counts, _ = OptimusLagrange()._allocate(data, np.array(members, dtype=np.int64), minimums, np.inf)
-        candidates.append({int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in got.tolist()})
+        candidates.append(allocate_at_prices(data, np.array(members, dtype=np.int64), minimums, max_moves=2000).config())
     best = min(candidates, key=lambda c: _cost(data, c))
     incumbent = _cost(data, best)
-    dual = solve_dual(data, admit=admit, oracle=oracle, rel_tol=1e-9, max_iter=200)
     slack = max(0.0, incumbent - dual.bound)
     priced, _, _ = oracle.price(dual.lam)
     if admit is None:

@@ -20,11 +20,12 @@ by local search; a heuristic whose plan carries the same certified bound.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from schedopt.allocation.dual import PricingOracle, solve_dual
+from schedopt.allocation.dual import DualResult, PricingOracle, solve_dual
 from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.lagrange import heuristic_plan
 from schedopt.allocation.problem import (
@@ -59,11 +60,6 @@ class _Times:
                 self.groups.append((jobs, params, form.formula))
                 python[jobs] = False
         self.python = np.flatnonzero(python)
-        self.slot = np.full(data.J, -1)
-        self.owner = np.full(data.J, -1)
-        for g, (jobs, _, _) in enumerate(self.groups):
-            self.owner[jobs] = g
-            self.slot[jobs] = np.arange(len(jobs))
 
     def at(self, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
         """(J,) times with job j at (c0[j], c1[j])."""
@@ -313,8 +309,7 @@ class OptimusLagrange:
         deadline = np.inf if time_limit is None else started + time_limit
         data = compile_allocation(instance)
         admitted, _ = admit(data, self.admission)
-        mins, ok = _minimum_configurations(data)
-        minimums = np.where(ok[:, None], mins, -1)
+        minimums = minimum_counts(data)
         metrics: dict[str, Any] = {}
         config: dict[int, tuple[int, int]] = {}
         dual = None
@@ -324,51 +319,70 @@ class OptimusLagrange:
                 proposed = dual_admission(data, len(admitted), minimums)
                 if proposed is not None and set(proposed.tolist()) != set(admitted):
                     candidates.append(proposed)
-            best = None
-            for members in candidates:
-                result = self._allocate(data, members, minimums, deadline)
-                if best is None or (len(result[0]), -result[1]) > (len(best[0]), -best[1]):
-                    best = result
-            assert best is not None
-            members, _, counts, metrics = best
-            dual = metrics.pop("dual") if len(members) == data.J else None
-            admitted = sorted(members.tolist())
-            config = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in admitted}
-            metrics.pop("dual", None)
-            metrics["admission_candidates"] = len(candidates)
+            results = [allocate_at_prices(data, members, minimums, max_moves=self.max_moves, deadline=deadline)
+                       for members in candidates]
+            best = max(results, key=lambda r: (len(r.members), -r.total_s))  # the first among equals
+            dual = best.dual if len(best.members) == data.J else None  # the plan's bound when it covers every job
+            admitted = sorted(best.members.tolist())
+            config = best.config()
+            metrics = {**best.metrics, "admission_candidates": len(candidates)}
         metrics["heuristic_seconds"] = time.perf_counter() - started
         return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                               options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound},
                               metrics=metrics, bound=self.bound, dual=dual)
 
-    def _allocate(self, data: AllocationData, members: np.ndarray, minimums: np.ndarray,
-                  deadline: float) -> tuple[np.ndarray, float, np.ndarray, dict[str, Any]]:
-        """Steps 2-5 for one admitted set: (members, Σ t_j, counts (J, 2), metrics)."""
-        oracle = PricingOracle(data, members)
-        dual = solve_dual(data, oracle=oracle)
-        counts = round_at_prices(data, oracle, dual.lam, members, np.maximum(minimums, 0))
-        rounded = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()}
-        filled, counters = greedy_allocate(data, rounded, priority_factor=1.0)
-        counts = np.zeros((data.J, 2), dtype=np.int64)
-        for j, c in filled.items():
-            counts[j] = c
-        before_search = time.perf_counter()
-        moves = {"adds": 0, "shifts": 0, "trades": 0, "replacements": 0}
-        if self.max_moves:
-            counts, members, moves = local_search(data, _Times(data), counts, members, self.max_moves, deadline,
-                                                  minimums=minimums)
-        total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
-        metrics = {"dual": dual, "dual_iterations": dual.iterations, "tasks_filled": counters["tasks_added"],
-                   **{f"search_{k}": v for k, v in moves.items()}, "search_seconds": time.perf_counter() - before_search}
-        return members, total, counts, metrics
+
+def minimum_counts(data: AllocationData) -> np.ndarray:
+    """Each job's configuration of least dominant demand (J, 2); -1 rows for jobs with none."""
+    mins, ok = _minimum_configurations(data)
+    return np.where(ok[:, None], mins, -1)
 
 
-def dual_admission(data: AllocationData, k: int, minimums: np.ndarray) -> np.ndarray | None:
+@dataclass
+class PricedAllocation:
+    """Steps 2-5 for one admitted set: the jobs admitted in the end (the search may
+    replace some), Σ t_j (s), ``counts`` (J, 2), the dual over the set, metrics."""
+
+    members: np.ndarray
+    total_s: float
+    counts: np.ndarray
+    dual: DualResult
+    metrics: dict[str, Any]
+
+    def config(self) -> dict[int, tuple[int, int]]:
+        return {int(j): (int(self.counts[j, 0]), int(self.counts[j, 1])) for j in sorted(self.members.tolist())}
+
+
+def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.ndarray, *,
+                       max_moves: int, deadline: float = np.inf) -> PricedAllocation:
+    """Prices over ``members``, rounding at the least feasible price scale, eq. 9
+    filling, then at most ``max_moves`` local-search moves (until ``deadline``)."""
+    oracle = PricingOracle(data, members)
+    dual = solve_dual(data, oracle=oracle)
+    counts = round_at_prices(data, oracle, dual.lam, members, np.maximum(minimums, 0))
+    rounded = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()}
+    filled, counters = greedy_allocate(data, rounded, priority_factor=1.0)
+    counts = np.zeros((data.J, 2), dtype=np.int64)
+    for j, c in filled.items():
+        counts[j] = c
+    before_search = time.perf_counter()
+    moves = {"adds": 0, "shifts": 0, "trades": 0, "replacements": 0}
+    if max_moves:
+        counts, members, moves = local_search(data, _Times(data), counts, members, max_moves, deadline, minimums=minimums)
+    total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
+    metrics = {"dual_iterations": dual.iterations, "tasks_filled": counters["tasks_added"],
+               **{f"search_{k}": v for k, v in moves.items()}, "search_seconds": time.perf_counter() - before_search}
+    return PricedAllocation(members=members, total_s=total, counts=counts, dual=dual, metrics=metrics)
+
+
+def dual_admission(data: AllocationData, k: int, minimums: np.ndarray, *, oracle: PricingOracle | None = None,
+                   dual: DualResult | None = None) -> np.ndarray | None:
     """The jobs the dual with the admission row "at least ``k`` jobs" admits at its
     prices, completed (cheapest priced first) or cut (most expensive first) to
-    ``k`` jobs that fit at their minimums; None when they do not fit."""
-    dual = solve_dual(data, admit=k)
-    oracle = PricingOracle(data)
+    ``k`` jobs that fit at their minimums; None when they do not fit. ``oracle``
+    (over every job) and ``dual`` (solved with ``admit=k``) are reused when given."""
+    oracle = oracle or PricingOracle(data)
+    dual = dual or solve_dual(data, admit=k, oracle=oracle)
     best, _, _ = oracle.price(dual.lam)
     ok = minimums[:, 0] >= 0
     order = np.flatnonzero(ok)[np.argsort(best[ok] - dual.nu, kind="stable")]
