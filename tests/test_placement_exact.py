@@ -48,13 +48,16 @@ def random_placement_instance(seed: int) -> schedopt.Instance:
     return placement_instance(jobs, servers=int(rng.integers(2, 4)), slots=float(rng.integers(3, 6)))
 
 
+@pytest.mark.parametrize("model", ["classes", "servers"])
 @pytest.mark.parametrize("objective", OBJECTIVES)
 @pytest.mark.parametrize("seed", range(6))
-def test_brute_force_equals_both_exact(seed: int, objective: str) -> None:
+def test_brute_force_equals_both_exact(seed: int, objective: str, model: str) -> None:
+    """Both backends, in the class model and the per-server model, find the brute-force optimum."""
     inst = random_placement_instance(seed)
     placed, best, _ = solve_bruteforce(inst, objective)  # type: ignore[arg-type]
     for solver in EXACT:
-        plan = assert_checked(inst, schedopt.solve(inst, solver, objective=objective))
+        plan = assert_checked(inst, schedopt.solve(inst, solver, objective=objective, model=model))
+        assert plan.metrics["model"] == model
         assert plan.status == schedopt.Status.OPTIMAL, (solver, plan.message)
         assert plan.objective.admitted == placed
         assert plan.objective.value == pytest.approx(best, abs=1e-6), solver

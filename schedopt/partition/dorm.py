@@ -22,8 +22,8 @@ from schedopt.partition.problem import (
     drf_containers,
     fill_first_fit,
     first_fit,
-    maximal_patterns,
 )
+from schedopt.packing import maximal_patterns
 from schedopt.plan import Plan, Status, Termination
 
 #: DESIGN.md presets: (θ1 fairness, θ2 adjustment)

@@ -22,6 +22,7 @@ import numpy as np
 
 from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, make_solver
 from schedopt.instance import Instance
+from schedopt.placement.classes import ClassModel, decode
 from schedopt.placement.exact import Objective, StageResult, coefficients, dense_previous, solve_placement_exact
 from schedopt.placement.problem import PlacementData
 from schedopt.plan import Plan, Termination
@@ -154,18 +155,87 @@ class CpSatPlacement:
         Wv = np.array([[solver.value(v) for v in row] for row in W], dtype=np.int64).reshape(data.J, data.S)
         return StageResult(term, Pv, Wv, float(solver.objective_value), bound, info)
 
+    def solve_classes(self, data: PlacementData, cm: ClassModel, *, stage: str, objective: Objective, min_placed: int,
+                      time_limit: float | None, seed: int | None) -> StageResult:
+        """The aggregated class model (:mod:`schedopt.placement.classes`): shapes per job, patterns per class."""
+        from ortools.sat.python import cp_model
+        t0 = time.perf_counter()
+        # -- data: each shape's cost as an integer (exact by a power of ten, else 10^9 of the largest, rounded)
+        costs = np.concatenate(cm.cost) if cm.cost else np.zeros(0)
+        scale, exact = integer_scale(costs)
+        if not exact:
+            top = float(costs.max()) if len(costs) else 0.0
+            scale = COST_RESOLUTION / top if top > 0 else 1.0
+        icost = [np.round(c * scale).astype(np.int64) for c in cm.cost]
+        model = cp_model.CpModel()
+        # -- variables
+        x = [[model.new_bool_var(f"x[{data.jobs[j]},{s}]") for s in range(len(cm.shapes[j]))] for j in range(data.J)]
+        z = [[model.new_int_var(0, len(cm.classes[c]), f"z[{c},{q}]") for q in range(len(cm.patterns[c]))]
+             for c in range(len(cm.classes))]
+        # -- constraints
+        for j in range(data.J):
+            model.add_at_most_one(x[j])  # a job takes one shape, or is paused
+        for c in range(len(cm.classes)):
+            model.add(sum(z[c]) <= len(cm.classes[c]))  # a class fills at most its servers with patterns
+        for i in range(len(cm.items)):
+            # the patterns offer a slot for every part: Σ_js n_si·x_js <= Σ_cq n_cqi·z_cq
+            need = [(x[j][s], int(cm.uses[j][s, i])) for j in range(data.J) for s in np.flatnonzero(cm.uses[j][:, i]).tolist()]
+            offer = [(z[c][q], int(cm.patterns[c][q, i])) for c in range(len(cm.classes))
+                     for q in np.flatnonzero(cm.patterns[c][:, i]).tolist()]
+            if need:
+                model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in need], [k for _, k in need])
+                          <= cp_model.LinearExpr.weighted_sum([v for v, _ in offer], [k for _, k in offer]))
+        flat = [v for row in x for v in row]
+        if stage == "cost":
+            model.add(sum(flat) >= min_placed)  # DESIGN.md lexicographic objective: keep the most placed jobs
+        # -- objective
+        job_cost = [cp_model.LinearExpr.weighted_sum(x[j], icost[j].tolist()) for j in range(data.J)]
+        if stage == "place":
+            model.maximize(sum(flat))
+        elif objective == "max":
+            t_all = model.new_int_var(0, int(max((c.max(initial=0) for c in icost), default=0)), "Tmax")
+            for e in job_cost:
+                model.add(t_all >= e)
+            model.minimize(t_all)
+        else:
+            model.minimize(sum(job_cost))
+        built = time.perf_counter() - t0
+        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - built),
+                             variables=len(model.proto.variables))
+        solver.parameters.linearization_level = 2  # the pattern model's LP is its strength (bin-packing bounds)
+        code = solver.solve(model)
+        term = cpsat_termination(solver, code)
+        info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
+        if term == Termination.ERROR:
+            info[f"{stage}_backend_status"] = solver.status_name(code)
+        if not has_solution(solver, code):
+            return StageResult(term, info=info)
+        raw = float(solver.best_objective_bound)
+        if stage == "place" or exact:
+            bound = raw / (1 if stage == "place" else scale)
+        else:  # each job's cost moved by at most half a unit in rounding
+            slack = 0.5 * (sum(bool(c.any()) for c in icost) if objective == "sum" else 1)
+            bound = max(0.0, (raw - slack) / scale)
+            info["scaling_error_s"] = slack / scale
+        chosen = [next((s for s, v in enumerate(x[j]) if solver.boolean_value(v)), None) for j in range(data.J)]
+        zv = [np.array([solver.value(v) for v in row], dtype=np.int64) for row in z]
+        P, W = decode(data, cm, chosen, zv)
+        value = float(solver.objective_value) / (1 if stage == "place" else scale)
+        return StageResult(term, P, W, value, bound, info)
+
 
 @register("placement-cpsat", problem="placement", exact=True, backend="cp-sat", supports_time_limit=True)
 class PlacementCpSat:
     """Exact placement (max placed jobs, then fewest moved running tasks with ``moves="first"``, then
     min Σ T_j / max T_j / cross-node pairs), OR-Tools CP-SAT."""
 
-    def __init__(self, *, objective: str = "sum", workers: int = 1, moves: str = "first"):
+    def __init__(self, *, objective: str = "sum", workers: int = 1, moves: str = "first", model: str = "auto"):
         self.objective = objective
         self.workers = int(workers)
         self.moves = moves
+        self.model = model
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_placement_exact(CpSatPlacement(self.workers), self.name, instance, objective=self.objective,  # type: ignore[arg-type]
-                                     time_limit=time_limit, seed=seed, moves=self.moves,
-                                     options={"objective": self.objective, "workers": self.workers, "moves": self.moves})
+                                     time_limit=time_limit, seed=seed, moves=self.moves, model=self.model,
+                                     options={"objective": self.objective, "workers": self.workers, "moves": self.moves, "model": self.model})

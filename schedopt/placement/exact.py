@@ -37,6 +37,7 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
+from schedopt.placement.classes import ClassModel, build_class_model
 from schedopt.placement.incremental import place_keeping
 from schedopt.placement.optimus import optimus_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, compile_placement, cross_pairs,
@@ -46,6 +47,7 @@ from schedopt.plan import Plan, Status, Termination, relative_gap
 Objective = Literal["sum", "max", "cross_pairs"]
 OBJECTIVES = ("sum", "max", "cross_pairs")
 MOVES = ("first", "ignore")
+MODELS = ("auto", "classes", "servers")
 OPTIMAL_GAP = 1e-4  # the checker's tolerance for "optimal"
 
 
@@ -73,6 +75,9 @@ class StageResult:
 class PlacementBackend(Protocol):
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
                     time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult: ...
+
+    def solve_classes(self, data: PlacementData, cm: ClassModel, *, stage: str, objective: Objective, min_placed: int,
+                      time_limit: float | None, seed: int | None) -> StageResult: ...
 
 
 def dense_previous(data: PlacementData) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -121,23 +126,46 @@ def objective_value(data: PlacementData, where: list[JobPlacement | None], objec
 
 def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instance, *, objective: Objective,
                           time_limit: float | None, seed: int | None, options: dict[str, Any],
-                          moves: str = "first") -> Plan:
+                          moves: str = "first", model: str = "auto") -> Plan:
     """The two-stage lexicographic solve, turned into a Plan (limits become statuses).
 
     Anytime: ``optimus-placement``'s placement is the incumbent; a stage stopped
     by the time limit, or one that finds nothing better, returns the best
     placement found (most jobs placed, then the least objective) with the
-    backend's bound when the placed count is proven maximal."""
+    backend's bound when the placed count is proven maximal.
+
+    ``model``: "classes" solves the aggregated class model
+    (:mod:`schedopt.placement.classes`), "servers" the per-server model;
+    "auto" (default) takes the class model unless running tasks are kept in
+    place (``moves="first"`` with ``previous``) or its shapes or patterns are
+    too many. ``metrics["model"]`` says which one ran."""
     started = time.perf_counter()
     if objective not in OBJECTIVES:
         raise InputError(name, f'objective: "{objective}" is not one of {", ".join(OBJECTIVES)}')
     if moves not in MOVES:
         raise InputError(name, f'moves: "{moves}" is not one of {", ".join(MOVES)}')
+    if model not in MODELS:
+        raise InputError(name, f'model: "{model}" is not one of {", ".join(MODELS)}')
     if time_limit is not None and not time_limit > 0:
         raise InputError(name, f"time_limit: must be > 0 seconds, got {time_limit}")
     data = compile_placement(instance)
     keep = moves == "first" and data.prev is not None  # the fewest-moved-tasks stage runs
     metrics: dict[str, Any] = {"objective_kind": objective}
+    cm = None
+    if model != "servers" and not keep and data.J:
+        t_cm = time.perf_counter()
+        cm = build_class_model(data, objective, *coefficients(data))
+        metrics["class_model_seconds"] = time.perf_counter() - t_cm
+        if cm is not None:
+            metrics["class_model"] = cm.size
+    metrics["model"] = "classes" if cm is not None else "servers"
+
+    def solve(stage: str, min_placed: int, max_moved: int | None = None) -> StageResult:
+        if cm is not None:
+            return backend.solve_classes(data, cm, stage=stage, objective=objective, min_placed=min_placed,
+                                         time_limit=left(), seed=seed)
+        return backend.solve_stage(data, stage=stage, objective=objective, min_placed=min_placed, time_limit=left(),
+                                   seed=seed, max_moved=max_moved)
     deadline = None if time_limit is None else started + time_limit
 
     def left() -> float | None:
@@ -163,7 +191,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
     if expired():
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT,
                     message="time limit reached before stage 1 (max placed jobs); the heuristic placement is returned")
-    first = backend.solve_stage(data, stage="place", objective=objective, min_placed=0, time_limit=left(), seed=seed)
+    first = solve("place", 0)
     metrics.update(first.info)
     if first.P is None and first.termination == Termination.INFEASIBLE and not any(pl is not None for pl in best):
         return plan([None] * data.J, Status.INFEASIBLE, first.termination, message="stage 1 (max placed jobs): infeasible")
@@ -176,7 +204,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
                     message="stopped in stage 1 (max placed jobs): placed jobs not proven maximal; the best placement found is returned")
     max_moved = None
     if keep:
-        mid = backend.solve_stage(data, stage="moves", objective=objective, min_placed=placed, time_limit=left(), seed=seed)
+        mid = solve("moves", placed)
         metrics.update(mid.info)
         where_m = None if mid.P is None else decode(mid.P, mid.W)
         if where_m is not None and key(where_m) < key(best):
@@ -186,8 +214,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
                         message="stopped in the fewest-moved-tasks stage: moved tasks not proven minimal; "
                                 "the best placement found is returned")
         max_moved = moved_tasks(data, best)
-    second = backend.solve_stage(data, stage="cost", objective=objective, min_placed=placed, time_limit=left(), seed=seed,
-                                 max_moved=max_moved)
+    second = solve("cost", placed, max_moved)
     metrics.update(second.info)
     where2 = None if second.P is None else decode(second.P, second.W)
     found = where2 is not None and key(where2) <= key(best)

@@ -4,6 +4,9 @@
 servers (16 cores, 4 GPUs, 64 GB), jobs drawn from the Table 1 profiles with
 their demands, model sizes and bandwidths, and given counts (``allocation``)
 of 1..``max_tasks`` PS and 1..``max_tasks`` workers each.
+``placement-classes``: the same jobs on three server classes (half GPU servers
+as above, a quarter CPU-only servers of 16 cores and 64 GB, a quarter
+double-size GPU servers), the setting of exact placement's class model.
 ``optimus-paa``: parameter assignment (Optimus §5.3): one job per profile in
 ``models/`` that names a measured block list (``param_blocks``), cycled, with
 the blocks read from ``--data-dir`` and ``max_tasks`` PS each (Table 3: ResNet-50
@@ -49,5 +52,22 @@ def placement(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int,
             "jobs": out, "allocation": alloc}
 
 
-PLACEMENT_FAMILIES = {"placement": Family("placement", placement, "Table 1 jobs with given counts on identical servers")}
+#: ``placement-classes``: three server classes, as shares of the servers: GPU servers as in
+#: ``placement``, CPU-only servers (parameter servers only) and double-size GPU servers
+PLACEMENT_CLASSES = (("gpu", 0.5, PLACEMENT_SERVER), ("cpu", 0.25, {"cpu": 16, "gpu": 0, "mem_gb": 64}),
+                     ("big", 0.25, {"cpu": 32, "gpu": 8, "mem_gb": 128}))
+
+
+def placement_classes(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+    out = placement(jobs, servers, rng, max_tasks, data_dir)
+    counts = [int(share * servers) for _, share, _ in PLACEMENT_CLASSES]
+    counts[0] += servers - sum(counts)  # the rounding remainder goes to the GPU servers
+    out["servers"] = [{"name": name, "count": n, "capacity": dict(cap)}
+                      for (name, _, cap), n in zip(PLACEMENT_CLASSES, counts) if n > 0]
+    return out
+
+
+PLACEMENT_FAMILIES = {"placement": Family("placement", placement, "Table 1 jobs with given counts on identical servers"),
+                      "placement-classes": Family("placement-classes", placement_classes,
+                                                  "as placement, on three server classes: GPU, CPU-only, double-size GPU")}
 PS_ASSIGNMENT_FAMILIES = {"optimus-paa": Family("optimus-paa", optimus_paa, "Optimus §5.3: measured parameter blocks (reads --data-dir)")}

@@ -15,6 +15,7 @@ import numpy as np
 
 from schedopt.backends.highs import solve_highs
 from schedopt.instance import Instance
+from schedopt.placement.classes import ClassModel, decode
 from schedopt.placement.exact import Objective, StageResult, coefficients, dense_previous, solve_placement_exact
 from schedopt.placement.problem import PlacementData
 from schedopt.plan import Plan, Termination
@@ -112,6 +113,53 @@ def build_model(data: PlacementData, *, stage: str, objective: Objective, min_pl
     return m
 
 
+def build_class_model(data: PlacementData, cm: ClassModel, *, stage: str, objective: Objective,
+                      min_placed: int) -> pyo.ConcreteModel:
+    """The aggregated class model (:mod:`schedopt.placement.classes`): shapes per job, patterns per class."""
+    import pyomo.environ as pyo
+    # -- data
+    JS = [(j, s) for j in range(data.J) for s in range(len(cm.shapes[j]))]
+    CQ = [(c, q) for c in range(len(cm.classes)) for q in range(len(cm.patterns[c]))]
+    m = pyo.ConcreteModel(name=f"placement-classes-{stage}")
+    m.J = pyo.RangeSet(0, data.J - 1)
+    m.C = pyo.RangeSet(0, len(cm.classes) - 1)
+    m.I = pyo.RangeSet(0, len(cm.items) - 1)
+    # -- variables
+    m.x = pyo.Var(JS, domain=pyo.Binary, doc="job j takes shape s")
+    m.z = pyo.Var(CQ, domain=pyo.NonNegativeIntegers, bounds=lambda _, c, q: (0, len(cm.classes[c])),
+                  doc="servers of class c filled by pattern q")
+    # -- constraints
+    # a job takes one shape, or is paused
+    m.one_shape = pyo.Constraint(m.J, rule=lambda m, j: sum(m.x[j, s] for s in range(len(cm.shapes[j]))) <= 1)
+    # a class has as many servers as it fills with patterns, at most
+    m.class_size = pyo.Constraint(m.C, rule=lambda m, c: sum(m.z[c, q] for q in range(len(cm.patterns[c])))
+                                  <= len(cm.classes[c]))
+
+    # the patterns offer a slot for every part: Σ_js n_si·x_js <= Σ_cq n_cqi·z_cq
+    def cover(m: pyo.ConcreteModel, i: int) -> Any:
+        need = [int(cm.uses[j][s, i]) * m.x[j, s] for (j, s) in JS if cm.uses[j][s, i]]
+        if not need:
+            return pyo.Constraint.Skip
+        return sum(need) <= sum(int(cm.patterns[c][q, i]) * m.z[c, q] for (c, q) in CQ if cm.patterns[c][q, i])
+    m.cover = pyo.Constraint(m.I, rule=cover)
+    if stage == "cost":
+        # DESIGN.md lexicographic objective: keep the most placed jobs found in stage 1
+        m.keep_placed = pyo.Constraint(expr=sum(m.x[js] for js in JS) >= min_placed)
+    # -- objective
+    cost = {(j, s): float(cm.cost[j][s]) for (j, s) in JS}
+    if stage == "place":
+        m.obj = pyo.Objective(expr=sum(m.x[js] for js in JS), sense=pyo.maximize)
+    elif objective == "max":
+        m.Tmax = pyo.Var(domain=pyo.NonNegativeReals, doc="max_j T_j")
+        m.t_max = pyo.Constraint(m.J, rule=lambda m, j: m.Tmax >= sum(cost[j, s] * m.x[j, s]
+                                                                       for s in range(len(cm.shapes[j]))))
+        m.obj = pyo.Objective(expr=m.Tmax, sense=pyo.minimize)
+    else:  # Σ_j T_j or Σ_j pairs_j, each a shape's cost
+        m.obj = pyo.Objective(expr=sum(cost[js] * m.x[js] for js in JS if cost[js]), sense=pyo.minimize)
+    m.JS, m.CQ = JS, CQ
+    return m
+
+
 class HighsPlacement:
     def __init__(self, rel_gap: float, threads: int):
         self.rel_gap = rel_gap
@@ -136,21 +184,43 @@ class HighsPlacement:
         W = np.array([[round(pyo.value(model.W[j, k])) for k in range(data.S)] for j in range(data.J)], dtype=np.int64)
         return StageResult(term, P.reshape(data.J, data.S), W.reshape(data.J, data.S), res.incumbent, bound, info)
 
+    def solve_classes(self, data: PlacementData, cm: ClassModel, *, stage: str, objective: Objective, min_placed: int,
+                      time_limit: float | None, seed: int | None) -> StageResult:
+        import pyomo.environ as pyo
+        t0 = time.perf_counter()
+        model = build_class_model(data, cm, stage=stage, objective=objective, min_placed=min_placed)
+        built = time.perf_counter() - t0
+        res = solve_highs(model, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
+                          threads=self.threads, seed=seed, abs_gap=1e-9, build_seconds=built)
+        info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
+        if res.termination == Termination.ERROR:
+            info[f"{stage}_backend_status"] = res.backend_status
+        if not res.has_solution:
+            return StageResult(res.termination, bound=res.bound, info=info)
+        x = {js: pyo.value(model.x[js]) for js in model.JS}
+        chosen = [next((s for s in range(len(cm.shapes[j])) if x[j, s] > 0.5), None) for j in range(data.J)]
+        z = [np.array([round(pyo.value(model.z[c, q])) for q in range(len(cm.patterns[c]))], dtype=np.int64)
+             for c in range(len(cm.classes))]
+        P, W = decode(data, cm, chosen, z)
+        return StageResult(res.termination, P, W, res.incumbent, res.bound, info)
+
 
 @register("placement-milp", problem="placement", exact=True, backend="pyomo+highs", supports_time_limit=True)
 class PlacementMilp:
     """Exact placement (max placed jobs, then fewest moved running tasks with ``moves="first"``, then
     min Σ T_j / max T_j / cross-node pairs), Pyomo + HiGHS."""
 
-    def __init__(self, *, objective: str = "sum", rel_gap: float = 1e-7, threads: int = 1, moves: str = "first"):
+    def __init__(self, *, objective: str = "sum", rel_gap: float = 1e-7, threads: int = 1, moves: str = "first",
+                 model: str = "auto"):
         self.objective = objective
         self.rel_gap = float(rel_gap)
         self.threads = int(threads)
         self.moves = moves
+        self.model = model
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_placement_exact(HighsPlacement(self.rel_gap, self.threads), self.name, instance,
                                      objective=self.objective, time_limit=time_limit, seed=seed,  # type: ignore[arg-type]
-                                     moves=self.moves,
+                                     moves=self.moves, model=self.model,
                                      options={"objective": self.objective, "rel_gap": self.rel_gap, "threads": self.threads,
-                                              "moves": self.moves})
+                                              "moves": self.moves, "model": self.model})
