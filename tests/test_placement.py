@@ -115,3 +115,50 @@ def test_jobs_that_do_not_fit_are_paused_and_smallest_first() -> None:
     assert "small" in plan.allocation and plan.paused == ["big"]
 
 
+
+
+def _free_after(plan_data: Any, where: list) -> np.ndarray:
+    free = plan_data.cap.astype(float).copy()
+    for j, pl in enumerate(where):
+        if pl is not None:
+            np.subtract.at(free, pl[0], pl[1][:, None] * plan_data.demand[j, 0] + pl[2][:, None] * plan_data.demand[j, 1])
+    return free
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_refined_placement_never_worse_than_the_papers(seed: int) -> None:
+    """refine: at least as many jobs; at as many, Σ T_j no higher; every paused job fits nowhere on what is left."""
+    from schedopt.generate import generate_instance
+    from schedopt.placement.optimus import fewest_prefix_split
+    from schedopt.placement.problem import compile_placement
+
+    inst = generate_instance("placement-classes", jobs=30, servers=12, seed=seed, max_tasks=4)
+    paper = assert_checked(inst, schedopt.solve(inst, "optimus-placement", refine=False))
+    refined = assert_checked(inst, schedopt.solve(inst, "optimus-placement"))
+    assert (refined.objective.admitted, -refined.objective.value) >= (paper.objective.admitted, -paper.objective.value - 1e-9)
+    data = compile_placement(inst)
+    index = {name: k for k, name in enumerate(data.servers)}
+    for plan in (paper, refined):
+        where = [None if job not in plan.placement else
+                 (np.array([index[s] for s in plan.placement[job]]),
+                  np.array([c.get("ps", 0) for c in plan.placement[job].values()]),
+                  np.array([c.get("worker", 0) for c in plan.placement[job].values()])) for job in data.jobs]
+        free = _free_after(data, where)
+        for j, pl in enumerate(where):
+            if pl is None:  # a paused job fits alone on no split of the free servers
+                assert fewest_prefix_split(free, np.arange(data.S), int(data.counts[j, 0]), int(data.counts[j, 1]),
+                                           data.demand[j, 0], data.demand[j, 1]) is None
+
+
+def test_best_fit_keeps_the_large_server_for_the_large_job() -> None:
+    """A 2-slot and a 4-slot server; jobs of 1+1 and 2+2 tasks. The paper puts the small job on the
+    most available server and splits the large one; refined best fit places both whole (Σ T_j = 0)."""
+    inst = Instance.from_dict({
+        "schema": "schedopt/instance@1", "name": "fit", "resources": ["slot"],
+        "servers": [{"name": "small", "count": 1, "capacity": {"slot": 2}}, {"name": "large", "count": 1, "capacity": {"slot": 4}}],
+        "jobs": [ps_job("a", 1, 1)[0], ps_job("b", 2, 2)[0]], "allocation": {"a": {"ps": 1, "worker": 1}, "b": {"ps": 2, "worker": 2}}})
+    paper = assert_checked(inst, schedopt.solve(inst, "optimus-placement", refine=False))
+    refined = assert_checked(inst, schedopt.solve(inst, "optimus-placement"))
+    assert paper.objective.admitted == refined.objective.admitted == 2
+    assert paper.objective.value > 0 and refined.objective.value == 0
+    assert refined.placement == {"a": {"small-0": {"ps": 1, "worker": 1}}, "b": {"large-0": {"ps": 2, "worker": 2}}}

@@ -39,7 +39,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, build_class_model
 from schedopt.placement.incremental import place_keeping
-from schedopt.placement.optimus import optimus_place
+from schedopt.placement.optimus import refined_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, compile_placement, cross_pairs,
                                        movement_metrics, transfer_time_s)
 from schedopt.plan import Plan, Status, Termination, relative_gap
@@ -187,7 +187,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         return plan([], Status.OPTIMAL, Termination.OPTIMAL, bound=0.0)
     # the heuristic's placement (incremental when jobs run): the incumbent
     sort_by = instance.resources.index("cpu") if "cpu" in instance.resources else 0
-    best, _ = place_keeping(data, lambda d: optimus_place(d, sort_by), keep)
+    best, _ = place_keeping(data, lambda d: refined_place(d, sort_by)[0], keep)
     if expired():
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT,
                     message="time limit reached before stage 1 (max placed jobs); the heuristic placement is returned")

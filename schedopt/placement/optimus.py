@@ -16,6 +16,13 @@ On a heterogeneous cluster (the Optimus testbed has CPU servers for PS and
 GPU servers for workers) each role takes the first k servers *that could hold
 one of its tasks*; on a homogeneous cluster both lists are the whole order and
 this is the paper's scheme.
+
+The paper leaves room after that: :func:`refined_place` (the default;
+``refine=False`` for the paper's scheme alone) also tries best fit for whole
+jobs in two orders, re-places the admitted jobs costliest-to-split first,
+places every paused job that fits on what is left, swaps split jobs for
+paused ones that cost less, and moves split jobs whole onto one server when
+one has room. It never places fewer jobs nor, at as many jobs, a higher Σ T_j.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import numpy as np
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.incremental import place_keeping
-from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_plan, compile_placement
+from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_plan, compile_placement, transfer_time_s
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
 
@@ -90,14 +97,27 @@ def fewest_prefix_split(free: np.ndarray, order: np.ndarray, p: int, w: int,
     return order[:n][used], ps_k[used], w_k[used]
 
 
-def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None]:
-    """Each job's (servers, PS per server, workers per server), or None if paused."""
-    where: list[JobPlacement | None] = [None] * data.J
-    free = data.cap.astype(float).copy()
+def dominant_share(data: PlacementData) -> np.ndarray:
+    """(J,) each job's dominant share of the cluster's total capacity (the paper's job size)."""
     total = data.cap.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         need = (data.counts[:, :, None] * data.demand).sum(axis=1)
-        size = np.where(total > 0, need / np.where(total > 0, total, 1.0), 0.0).max(axis=1) if data.J else np.zeros(0)
+        return np.where(total > 0, need / np.where(total > 0, total, 1.0), 0.0).max(axis=1) if data.J else np.zeros(0)
+
+
+def optimus_place(data: PlacementData, sort_by: int, *, jobs: np.ndarray | None = None, free: np.ndarray | None = None,
+                  best_fit: bool = False) -> list[JobPlacement | None]:
+    """Each job's (servers, PS per server, workers per server), or None if paused.
+
+    ``jobs``: the jobs to place, in this order (default: all, smallest dominant
+    share first, the paper's order); ``free`` (S, R) capacity to start from
+    (default: all of it; updated in place when given). ``best_fit``: a job that
+    fits whole on one server takes the fullest such server instead of the most
+    available one (keeps room for larger jobs; T_j = 0 either way)."""
+    where: list[JobPlacement | None] = [None] * data.J
+    free = data.cap.astype(float).copy() if free is None else free
+    if jobs is None:
+        jobs = np.lexsort((np.arange(data.J), dominant_share(data)))
     order = np.lexsort((np.arange(data.S), -free[:, sort_by]))  # servers, most available first
     eligible_cache: dict[bytes, np.ndarray | None] = {}
 
@@ -109,7 +129,7 @@ def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None
             eligible_cache[key] = None if ok.all() else ok
         return eligible_cache[key]
 
-    for j in np.lexsort((np.arange(data.J), size)).tolist():
+    for j in np.asarray(jobs).tolist():
         p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
         d_ps, d_w = data.demand[j]
         # each role's candidate servers in the current order (all servers on a homogeneous cluster)
@@ -118,7 +138,22 @@ def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None
         ord_w = order if e_w is None else order[e_w[order]]
         same = e_ps is None and e_w is None  # the paper's case: both roles on the same first k servers
         chosen = None
+        at = -1  # best fit: the position in the order of the server taking the whole job
+        if best_fit:
+            whole = p * d_ps + w * d_w
+            # servers with room for it in the sort resource form a prefix of the order; scan its tail
+            end = int(np.searchsorted(-free[order, sort_by], -(whole[sort_by] - TOL) / (1 + TOL), side="right"))
+            while end > 0 and at < 0:
+                start = max(0, end - 64)
+                fits = np.flatnonzero(np.all(whole <= free[order[start:end]] * (1 + TOL) + TOL, axis=1))
+                if len(fits):  # the last fitting server in the order: the least available one
+                    at = start + int(fits[-1])
+                end = start
+            if at >= 0:
+                chosen = (order[at:at + 1], np.array([p], dtype=np.int64), np.array([w], dtype=np.int64), whole[None, :])
         for k in range(1, max(p, w, 1) + 1):
+            if chosen is not None:
+                break
             kp, kw = min(k, len(ord_ps), max(p, 1)), min(k, len(ord_w), max(w, 1))
             if (p and kp == 0) or (w and kw == 0):
                 break
@@ -146,7 +181,9 @@ def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None
             chosen = (servers, pk_s, wk_s, pk_s[:, None] * d_ps + wk_s[:, None] * d_w)
             same = False  # the chosen servers need not be a prefix
         servers, pk_s, wk_s, load = chosen
-        if same:
+        if at >= 0:
+            rest = np.delete(order, at)
+        elif same:
             rest = order[len(servers):]  # the chosen servers are a prefix of the order
         else:
             rest = order[~np.isin(order, servers)]
@@ -161,14 +198,127 @@ def optimus_place(data: PlacementData, sort_by: int) -> list[JobPlacement | None
     return where
 
 
+def job_times(data: PlacementData, where: list[JobPlacement | None]) -> np.ndarray:
+    """(J,) T_j of each placed job (seconds per step; 0 when paused)."""
+    return np.array([0.0 if pl is None else transfer_time_s(data.size_mb[j], int(data.counts[j, 0]), int(data.counts[j, 1]),
+                                                             pl[1], pl[2], *data.bw[j]) for j, pl in enumerate(where)])
+
+
+def split_cost(data: PlacementData) -> np.ndarray:
+    """(J,) T_j of each job spread evenly over two servers: how much splitting it costs."""
+    return np.array([transfer_time_s(data.size_mb[j], int(p), int(w), even_split(p, 2), even_split(w, 2)[::-1], *data.bw[j])
+                     for j, (p, w) in enumerate(data.counts.tolist())])
+
+
+def _load(data: PlacementData, j: int, pl: JobPlacement) -> np.ndarray:
+    return pl[1][:, None] * data.demand[j, 0] + pl[2][:, None] * data.demand[j, 1]
+
+
+def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500) -> tuple[list[JobPlacement | None], dict[str, int]]:
+    """The paper's placement, then four passes where the paper leaves room; the
+    placed count never drops and Σ T_j never rises:
+
+    1. re-place the admitted jobs, the costliest to split (:func:`split_cost`)
+       first, each whole job on the fullest server that holds it (best fit
+       keeps the large free servers for the jobs that need them); kept when
+       every job is placed again and Σ T_j is lower;
+    2. fill: every paused job that fits on the free capacity is placed;
+    3. swap: a split job gives way to a paused job whose T_j is lower (at most
+       ``max_swaps`` tries), then fill again;
+    4. consolidate: a split job moves whole onto one server that can hold it.
+    Returns the placement and how many jobs each pass changed."""
+    share = dominant_share(data)
+    tasks = data.counts.sum(axis=1)
+    where = optimus_place(data, sort_by)
+    orders = (None, np.lexsort((np.arange(data.J), share, tasks))) if any(pl is None for pl in where) else ()
+    for order in orders:  # some job paused: best fit in two orders may place more
+        bf = optimus_place(data, sort_by, jobs=order, best_fit=True)
+        if (sum(pl is not None for pl in bf), -job_times(data, bf).sum()) > (sum(pl is not None for pl in where), -job_times(data, where).sum()):
+            where = bf
+    counters = {"replaced": 0, "filled": 0, "swapped": 0, "consolidated": 0}
+    placed = [j for j, pl in enumerate(where) if pl is not None]
+    cost = split_cost(data)
+    # 1. the costliest to split first, best fit for whole jobs
+    again = optimus_place(data, sort_by, jobs=np.array(sorted(placed, key=lambda j: (-cost[j], -share[j], j)), dtype=np.int64),
+                          best_fit=True)
+    if all(again[j] is not None for j in placed) and job_times(data, again).sum() < job_times(data, where).sum() - TOL:
+        counters["replaced"] = len(placed)
+        where = again
+    free = data.cap.astype(float).copy()
+    for j, pl in enumerate(where):
+        if pl is not None:
+            np.subtract.at(free, pl[0], _load(data, j, pl))
+
+    def fill() -> int:
+        paused = [j for j, pl in enumerate(where) if pl is None]
+        order = np.array(sorted(paused, key=lambda j: (share[j], j)), dtype=np.int64)
+        more = optimus_place(data, sort_by, jobs=order, free=free, best_fit=True)
+        for j in paused:
+            where[j] = more[j]
+        return sum(more[j] is not None for j in paused)
+
+    # 2. fill
+    counters["filled"] += fill()
+    # 3. swap a split job for a paused one that costs less
+    times = job_times(data, where)
+    tries = 0
+    paused = sorted((j for j, pl in enumerate(where) if pl is None), key=lambda j: (cost[j], j))
+    for v in np.argsort(-times, kind="stable").tolist():
+        if times[v] <= 0 or tries >= max_swaps or not paused:
+            break
+        out = where[v]
+        assert out is not None
+        np.add.at(free, out[0], _load(data, v, out))
+        swapped = False
+        for u in paused:
+            if tries >= max_swaps:
+                break
+            tries += 1
+            trial = free.copy()
+            got = optimus_place(data, sort_by, jobs=np.array([u]), free=trial, best_fit=True)[u]
+            t_u = 0.0 if got is None else transfer_time_s(data.size_mb[u], int(data.counts[u, 0]), int(data.counts[u, 1]),
+                                                          got[1], got[2], *data.bw[u])
+            if got is not None and t_u < times[v] - TOL:
+                where[u], where[v], free[:] = got, None, trial
+                times[u], times[v] = t_u, 0.0
+                paused = sorted([j for j in paused if j != u] + [v], key=lambda j: (cost[j], j))
+                counters["swapped"] += 1
+                swapped = True
+                break
+        if not swapped:  # v stays where it was
+            np.subtract.at(free, out[0], _load(data, v, out))
+    if counters["swapped"]:
+        counters["filled"] += fill()
+        times = job_times(data, where)
+    # 4. consolidate split jobs onto one server
+    for v in np.argsort(-times, kind="stable").tolist():
+        pl = where[v]
+        if times[v] <= 0 or pl is None:
+            continue
+        np.add.at(free, pl[0], _load(data, v, pl))
+        whole = data.counts[v, 0] * data.demand[v, 0] + data.counts[v, 1] * data.demand[v, 1]
+        fits = np.flatnonzero(np.all(whole <= free * (1 + TOL) + TOL, axis=1))
+        if len(fits):
+            k = int(fits[np.argmin(free[fits, sort_by])])  # the fullest server that holds it
+            where[v] = (np.array([k]), data.counts[v, :1].copy(), data.counts[v, 1:].copy())
+            counters["consolidated"] += 1
+        np.subtract.at(free, where[v][0], _load(data, v, where[v]))  # type: ignore[index]
+    return where, counters
+
+
 @register("optimus-placement", problem="placement", exact=False, backend="numpy")
 class OptimusPlacement:
     """Optimus §4.2: smallest job first onto the fewest most-available servers, tasks spread evenly.
+    ``refine`` (default): then the passes of :func:`refined_place` (best fit, fill, swap, consolidate;
+    never fewer jobs, never a higher Σ T_j); ``refine=False`` is the paper's scheme alone.
     ``keep`` (default): running tasks stay where they run; only the rest is placed."""
 
-    def __init__(self, *, sort_resource: str | None = None, keep: bool = True):
+    def __init__(self, *, sort_resource: str | None = None, keep: bool = True, refine: bool = True,
+                 max_swaps: int = 500):
         self.sort_resource = sort_resource
         self.keep = bool(keep)
+        self.refine = bool(refine)
+        self.max_swaps = int(max_swaps)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
@@ -176,8 +326,20 @@ class OptimusPlacement:
         res = self.sort_resource or ("cpu" if "cpu" in instance.resources else instance.resources[0])
         if res not in instance.resources:
             raise InputError("optimus-placement", f'sort_resource: "{res}" is not a resource of the instance')
+        if self.max_swaps < 0:
+            raise InputError("optimus-placement", f"max_swaps: must be >= 0, got {self.max_swaps}")
         sort_by = instance.resources.index(res)
-        where, counters = place_keeping(data, lambda d: optimus_place(d, sort_by), self.keep)
+        passes: dict[str, int] = {}
+
+        def place(d: PlacementData) -> list[JobPlacement | None]:
+            if not self.refine:
+                return optimus_place(d, sort_by)
+            where, counts = refined_place(d, sort_by, max_swaps=self.max_swaps)
+            passes.update(counts)
+            return where
+
+        where, counters = place_keeping(data, place, self.keep)
         return build_plan(data, where, solver=self.name, status=Status.HEURISTIC,
-                          termination=Termination.COMPLETED, started=started, seed=seed, metrics=counters,
-                          options={"sort_resource": self.sort_resource, "keep": self.keep})
+                          termination=Termination.COMPLETED, started=started, seed=seed, metrics={**counters, **passes},
+                          options={"sort_resource": self.sort_resource, "keep": self.keep, "refine": self.refine,
+                                   "max_swaps": self.max_swaps})
