@@ -279,3 +279,36 @@ def test_class_mode_with_patterns_is_exact_without_previous(seed: int) -> None:
         assert plan.status == exact.status
         if exact.status == schedopt.Status.OPTIMAL:
             assert plan.objective.value == pytest.approx(exact.objective.value, rel=1e-9), name
+
+
+def test_dff_cuts_hold_for_every_packing_of_one_server() -> None:
+    """dff_cuts are valid: every multiset of containers that fits one server meets each cut with m = 1."""
+    from schedopt.partition.dorm import dff_cuts
+
+    apps = [app("a", {"cpu": 5, "gpu": 0, "mem_gb": 8}), app("b", {"cpu": 4, "gpu": 1, "mem_gb": 40}),
+            app("c", {"cpu": 3, "gpu": 0, "mem_gb": 64}), app("d", {"cpu": 7, "gpu": 0, "mem_gb": 1})]
+    inst = partition_instance(apps, {"cpu": 12, "gpu": 1, "mem_gb": 128}, servers=1, previous=None, name="dff")
+    data = compile_partition(inst)
+    cuts = dff_cuts(data, data.server_classes())
+    assert cuts and all(c == 0 for c, _, _ in cuts)
+    tight = 0
+    for counts in itertools.product(range(4), repeat=4):
+        y = np.array(counts)
+        if np.all(y @ data.demand <= data.cap[0] + 1e-9):
+            for _, a, b in cuts:
+                assert int(a @ y) <= b
+                tight += int(a @ y) == b
+    assert tight > 0  # some packing meets a cut with equality: the cuts are not vacuous
+
+
+def test_first_fit_decreasing_keeps_the_class_counts_when_they_pack() -> None:
+    from schedopt.partition.dorm import first_fit_decreasing_classes, pack_classes
+
+    inst = table2_like(previous=False)
+    data = compile_partition(inst)
+    classes = data.server_classes()
+    y = np.array([[3], [3], [3], [3], [2], [2], [4]])  # fits the 5 servers of 12 cores, 1 GPU
+    for pack in (first_fit_decreasing_classes, pack_classes):
+        x = pack(data, classes, y)
+        assert x.sum(axis=1).tolist() == y[:, 0].tolist()
+        assert np.all(x.T @ data.demand <= data.cap + 1e-9)

@@ -50,7 +50,8 @@ class CpSatDorm:
     def __init__(self, workers: int):
         self.workers = workers
 
-    def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None) -> BackendResult:
+    def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None,
+                    rel_gap: float | None = None) -> BackendResult:
         from ortools.sat.python import cp_model  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         d = model.data
@@ -102,12 +103,19 @@ class CpSatDorm:
                     if users:
                         cm.add(sum(users) <= sum(int(model.patterns[c][p, t]) * zc[p]
                                                  for p in range(len(zc)) if model.patterns[c][p, t] > 0))
+        # class mode: bin-packing cuts of dual-feasible functions (dorm.dff_cuts), Σ_i a_i·y_ic <= b
+        for c, a, b in model.class_cuts or []:
+            terms = [(int(a[i]), x[i, c]) for i in range(d.A) if a[i] and (i, c) in x]
+            if terms:
+                cm.add(sum(coef * v for coef, v in terms) <= int(b))
         # -- objective: Dorm eq. 10 (scaled by L)
         cm.maximize(sum(int(util[i]) * v for (i, _), v in x.items()))
 
         built = time.perf_counter() - t0
         solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - built),
                              variables=len(cm.proto.variables))
+        if rel_gap is not None:
+            solver.parameters.relative_gap_limit = float(rel_gap)
         code = solver.solve(cm)
         term = cpsat_termination(solver, code)
         info: dict[str, Any] = {"build_seconds": built, "solver_seconds": time.perf_counter() - t0 - built,

@@ -43,6 +43,8 @@ class DormModel:
     patterns: list[np.ndarray] | None = None
     shape_of: np.ndarray | None = None
     class_size: list[int] | None = None
+    # class mode only: valid bin-packing cuts Σ_i a_i·y_ic <= b, as (class c, a (A,) int, b int)
+    class_cuts: list[tuple[int, np.ndarray, int]] | None = None
 
     def big_m(self) -> tuple[np.ndarray, np.ndarray]:
         """The smallest valid big-M of eq. 13 and eq. 14 per (i, j): x_ij can
@@ -64,7 +66,8 @@ class BackendResult:
 
 
 class DormBackend(Protocol):
-    def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None) -> BackendResult: ...
+    def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None,
+                    rel_gap: float | None = None) -> BackendResult: ...
 
 
 def thresholds(instance: Instance, preset: str | None, fairness_threshold: float | None,
@@ -86,9 +89,78 @@ AUTO_PAIRS = 2000
 #: shapes and each class has at most this many maximal patterns
 MAX_SHAPES = 24
 MAX_PATTERNS = 3000
+#: under a time limit, a class round takes at most this share of the time left (the
+#: last round all of it), so a hard relaxation still leaves time to pack and re-solve
+ROUND_SHARE = 0.5
+#: relative gap at which a class round stops: the packing loses far more, and the
+#: time goes to the next rounds (the bound reported is still the backend's proven one)
+ROUND_GAP = 1e-4
+
+
+#: the dual-feasible functions u^(k), k = 1..DFF_K, that give the class model's packing cuts
+DFF_K = 4
+
+
+def dff_cuts(data: PartitionData, classes: list[np.ndarray], k_max: int = DFF_K) -> list[tuple[int, np.ndarray, int]]:
+    """Bin-packing cuts for the class relaxation (Fekete and Schepers' dual-feasible
+    functions). On one server, any containers that fit have Σ u(d_ir/C_r) <= 1 per
+    resource r for u^(k)(x) = x when (k+1)·x is an integer, else floor((k+1)·x)/k;
+    so a class of m servers holds Σ_i u^(k)(d_ir/C_r)·y_ic <= m. Scaled by k(k+1)
+    to integers: (class, coefficients (A,), right-hand side), distinct, non-trivial."""
+    cuts: list[tuple[int, np.ndarray, int]] = []
+    for c, servers in enumerate(classes):
+        cap = data.cap[servers[0]]
+        seen: set[bytes] = set()
+        for r in np.flatnonzero(cap > 0).tolist():
+            x = np.clip(data.demand[:, r] / cap[r], 0.0, 1.0)
+            for k in range(1, k_max + 1):
+                scaled = (k + 1) * x
+                whole = np.abs(scaled - np.round(scaled)) <= 1e-9
+                a = np.where(whole, np.round(scaled).astype(np.int64) * k,
+                             np.floor(scaled + 1e-9).astype(np.int64) * (k + 1))
+                if not a.any() or a.tobytes() in seen:
+                    continue
+                seen.add(a.tobytes())
+                cuts.append((c, a, len(servers) * k * (k + 1)))
+    return cuts
 
 
 def pack_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    """Class counts y (A, C) onto servers, x (A, S): per class, the better (more
+    utilization placed) of :func:`spread_classes` (even spread, then shed) and
+    :func:`first_fit_decreasing_classes` (largest containers first, each on the
+    first servers with room). Containers that fit nowhere are left out."""
+    spread = spread_classes(data, classes, y)
+    ffd = first_fit_decreasing_classes(data, classes, y)
+    x = spread.copy()
+    for servers in classes:
+        if data.util @ ffd[:, servers].sum(axis=1) > data.util @ spread[:, servers].sum(axis=1) + 1e-12:
+            x[:, servers] = ffd[:, servers]
+    return x
+
+
+def first_fit_decreasing_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    """Class counts y (A, C) onto servers, x (A, S): in each class, applications
+    whose class total is unchanged keep their previous servers; the others go
+    largest container first (share of one server), each first-fit."""
+    x = np.zeros((data.A, data.S), dtype=np.int64)
+    for c, servers in enumerate(classes):
+        prev_c = data.prev[:, servers]
+        same = y[:, c] == prev_c.sum(axis=1)
+        x[np.ix_(np.flatnonzero(same), servers)] = prev_c[same]
+        limit = data.cap[servers] * (1 + TOL) + TOL
+        load = x[:, servers].T.astype(float) @ data.demand
+        size = (data.demand / np.where(data.cap[servers[0]] > 0, data.cap[servers[0]], np.inf)).max(axis=1)
+        for i in np.lexsort((np.arange(data.A), -size)).tolist():
+            if same[i] or y[i, c] <= 0:
+                continue
+            take = fill_first_fit(limit, load, data.demand[i], int(y[i, c]))
+            x[i, servers] = take
+            load += take[:, None] * data.demand[i][None, :]
+    return x
+
+
+def spread_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
     """Class counts y (A, C) onto servers, x (A, S). In each class, an application
     whose class total is unchanged keeps its previous servers. The others are
     spread evenly over the class's identical servers (each gets the floor or the
@@ -216,7 +288,7 @@ def _p2_feasible(model: DormModel, x: np.ndarray) -> bool:
 
 
 def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.ndarray], *,
-                     time_limit: float | None, seed: int | None, rounds: int = 6) -> BackendResult:
+                     time_limit: float | None, seed: int | None, rounds: int = 12) -> BackendResult:
     """Counts first, packing second. P2 on the class relaxation gives a proven
     upper bound U (``PartitionData.aggregate``); its counts are packed onto the
     servers. If everything fits, the plan's utilization equals U: optimal. If
@@ -239,8 +311,9 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
             patterns.append(pc)
     else:
         patterns = None
+    cuts = dff_cuts(d, classes)  # valid for the whole classes: round 0 only (later rounds shrink capacity)
     bound: float | None = None
-    info: dict[str, Any] = {"mode": "classes", "classes": len(classes)}
+    info: dict[str, Any] = {"mode": "classes", "classes": len(classes), "packing_cuts": len(cuts)}
     best: np.ndarray | None = None
     term = Termination.ERROR
     for k in range(rounds):
@@ -248,12 +321,15 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
         if left is not None and left <= 0.05:
             term = Termination.TIME_LIMIT
             break
+        if left is not None and k < rounds - 1:
+            left *= ROUND_SHARE  # keep time for packing and for the rounds after this one
         agg = d.aggregate(classes)
         agg.cap = cap
         res = backend.solve_model(DormModel(agg, model.fair, model.fairness_budget, model.adjustment_budget,
                                             patterns=patterns, shape_of=shape_of if patterns else None,
-                                            class_size=[len(c) for c in classes] if patterns else None),
-                                  time_limit=left, seed=seed)
+                                            class_size=[len(c) for c in classes] if patterns else None,
+                                            class_cuts=cuts if k == 0 else None),
+                                  time_limit=left, seed=seed, rel_gap=ROUND_GAP)
         info["patterns"] = None if patterns is None else int(sum(len(p) for p in patterns))
         info[f"round{k}_seconds"] = time.perf_counter() - started
         if k == 0:

@@ -109,6 +109,13 @@ def build_model(model: DormModel) -> pyo.ConcreteModel:
         n_shapes = model.patterns[0].shape[1] if model.patterns else 0
         m.slots = pyo.Constraint(servers, range(n_shapes), rule=slots)
 
+    # class mode: bin-packing cuts of dual-feasible functions (dorm.dff_cuts), Σ_i a_i·y_ic <= b
+    if model.class_cuts:
+        cuts = model.class_cuts
+        m.packing_cuts = pyo.Constraint(range(len(cuts)), rule=lambda m, t: sum(
+            int(cuts[t][1][i]) * m.x[i, cuts[t][0]] for i in by_server[cuts[t][0]] if cuts[t][1][i]) <= cuts[t][2]
+            if any(cuts[t][1][i] for i in by_server[cuts[t][0]]) else pyo.Constraint.Skip)
+
     # -- objective: Dorm eq. 10, Σ_k u_k = Σ_i n_i · Σ_k d_ik / C_k
     m.utilization = pyo.Objective(expr=sum(float(d.util[i]) * m.x[i, j] for i, j in pairs), sense=pyo.maximize)
     return m
@@ -118,12 +125,14 @@ class HighsDorm:
     def __init__(self, rel_gap: float, threads: int):
         self.rel_gap, self.threads = rel_gap, threads
 
-    def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None) -> BackendResult:
+    def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None,
+                    rel_gap: float | None = None) -> BackendResult:
         import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         m = build_model(model)
         built = time.perf_counter() - t0
-        res = solve_highs(m, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
+        res = solve_highs(m, time_limit=None if time_limit is None else time_limit - built,
+                          rel_gap=self.rel_gap if rel_gap is None else max(rel_gap, self.rel_gap),
                           threads=self.threads, seed=seed, build_seconds=built)
         info: dict[str, Any] = {"build_seconds": built, "solver_seconds": time.perf_counter() - t0 - built}
         term = res.termination
