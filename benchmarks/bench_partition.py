@@ -89,10 +89,41 @@ def scale(data_dir: str) -> None:
     print()
 
 
+def cli_defaults(data_dir: str) -> None:
+    """Issue 17 §6: `generate alibaba-dorm` at the CLI's default max tasks (32), both exact
+    solvers with their default options, 60 s limit."""
+    print("### Alibaba shapes at the CLI defaults (max tasks 32; default solver options, 60 s limit)\n")
+    print("| instance | solver | classes | status | Σ_k u_k | class bound | gap | rounds | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for jobs, servers in ((200, 400), (500, 1000)):
+        try:
+            inst = generate_instance("alibaba-dorm", jobs=jobs, servers=servers, seed=0, data_dir=data_dir)
+        except schedopt.InputError as exc:
+            print(f"| alibaba-dorm {jobs}/{servers} | skipped: {exc} |")
+            continue
+        for name in ("dorm-milp", "dorm-cpsat"):
+            t0 = time.perf_counter()
+            plan = schedopt.solve(inst, name, time_limit=60, seed=0)
+            secs = time.perf_counter() - t0
+            assert not schedopt.check(inst, plan)
+            gap = "-" if plan.objective.gap is None else f"{100 * plan.objective.gap:.2f}%"
+            bound = "-" if plan.objective.bound is None else f"{plan.objective.bound:.4f}"
+            print(f"| alibaba-dorm {jobs} apps, {servers} nodes | `{name}` | {plan.metrics.get('classes', '-')} | "
+                  f"{plan.status.value} | {plan.objective.value:.4f} | {bound} | {gap} | {plan.metrics.get('rounds', '-')} | "
+                  f"{secs:.1f} |")
+    print()
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
+    ap.add_argument("--only", choices=["paper", "online", "scale", "defaults"], default=None)
     args = ap.parse_args()
-    paper_scale()
-    online_snapshots()
-    scale(args.data_dir)
+    if args.only in (None, "paper"):
+        paper_scale()
+    if args.only in (None, "online"):
+        online_snapshots()
+    if args.only in (None, "scale"):
+        scale(args.data_dir)
+    if args.only in (None, "defaults"):
+        cli_defaults(args.data_dir)

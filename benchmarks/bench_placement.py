@@ -1,11 +1,13 @@
 """Placement benchmarks (issue 5). Prints markdown for docs/benchmarks.md.
 
-    .venv/bin/python benchmarks/bench_placement.py [--quick]
+    .venv/bin/python benchmarks/bench_placement.py [--quick] [--only scale|exact|gaps]
 
 1. ``optimus-placement`` and ``kube-default`` (and ``dltap``) at 100,000 tasks
    on 16,000 servers; cross-node pairs of ``dltap`` vs ``kube-default``.
-2. Exact placement: growing ``generate placement`` instances, 60 s each.
-3. The heuristics against the optimum on small generated instances.
+2. Exact placement: growing ``generate placement`` and ``placement-classes``
+   instances, 60 s each (the class model).
+3. The heuristics against the optimum: 20 ``placement-classes`` instances of
+   100 jobs on 50 servers.
 """
 
 from __future__ import annotations
@@ -62,51 +64,65 @@ def scale(runs: int) -> None:
     print(f"\n`dltap` vs `kube-default` cross-node PS-worker pairs: **{cut:.1%} fewer** (DLTAP reports 12% less traffic).\n")
 
 
-def exact_scale(limit_s: float, sizes: list[tuple[int, int]]) -> None:
-    print(f"### Exact placement on `generate placement` (max tasks 4 per role), {limit_s:.0f} s limit each\n")
-    print("| jobs | servers | solver | status | placed | Σ T_j | bound | seconds |")
-    print("|---|---|---|---|---|---|---|---|")
-    for jobs, servers in sizes:
-        inst = generate_instance("placement", jobs=jobs, servers=servers, seed=1, max_tasks=4)
+def exact_scale(limit_s: float, sizes: list[tuple[str, int, int]]) -> None:
+    print(f"### Exact placement (max tasks 4 per role), {limit_s:.0f} s limit each\n")
+    print("| family | jobs | servers | solver | model | status | placed | Σ T_j | bound | gap | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for family, jobs, servers in sizes:
+        inst = generate_instance(family, jobs=jobs, servers=servers, seed=1, max_tasks=4)
         for name in ("placement-cpsat", "placement-milp"):
             t0 = time.perf_counter()
             plan = schedopt.solve(inst, name, time_limit=limit_s, seed=0)
             sec = time.perf_counter() - t0
-            b = plan.objective.bound
-            print(f"| {jobs} | {servers} | `{name}` | {plan.status.value} | {plan.objective.admitted} | "
-                  f"{plan.objective.value:.4g} | {'-' if b is None else f'{b:.4g}'} | {sec:.1f} |")
+            b, g = plan.objective.bound, plan.objective.gap
+            print(f"| `{family}` | {jobs} | {servers} | `{name}` | {plan.metrics.get('model', '-')} | {plan.status.value} | "
+                  f"{plan.objective.admitted} | {plan.objective.value:.4g} | {'-' if b is None else f'{b:.4g}'} | "
+                  f"{'-' if g is None else f'{g:.2%}'} | {sec:.1f} |")
     print()
 
 
-def heuristic_gaps(n: int) -> None:
-    print(f"### The heuristics against the optimum ({n} `generate placement` instances: 8 jobs, 5 servers, 1-4 PS and workers)\n")
-    rows: dict[str, dict[str, list[float]]] = {h: {"fewer": [], "gap": [], "pairs": []} for h in HEURISTICS}
+def heuristic_gaps(n: int, family: str = "placement-classes", jobs: int = 100, servers: int = 50) -> None:
+    print(f"### The heuristics against the optimum ({n} `generate {family}` instances: {jobs} jobs, {servers} servers, "
+          "1-4 PS and workers; optimum by `placement-milp`'s class model)\n")
+    variants = [("optimus-placement", {"refine": False}, "`optimus-placement` (paper's scheme, `refine=False`)")] + \
+        [(h, {}, f"`{h}`") for h in HEURISTICS]
+    rows: dict[str, dict[str, list[float]]] = {label: {"fewer": [], "gap": [], "pairs": [], "sec": []} for _, _, label in variants}
     for seed in range(n):
-        inst = generate_instance("placement", jobs=8, servers=5, seed=seed, max_tasks=4)
-        best = schedopt.solve(inst, "placement-cpsat", time_limit=60, seed=0)
-        pairs = schedopt.solve(inst, "placement-cpsat", objective="cross_pairs", time_limit=60, seed=0)
-        for h in HEURISTICS:
-            plan = schedopt.solve(inst, h, seed=seed)
-            rows[h]["fewer"].append(best.objective.admitted - plan.objective.admitted)
+        inst = generate_instance(family, jobs=jobs, servers=servers, seed=seed, max_tasks=4)
+        best = schedopt.solve(inst, "placement-milp", time_limit=60, seed=0)
+        pairs = schedopt.solve(inst, "placement-milp", objective="cross_pairs", time_limit=60, seed=0)
+        assert best.status == schedopt.Status.OPTIMAL and pairs.status == schedopt.Status.OPTIMAL
+        for h, options, label in variants:
+            t0 = time.perf_counter()
+            plan = schedopt.solve(inst, h, seed=seed, **options)
+            rows[label]["sec"].append(time.perf_counter() - t0)
+            rows[label]["fewer"].append(best.objective.admitted - plan.objective.admitted)
             if plan.objective.admitted == best.objective.admitted:
                 v, o = plan.objective.value, best.objective.value
-                rows[h]["gap"].append((v - o) / v if v > 0 else 0.0)
-                rows[h]["pairs"].append(plan.metrics["cross_node_pairs"] - pairs.objective.value)
+                rows[label]["gap"].append((v - o) / v if v > 0 else 0.0)
+                rows[label]["pairs"].append(plan.metrics["cross_node_pairs"] - pairs.objective.value)
     print("| heuristic | instances placing fewer jobs than the optimum | mean jobs fewer | Σ T_j gap, mean (worst), where as many placed | "
-          "cross-node pairs above the minimum, mean |")
-    print("|---|---|---|---|---|")
-    for h, r in rows.items():
+          "cross-node pairs above the minimum, mean | seconds (median) |")
+    print("|---|---|---|---|---|---|")
+    for label, r in rows.items():
         gaps = r["gap"] or [float("nan")]
-        print(f"| `{h}` | {sum(x > 0 for x in r['fewer'])} of {n} | {statistics.mean(r['fewer']):.2f} | "
-              f"{statistics.mean(gaps):.1%} ({max(gaps):.1%}) | {statistics.mean(r['pairs'] or [float('nan')]):.1f} |")
+        print(f"| {label} | {sum(x > 0 for x in r['fewer'])} of {n} | {statistics.mean(r['fewer']):.2f} | "
+              f"{statistics.mean(gaps):.1%} ({max(gaps):.1%}) over {len(r['gap'])} | "
+              f"{statistics.mean(r['pairs'] or [float('nan')]):.1f} | {statistics.median(r['sec']):.3f} |")
     print()
 
 
 def main() -> None:
     quick = "--quick" in sys.argv
-    scale(runs=1 if quick else 3)
-    exact_scale(10 if quick else 60, [(4, 3), (8, 5)] if quick else [(4, 3), (8, 5), (16, 10), (24, 16), (32, 24), (48, 32)])
-    heuristic_gaps(3 if quick else 20)
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+    if only in (None, "scale"):
+        scale(runs=1 if quick else 3)
+    if only in (None, "exact"):
+        exact_scale(10 if quick else 60, [("placement", 8, 5), ("placement-classes", 8, 5)] if quick else
+                    [("placement", 16, 10), ("placement", 48, 32), ("placement", 100, 50), ("placement-classes", 100, 50),
+                     ("placement-classes", 200, 100), ("placement-classes", 400, 200)])
+    if only in (None, "gaps"):
+        heuristic_gaps(3 if quick else 20, jobs=30 if quick else 100, servers=12 if quick else 50)
 
 
 if __name__ == "__main__":
