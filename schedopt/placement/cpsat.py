@@ -35,6 +35,22 @@ class CpSatPlacement:
     def __init__(self, workers: int):
         self.workers = workers
 
+    def _run(self, model: Any, stage: str, t0: float, time_limit: float | None, seed: int | None,
+             linearization_level: int | None = None) -> tuple[Any, Any, Termination, dict[str, Any]]:
+        """Solve a built model in what is left of ``time_limit`` since ``t0``: (solver, status code, termination, info).
+        ``linearization_level=2`` for the class model, whose LP (bin-packing bounds) is its strength."""
+        built = time.perf_counter() - t0
+        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - built),
+                             variables=len(model.proto.variables))
+        if linearization_level is not None:
+            solver.parameters.linearization_level = linearization_level
+        code = solver.solve(model)
+        term = cpsat_termination(solver, code)
+        info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
+        if term == Termination.ERROR:
+            info[f"{stage}_backend_status"] = solver.status_name(code)
+        return solver, code, term, info
+
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
                     time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult:
         from ortools.sat.python import cp_model  # imported when a model is built: `import schedopt` stays light
@@ -131,14 +147,7 @@ class CpSatPlacement:
         else:
             model.minimize(sum(p[j] * w[j] * x[j] for j in two) - sum(pairs))
 
-        built = time.perf_counter() - t0
-        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - built),
-                             variables=len(model.proto.variables))
-        code = solver.solve(model)
-        term = cpsat_termination(solver, code)
-        info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
-        if term == Termination.ERROR:
-            info[f"{stage}_backend_status"] = solver.status_name(code)
+        solver, code, term, info = self._run(model, stage, t0, time_limit, seed)
         if not has_solution(solver, code):
             return StageResult(term, info=info)
         raw = float(solver.best_objective_bound)
@@ -199,15 +208,7 @@ class CpSatPlacement:
             model.minimize(t_all)
         else:
             model.minimize(sum(job_cost))
-        built = time.perf_counter() - t0
-        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - built),
-                             variables=len(model.proto.variables))
-        solver.parameters.linearization_level = 2  # the pattern model's LP is its strength (bin-packing bounds)
-        code = solver.solve(model)
-        term = cpsat_termination(solver, code)
-        info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
-        if term == Termination.ERROR:
-            info[f"{stage}_backend_status"] = solver.status_name(code)
+        solver, code, term, info = self._run(model, stage, t0, time_limit, seed, linearization_level=2)
         if not has_solution(solver, code):
             return StageResult(term, info=info)
         raw = float(solver.best_objective_bound)
