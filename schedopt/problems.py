@@ -33,7 +33,7 @@ BUILTIN_PROBLEM_MODULES = (
     "schedopt.placement.contract",
 )
 #: modules that add solvers or families to problems declared elsewhere
-BUILTIN_EXTENSION_MODULES = ("schedopt.learn.dl2", "schedopt.sim.workloads")
+BUILTIN_EXTENSION_MODULES = ("schedopt.learn.dl2", "schedopt.sim.workloads", "schedopt.sim.faithful")
 PROBLEM_GROUP = "schedopt.problems"
 SOLVER_GROUP = "schedopt.solvers"
 
@@ -120,6 +120,11 @@ def register_problem(problem: Problem) -> Problem:
 def add_family(problem: str, family: Family) -> None:
     """Add an instance family to a registered problem (e.g. simulation workloads)."""
     with _lock:
+        if problem not in _PROBLEMS:  # a workload module imported before the registry: load the built-in problems
+            for module in BUILTIN_PROBLEM_MODULES:
+                importlib.import_module(module)
+        if problem not in _PROBLEMS:
+            raise KeyError(f"add_family: no problem {problem!r} is registered")
         _PROBLEMS[problem].families[family.name] = family
         _FAMILIES[family.name] = (problem, family)
 

@@ -53,3 +53,20 @@ def test_every_heuristic_takes_the_option_and_keeps_its_contract(name: str) -> N
     check_solver(solver, problem="allocation", checks=["feasible_plans", "deterministic", "oversubscribed", "unmeetable"])
     with pytest.raises(schedopt.InputError, match="admission"):
         schedopt.get_solver(name, admission="largest")
+
+
+def test_arrival_rule_admits_first_come_first() -> None:
+    """``arrival`` (Mesos' DRF sorter at share 0): the first job in, even a large one,
+    before smaller later ones; ``smallest`` admits the small ones."""
+    def job(i: int, cpu: float, arrival: float) -> dict:
+        return {"id": f"j{i}", "arrival": arrival, "remaining_steps": 100.0,
+                "speed": {"form": "amdahl", "serial": 0.0, "parallel": 1.0},
+                "roles": {"worker": {"demand": {"cpu": cpu}, "min": 1, "max": 1}}}
+    inst = schedopt.Instance.model_validate({"schema": "schedopt/instance@1", "name": "arrival", "resources": ["cpu"],
+                                            "servers": [{"name": "s", "capacity": {"cpu": 4}}],
+                                            "jobs": [job(0, 3, 0.0), job(1, 2, 1.0), job(2, 2, 2.0)]})
+    data = compile_allocation(inst)
+    assert admit(data, "arrival")[0] == [0]
+    assert admit(data, "smallest")[0] == [1, 2]
+    plan = assert_checked(inst, schedopt.solve(inst, "drf", admission="arrival"))
+    assert set(plan.allocation) == {"j0"}

@@ -387,8 +387,8 @@ def admit_smallest_first(data: AllocationData) -> tuple[list[int], dict[int, tup
     return _starts(mins, _first_fit(order, use, data.cap))
 
 
-#: admission rules of the heuristics: DESIGN.md's literal rule, or that rule improved by local search
-ADMISSION_RULES = ("smallest", "swap")
+#: admission rules of the heuristics: DESIGN.md's literal rule, that rule improved by local search, or arrival order
+ADMISSION_RULES = ("smallest", "swap", "arrival")
 
 
 def admit(data: AllocationData, rule: str = "smallest") -> tuple[list[int], dict[int, tuple[int, int]]]:
@@ -400,9 +400,15 @@ def admit(data: AllocationData, rule: str = "smallest") -> tuple[list[int], dict
     minimum configurations: a paused job with a shorter remaining time replaces
     the admitted job with the longest one that frees enough room for it. The
     lexicographic objective (most jobs, then least Σ t_j) is what the swaps serve;
-    ``smallest`` ignores remaining time."""
+    ``smallest`` ignores remaining time.
+    ``arrival``: first come, first admitted, each job that still fits (what
+    Mesos' DRF sorter does when every share is 0: listing order)."""
     if rule == "smallest":
         return admit_smallest_first(data)
+    if rule == "arrival":
+        mins, ok, use = _minimum_use(data)
+        candidates = np.flatnonzero(ok)
+        return _starts(mins, _first_fit(candidates[np.lexsort((candidates, data.arrival[candidates]))], use, data.cap))
     if rule != "swap":
         raise ValueError(f"admission rule {rule!r}; known: {', '.join(ADMISSION_RULES)}")
     mins, ok, use = _minimum_use(data)

@@ -28,6 +28,7 @@ def simulate(
     seed: int = typer.Option(0, "--seed"),
     error_steps: float = typer.Option(0.0, "--error-steps", help="estimation error of remaining steps in [0, 1) (Fig. 15)"),
     error_speed: float = typer.Option(0.0, "--error-speed", help="estimation error of speeds in [0, 1) (Fig. 15)"),
+    estimation: str = typer.Option("truth", "--estimation", help="what the scheduler sees: truth (with --error-steps/--error-speed) or online (eq. 1 fitted to the losses each job emits, eq. 3/4 refitted to the speeds observed; needs jobs with loss_curve)"),
     horizon: Optional[float] = typer.Option(None, "--horizon", help="stop after this many seconds"),
     out_path: Optional[Path] = typer.Option(None, "--out", help="write the result (.yaml/.json; - for standard output); with --compare, one file holding every scheduler's result"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="directory for the figures, created if absent (JCT/makespan bars, JCT CDF, utilization)"),
@@ -62,7 +63,7 @@ def simulate(
             task = bar.add_task(name, total=len(wl.jobs))
             results.append(run(wl, name, placement=placement, interval_s=interval, restart_overhead_s=restart_overhead,
                                restart_aware=restart_aware, communication_aware=communication_aware,
-                               ps_assignment=ps_assignment, seed=seed, error_steps=error_steps, error_speed=error_speed, horizon_s=horizon,
+                               ps_assignment=ps_assignment, seed=seed, error_steps=error_steps, error_speed=error_speed, estimation=estimation, horizon_s=horizon,
                                progress=lambda t, done, n, task=task: bar.update(task, completed=done)))
     document = results[0].to_dict() if len(results) == 1 else results_document(results)
     if as_json and not (out_path is not None and str(out_path) == "-"):

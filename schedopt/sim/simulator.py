@@ -51,6 +51,7 @@ from schedopt.instance import Instance, Job, Policy
 from schedopt.checking import check
 from schedopt.registry import get_solver, solver_info
 from schedopt.sim import communication
+from schedopt.sim.estimation import ESTIMATION_MODES, OnlineEstimate, online_estimates
 from schedopt.sim.result import SimulationResult, summarize
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed
 
@@ -78,6 +79,7 @@ class _JobState:
     started: bool = False
     restarts: int = 0
     placement: dict[str, dict[str, int]] | None = None  # server -> role -> tasks, when a placement solver runs
+    estimate: OnlineEstimate | None = None  # with estimation="online": the job's observations and fits
 
 
 @dataclass
@@ -110,6 +112,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
              restart_overhead_s: float = 60.0, seed: int = 0, error_steps: float = 0.0, error_speed: float = 0.0,
              horizon_s: float | None = None, check_plans: bool = False, options: dict[str, Any] | None = None,
              restart_aware: bool = True, communication_aware: bool = True, ps_assignment: str | None = None,
+             estimation: str = "truth",
              progress: Callable[[float, int, int], None] | None = None,
              observer: Callable[[float, Instance, Any, float], None] | None = None) -> SimulationResult:
     """Simulate ``workload`` under ``scheduler`` (a registered allocation or quality
@@ -121,7 +124,9 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     DL2's per-slot reward Σ_i (steps trained in the slot / job i's total steps).
     ``communication_aware``: placement changes a PS job's speed (module docstring);
     ``ps_assignment``: a ``ps-assignment`` solver whose block assignment sets the
-    PS imbalance of jobs with ``param_blocks`` (default: even, λ = 1)."""
+    PS imbalance of jobs with ``param_blocks`` (default: even, λ = 1).
+    ``estimation``: ``truth`` (with the optional errors) or ``online`` (remaining
+    steps and speeds fitted during the run, :mod:`schedopt.sim.estimation`)."""
     if not (math.isfinite(interval_s) and MIN_INTERVAL_S <= interval_s <= MAX_HORIZON_S):
         raise InputError("--interval", f"must be between {MIN_INTERVAL_S:g} and {MAX_HORIZON_S:g} seconds (MIN_INTERVAL_S, MAX_HORIZON_S), got {interval_s}")
     if not (math.isfinite(restart_overhead_s) and restart_overhead_s >= 0):
@@ -134,6 +139,10 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     for name, e in (("--error-steps", error_steps), ("--error-speed", error_speed)):
         if not 0 <= e < 1:
             raise InputError(name, f"must be in [0, 1), got {e}")
+    if estimation not in ESTIMATION_MODES:
+        raise InputError("--estimation", f"expected one of {', '.join(ESTIMATION_MODES)}, got {estimation!r}")
+    if estimation == "online" and (error_steps or error_speed):
+        raise InputError("--error-steps", "the Fig. 15 errors distort the truth; with --estimation online the errors are the fits' own")
     _check_workload(workload)
     imbalance = _PsImbalance(workload, ps_assignment, seed) if ps_assignment is not None else None
     if isinstance(scheduler, str):
@@ -152,6 +161,11 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     states = [_JobState(job=j, total_steps=float(j.remaining_steps), remaining=float(j.remaining_steps),
                         sign_steps=float(signs[i, 0]), sign_speed=float(signs[i, 1]))
               for i, j in enumerate(workload.jobs)]
+    if estimation == "online":
+        for s, est in zip(states, online_estimates(list(workload.jobs), seed)):
+            s.estimate = est
+    err_steps: list[float] = []
+    err_speed: list[float] = []
     order = sorted(range(len(states)), key=lambda i: states[i].job.arrival)
     limit = horizon_s if horizon_s is not None else MAX_HORIZON_S
     cap = workload.capacity_total
@@ -175,6 +189,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             continue
         view = _scheduler_view(workload, active, t, error_steps, error_speed,
                                restart_s=restart_overhead_s if restart_aware else None, with_placement=placement is not None)
+        for s, vj in zip(active, view.jobs):
+            err_steps.append(abs(float(vj.remaining_steps) - s.remaining) / s.total_steps)  # error of the total K
         t0 = time.perf_counter()
         plan = solver.solve(view, seed=seed)
         scheduler_s += time.perf_counter() - t0
@@ -187,7 +203,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         used = np.zeros(len(cap))
         running = tasks = 0
         reward = 0.0
-        for s in active:
+        for pos, s in enumerate(active):
             counts = plan.allocation.get(s.job.id) if plan.has_solution else None
             if not counts:
                 s.config = s.placement = None  # paused: the next start is a restart
@@ -209,8 +225,13 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                 transfer_n += 1
             else:
                 step = float(s.job.speed.step_time_s(*_pw(s.job, counts)))
+            if estimation == "online" and len(counts) == 2:
+                view_job = view.jobs[pos]
+                err_speed.append(abs(float(view_job.speed.step_time_s(*_pw(s.job, counts))) / step - 1.0)
+                                 if view_job.speed is not None else 0.0)
             work_s = max(0.0, interval_s - lost)
             need_s = s.remaining * step
+            done_before = s.total_steps - s.remaining
             overhead_s += min(lost, interval_s)
             reward += min(s.remaining, work_s / step) / s.total_steps
             if need_s <= work_s:
@@ -221,6 +242,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             else:
                 s.remaining -= work_s / step
                 run_s += interval_s
+            if s.estimate is not None:
+                s.estimate.observe(done_before, s.total_steps - s.remaining, counts)
         tl.time_s.append(t)
         tl.running_jobs.append(running)
         tl.running_tasks.append(tasks)
@@ -240,7 +263,9 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                      mean_transfer_share=transfer_sum / transfer_n if transfer_n else None, seed=seed, error_steps=error_steps, error_speed=error_speed,
                      overhead_s=overhead_s, run_s=run_s, scheduler_s=scheduler_s, plans=plans,
                      violations=violations if check_plans else None,
-                     first_violation=first_violation, horizon_s=horizon_s)
+                     first_violation=first_violation, horizon_s=horizon_s, estimation=estimation,
+                     estimate_error_steps=float(np.mean(err_steps)) if err_steps else None,
+                     estimate_error_speed=float(np.mean(err_speed)) if err_speed else None)
 
 
 class _PsImbalance:
@@ -275,16 +300,20 @@ def _pw(job: Job, counts: dict[str, int]) -> tuple[int, int]:
 def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error_steps: float,
                     error_speed: float, restart_s: float | None = None, with_placement: bool = False) -> Instance:
     """The instance the scheduler sees at time t: the active jobs with estimated
-    remaining steps and speeds (the error shrinks with progress); with
+    remaining steps and speeds (the Fig. 15 error shrinks with progress; or the
+    online fits of :mod:`schedopt.sim.estimation`); with
     ``restart_s``, each running job's counts and that restart cost, and with
     ``with_placement`` too, where each runs (``previous``)."""
     jobs = []
     for s in active:
         left = s.remaining / s.total_steps  # 1 at arrival, 0 at the end
-        update: dict[str, Any] = {
-            "remaining_steps": max(s.remaining * (1.0 + s.sign_steps * error_steps * left), 1e-9),
-            "new": not s.started,
-        }
+        if s.estimate is not None:
+            remaining = s.estimate.remaining_steps(s.total_steps - s.remaining, s.remaining)
+        else:
+            remaining = s.remaining * (1.0 + s.sign_steps * error_steps * left)
+        update: dict[str, Any] = {"remaining_steps": max(remaining, 1e-9), "new": not s.started}
+        if s.estimate is not None:
+            update["speed"] = s.estimate.speed()
         if restart_s is not None and s.config is not None:
             update["running"] = dict(s.config)
         if error_speed:
