@@ -89,13 +89,14 @@ def _step_time_s(speed: dict[str, Any], p: int, w: int) -> float:
 
 def faithful_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None, *,
                       speeds: str = "measured", hours: float | None = None, spread: float = LENGTH_SPREAD,
-                      cpu_per_task: float = 4.0) -> dict[str, Any]:
+                      cpu_per_task: float = 4.0, gpu_per_worker: float = 1.0) -> dict[str, Any]:
     """The ``optimus-faithful`` workload (module docstring). Factors:
     ``speeds`` ``measured`` (fitted to the DL2 testbed, all synchronous) or
     ``table2`` (the profiles' Table 2 coefficients, sync or async at random, as
     ``optimus-workload``); ``hours`` at δ = 1% and (4, 4) (default
     ``FAITHFUL_HOURS``); ``spread``, the σ of the per-job length factor;
-    ``cpu_per_task`` of every PS and worker."""
+    ``cpu_per_task`` of every PS and worker; ``gpu_per_worker`` (0: workers
+    train on CPUs and may run on any server)."""
     hours = FAITHFUL_HOURS if hours is None else float(hours)
     profiles = sorted(load_profiles(), key=lambda p: p.name)
     fits = measured_speeds(None if data_dir is None else str(data_dir)) if speeds == "measured" else {}
@@ -117,6 +118,7 @@ def faithful_workload(jobs: int, servers: int, rng: np.random.Generator, max_tas
         beta1 = 1.0 / (1.0 - IRREDUCIBLE)  # l(0) = 1
         beta0 = beta1 * (1.0 / delta - 1.0) / steps  # K(δ) = β1·(1/δ - 1)/β0
         demand = {r: {**prof.demand[r], "cpu": cpu_per_task} for r in ("worker", "ps")}
+        demand["worker"]["gpu"] = gpu_per_worker
         out.append({
             "id": f"{prof.name}-{i}", "model": prof.name, "arrival": round(float(arrival), 1),
             "roles": {"worker": {"demand": demand["worker"], "min": 1, "max": int(min(max_tasks, w_max))},
