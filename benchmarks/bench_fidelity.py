@@ -166,6 +166,48 @@ def fig15(seeds: int) -> None:
     print(f"| online fits (mean K error {online['err']:.0%}) | | {online['jct'] / ref['jct']:.3f} | {online['mk'] / ref['mk']:.3f} |\n")
     print(f"Job pairs whose remaining times at (1, 1) are within a factor 1.2/0.8 (the only pairs a 20 % error can "
           f"reorder): {statistics.mean(close):.0%} (mean over seeds).\n")
+    shape_errors(seeds)
+
+
+class _ShapeError:
+    """``optimus-greedy`` shown speeds whose every eq. 4 coefficient is off by ±e
+    (a fixed sign per job and coefficient, from ``seed``): unlike Fig. 15's
+    uniform scaling, this moves a job's best configuration."""
+
+    def __init__(self, error: float, seed: int):
+        import schedopt
+
+        self.inner = schedopt.get_solver("optimus-greedy", admission="swap", bound=False)
+        self.name = f"optimus-greedy (shape error {error:.0%})"
+        self.error, self.seed = error, seed
+        self.signs: dict[str, np.ndarray] = {}
+
+    def solve(self, view: Instance, *, seed: int | None = None, time_limit: float | None = None) -> Any:
+        jobs = []
+        for j in view.jobs:
+            if j.id not in self.signs:
+                rng = np.random.default_rng([self.seed, len(self.signs)])
+                self.signs[j.id] = rng.choice([-1.0, 1.0], size=len(j.speed.theta))
+            theta = [t * (1 + s * self.error) for t, s in zip(j.speed.theta, self.signs[j.id])]
+            jobs.append(j.model_copy(update={"speed": j.speed.model_copy(update={"theta": theta})}))
+        return self.inner.solve(view.model_copy(update={"jobs": jobs}), seed=seed)
+
+
+def shape_errors(seeds: int) -> None:
+    print(f"Speed errors that change the curve's shape (each eq. 4 coefficient ×(1 ± e), fixed per job; mean of {seeds} seeds):\n")
+    print("| shape error e | JCT ÷ no error | makespan ÷ no error |")
+    print("|---|---|---|")
+    ref = None
+    for e in (0.0, 0.1, 0.2, 0.5):
+        jct, mk = [], []
+        for seed in range(seeds):
+            r = simulate(_instance(seed, **FAITHFUL), _ShapeError(e, seed), seed=seed, restart_aware=False)
+            jct.append(r.avg_jct_s)
+            mk.append(r.makespan_s)
+        cur = (statistics.mean(jct), statistics.mean(mk))
+        ref = ref or cur
+        print(f"| {e:.0%} | {cur[0] / ref[0]:.3f} | {cur[1] / ref[1]:.3f} |")
+    print()
 
 
 def philly(seeds: int) -> None:
