@@ -183,3 +183,16 @@ def test_multi_node_cluster_on_one_machine(tmp_path: Path) -> None:
         assert len(nodes) == 2, nodes
     finally:
         subprocess.run([ray_bin, "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+def test_simulator_estimation_reaches_the_cells(tmp_path: Path) -> None:
+    from schedopt.generate import generate_instance
+    from schedopt.sim import simulate
+
+    spec = {**SPEC, "seeds": [0], "loads": [1.0], "schedulers": [{"name": "optimus-greedy"}],
+            "simulator": {"estimation": "online"}}
+    table = sweep(spec, tmp_path, workers=1)
+    assert not table.failed and len(table.rows) == 1
+    wl = generate_instance("optimus-workload", jobs=6, servers=4, seed=0)
+    direct = simulate(wl, "optimus-greedy", seed=0, estimation="online")
+    assert table.rows[0]["avg_jct_s"] == pytest.approx(direct.avg_jct_s)

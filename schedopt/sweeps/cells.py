@@ -60,7 +60,8 @@ def _simulate(cell: dict[str, Any], inst: Instance) -> dict[str, Any]:
     r = simulate(inst, cell["scheduler"], placement=cell["placement"], options=cell["options"] or None, seed=cell["seed"],
                  interval_s=s["interval_s"], restart_overhead_s=s["restart_overhead_s"], restart_aware=s["restart_aware"],
                  communication_aware=s["communication_aware"], ps_assignment=s["ps_assignment"],
-                 error_steps=s["error_steps"], error_speed=s["error_speed"], horizon_s=s["horizon_s"])
+                 error_steps=s["error_steps"], error_speed=s["error_speed"], estimation=s.get("estimation", "truth"),
+                 horizon_s=s["horizon_s"])
     pct = r.jct_percentiles_s
     return {"jobs": len(r.jobs), "finished": r.finished, "unfinished": r.unfinished, "avg_jct_s": r.avg_jct_s,
             "p50_jct_s": pct.get("p50"), "p90_jct_s": pct.get("p90"), "p99_jct_s": pct.get("p99"),

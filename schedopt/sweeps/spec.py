@@ -66,6 +66,7 @@ class SimulatorSpec(_Strict):
     ps_assignment: str | None = Field(None, description="ps-assignment solver setting PS imbalance")
     error_steps: float = Field(0.0, ge=0, lt=1, description="estimation error of remaining steps")
     error_speed: float = Field(0.0, ge=0, lt=1, description="estimation error of speeds")
+    estimation: Literal["truth", "online"] = Field("truth", description="what the scheduler sees: the truth (with the errors) or online fits of loss curves and speeds")
     horizon_s: float | None = Field(None, gt=0, description="stop after this many seconds")
 
 
