@@ -48,6 +48,7 @@ import numpy as np
 from schedopt.allocation.families import optimus_cluster
 from schedopt.problems import Family, add_family
 from schedopt.profiles import load_profiles
+from schedopt.sim.workloads import _step_time_s
 
 #: Table 1 profile -> (DL2 measured model, factor on the transfer term); borrowed where Table 1's model was not measured
 MEASURED_MODEL = {
@@ -78,13 +79,6 @@ def measured_speeds(data_dir: str | None = None) -> dict[str, tuple[dict[str, An
         speed = {"form": "optimus-sync", "theta": [round(t, 9) for t in theta], "batch": fit.speed.batch}
         out[name] = (speed, int(pts[:, 0].max()), int(pts[:, 1].max()), fit.mean_rel_error)
     return out
-
-
-def _step_time_s(speed: dict[str, Any], p: int, w: int) -> float:
-    from schedopt.speed import OptimusAsync, OptimusSync
-
-    cls = OptimusSync if speed["form"] == "optimus-sync" else OptimusAsync
-    return float(cls.model_validate(speed).step_time_s(p, w))
 
 
 def faithful_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None, *,
