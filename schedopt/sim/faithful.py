@@ -48,7 +48,7 @@ import numpy as np
 from schedopt.allocation.families import optimus_cluster
 from schedopt.problems import Family, add_family
 from schedopt.profiles import load_profiles
-from schedopt.sim.workloads import _step_time_s
+from schedopt.sim.workloads import _speed, _two_role_job, eq1_steps
 
 #: Table 1 profile -> (DL2 measured model, factor on the transfer term); borrowed where Table 1's model was not measured
 MEASURED_MODEL = {
@@ -59,7 +59,6 @@ MEASURED_MODEL = {
 IRREDUCIBLE = 0.1
 LENGTH_SPREAD = 0.25
 FAITHFUL_HOURS = 4.0
-REFERENCE_CONFIG = (4, 4)
 
 
 @lru_cache(maxsize=4)
@@ -91,36 +90,33 @@ def faithful_workload(jobs: int, servers: int, rng: np.random.Generator, max_tas
     ``FAITHFUL_HOURS``); ``spread``, the σ of the per-job length factor;
     ``cpu_per_task`` of every PS and worker; ``gpu_per_worker`` (0: workers
     train on CPUs and may run on any server)."""
+    if speeds not in ("measured", "table2"):
+        raise ValueError(f"speeds: expected measured or table2, got {speeds!r}")
     hours = FAITHFUL_HOURS if hours is None else float(hours)
     profiles = sorted(load_profiles(), key=lambda p: p.name)
     fits = measured_speeds(None if data_dir is None else str(data_dir)) if speeds == "measured" else {}
-    if speeds not in ("measured", "table2"):
-        raise ValueError(f"speeds: expected measured or table2, got {speeds!r}")
     arrivals = np.sort(rng.uniform(0, 12000, jobs))
     out = []
     for i, arrival in enumerate(arrivals):
         prof = profiles[int(rng.integers(len(profiles)))]
-        mode = "sync" if rng.random() < 0.5 else "async"
+        mode = "sync" if rng.random() < 0.5 else "async"  # drawn either way: both settings see the same jobs
         delta = float(rng.uniform(0.01, 0.05))
         factor = float(np.exp(spread * rng.standard_normal()))
         if speeds == "measured":
             speed, p_max, w_max, _ = fits[prof.name]
         else:
-            speed, p_max, w_max = {"form": f"optimus-{mode}", **prof.speed[f"optimus-{mode}"]}, max_tasks, max_tasks
-        ref_steps = hours * 3600.0 / _step_time_s(speed, *REFERENCE_CONFIG)
-        steps = max(1.0, ref_steps * (1.0 / delta - 1.0) / (1.0 / 0.01 - 1.0) * factor)  # eq. 1: K(δ) ∝ 1/δ - 1
+            speed, p_max, w_max = _speed(prof, mode), max_tasks, max_tasks
+        steps = max(1.0, eq1_steps(speed, delta, hours) * factor)
         beta1 = 1.0 / (1.0 - IRREDUCIBLE)  # l(0) = 1
         beta0 = beta1 * (1.0 / delta - 1.0) / steps  # K(δ) = β1·(1/δ - 1)/β0
-        demand = {r: {**prof.demand[r], "cpu": cpu_per_task} for r in ("worker", "ps")}
-        demand["worker"]["gpu"] = gpu_per_worker
-        out.append({
-            "id": f"{prof.name}-{i}", "model": prof.name, "arrival": round(float(arrival), 1),
-            "roles": {"worker": {"demand": demand["worker"], "min": 1, "max": int(min(max_tasks, w_max))},
-                      "ps": {"demand": demand["ps"], "min": 1, "max": int(min(max_tasks, p_max))}},
-            "speed": speed, "remaining_steps": float(steps),
-            "loss_curve": {"family": "optimus", "params": [beta0, beta1, IRREDUCIBLE]},
-            "model_size": prof.model_size_mb, "bandwidth": {"ps": 125, "worker": 125}, "new": True,
-        })
+        job = _two_role_job(f"{prof.name}-{i}", prof, speed, arrival, steps, max_tasks)
+        job["remaining_steps"] = float(steps)  # unrounded: the curve's δ is exact
+        for role, most in (("worker", w_max), ("ps", p_max)):
+            job["roles"][role]["max"] = int(min(max_tasks, most))
+            job["roles"][role]["demand"]["cpu"] = cpu_per_task
+        job["roles"]["worker"]["demand"]["gpu"] = gpu_per_worker
+        job["loss_curve"] = {"family": "optimus", "params": [beta0, beta1, IRREDUCIBLE]}
+        out.append(job)
     return {"resources": ["cpu", "gpu", "mem_gb"], "servers": optimus_cluster(servers), "jobs": out}
 
 

@@ -71,6 +71,13 @@ def _two_role_job(job_id: str, prof: Profile, speed: dict[str, Any], arrival: fl
     }
 
 
+def eq1_steps(speed: dict[str, Any], delta: float, hours: float = REFERENCE_HOURS) -> float:
+    """A job's total steps at threshold δ: eq. 1's K(δ) ∝ 1/δ - 1, scaled so that
+    at δ = 1% it takes ``hours`` at ``REFERENCE_CONFIG`` (4 PS, 4 workers)."""
+    ref_steps = hours * 3600.0 / _step_time_s(speed, *REFERENCE_CONFIG)
+    return ref_steps * (1.0 / delta - 1.0) / (1.0 / 0.01 - 1.0)
+
+
 def _optimus_jobs(arrivals: np.ndarray, rng: np.random.Generator, max_tasks: int) -> list[dict[str, Any]]:
     profiles = sorted(load_profiles(), key=lambda p: p.name)
     out = []
@@ -78,8 +85,7 @@ def _optimus_jobs(arrivals: np.ndarray, rng: np.random.Generator, max_tasks: int
         prof = profiles[int(rng.integers(len(profiles)))]
         speed = _speed(prof, "sync" if rng.random() < 0.5 else "async")
         delta = float(rng.uniform(0.01, 0.05))
-        ref_steps = REFERENCE_HOURS * 3600.0 / _step_time_s(speed, *REFERENCE_CONFIG)
-        steps = ref_steps * (1.0 / delta - 1.0) / (1.0 / 0.01 - 1.0)  # eq. 1: K(δ) ∝ 1/δ - 1
+        steps = eq1_steps(speed, delta)
         out.append(_two_role_job(f"{prof.name}-{i}", prof, speed, arrival, steps, max_tasks))
     return out
 
