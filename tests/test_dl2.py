@@ -130,6 +130,31 @@ def test_moves_reach_every_measured_configuration_of_an_odd_grid() -> None:
     assert env.mask()[:6].all()  # both jobs can take all three moves from (1, 1)
 
 
+def test_gain_features_are_optimus_eq9(tmp_path: Path) -> None:
+    """With ``features="gain"`` each move carries Optimus' eq. 9 (remaining time saved per
+    dominant share added), computed from the instance's speed; the best feasible move reads 1."""
+    from schedopt.allocation.problem import compile_allocation
+    from schedopt.learn.dl2 import ROW_FEATURES, SlotEnv, split_state
+
+    inst = odd_grid_instance()
+    data = compile_allocation(inst)
+    pol = Policy.create(J=4, types=("m",), hidden=8, features="gain")
+    assert pol.F == Policy.create(J=4, types=("m",), hidden=8).F + 6
+    env = SlotEnv.start(data, pol)
+    speed = inst.jobs[0].speed
+    T = {c: 1000 * float(speed.step_time_s(*c)) for c in ((1, 1), (1, 3), (3, 1), (3, 3))}
+    # (ps, worker): a worker move adds 2 workers (1 CPU + 1 GPU each; dominant: 2 of 8 GPUs),
+    # a PS move adds 2 PS (2 CPUs each: 4 of 64 CPUs), both adds both (GPU still dominant)
+    expected = [(T[(1, 1)] - T[(1, 3)]) / 0.25, (T[(1, 1)] - T[(3, 1)]) / (4 / 64), (T[(1, 1)] - T[(3, 3)]) / 0.25]
+    assert np.allclose(env.gains[0], expected) and np.allclose(env.gains[1], expected)
+    R, g = split_state(env.state()[None, :], pol.J, pol.F)
+    rel = R[0, :2, 2 + ROW_FEATURES - 1:2 + ROW_FEATURES + 2]
+    assert np.isclose(rel.max(), 1.0) and np.allclose(rel, np.array(expected) / max(expected))
+    assert g[0, -1] == 1.0  # some feasible move has a positive gain
+    pol.save(tmp_path / "gain.npz")
+    assert Policy.load(tmp_path / "gain.npz").features == "gain"
+
+
 @pytest.mark.skipif(not Path("../shared/data/measured/dl2_config_speed.txt").is_file() and not __import__("os").environ.get("SCHEDOPT_DATA_DIR"),
                     reason="needs ../shared/data (DL2's measured speeds, not redistributed with schedopt)")
 def test_every_dl2_model_has_its_own_type_and_can_grow() -> None:
@@ -257,6 +282,17 @@ def test_rl_improves_the_heldout_jct_over_the_warmup() -> None:
     for w in held:  # and the learned plans are feasible
         r = simulate(w, solver_for(pol), check_plans=True)
         assert r.check_violations == 0 and r.finished == len(w.jobs)
+
+
+def test_warmup_from_optimus_greedy_beats_drf_on_heldout_traces() -> None:
+    """The teacher sets the warm-up's level: imitating optimus-greedy (with the gain
+    features) gives a held-out average JCT below DRF's, within 10% of the teacher's."""
+    held = [tiny_trace(100 + k) for k in range(4)]
+    pol = Policy.create(J=8, types=("a", "b"), hidden=32, seed=0, features="gain")
+    warmup(pol, record_teacher([tiny_trace(k) for k in range(3)], pol, "optimus-greedy"), epochs=30, seed=0)
+    jct = {name: np.mean([simulate(w, name).avg_jct_s for w in held]) for name in ("drf", "optimus-greedy")}
+    dl2 = np.mean([simulate(w, solver_for(pol), check_plans=True).avg_jct_s for w in held])
+    assert dl2 < jct["drf"] and dl2 <= 1.1 * jct["optimus-greedy"], (dl2, jct)
 
 
 def test_same_seed_same_updates_and_ray_matches_in_process() -> None:

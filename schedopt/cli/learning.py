@@ -45,6 +45,7 @@ def learn(
     eval_every: int = typer.Option(10, "--eval-every", help="rounds between held-out evaluations (learning-curve points)"),
     state_jobs: int = typer.Option(32, "--max-jobs", help="J: jobs in the state"),
     hidden: int = typer.Option(64, "--hidden", help="units per hidden layer"),
+    features: str = typer.Option("gain", "--features", help="state: type (DL2's: job type, counts, remaining work) or gain (also each move's eq.-9 gain from the instance's speed model)"),
     seed: int = typer.Option(0, "--seed"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="learning curve figure (.png/.pdf/.svg): held-out JCT vs updates"),
     curve_path: Optional[Path] = typer.Option(None, "--curve", help="learning curve as CSV"),
@@ -56,7 +57,7 @@ def learn(
 
     from schedopt.generate import generate_instance
     from schedopt.instance import Instance, load_instance
-    from schedopt.learn.dl2 import DEFAULT_TYPES, Policy
+    from schedopt.learn.dl2 import DEFAULT_TYPES, FEATURES, Policy
     from schedopt.learn.train import REWARDS, InProcessActors, RayActors, RLConfig, record_teacher, rl_train, warmup
     from schedopt.registry import solver_info
     from schedopt.sim import simulate
@@ -72,6 +73,8 @@ def learn(
     if min(warmup_epochs, rounds, warmup_traces) < 0 or min(actors, state_jobs, hidden, eval_every) < 1 or min(heldout, validation) < 0:
         raise InputError("learn", "--warmup-epochs, --warmup-traces and --rounds must be >= 0; --actors, --max-jobs, "
                                   "--hidden, --eval-every >= 1; --heldout, --validation >= 0")
+    if features not in FEATURES:
+        raise InputError("--features", f'unknown state "{features}"; known: {", ".join(FEATURES)}')
     if reward not in REWARDS:
         raise InputError("--reward", f'unknown reward "{reward}"; known: {", ".join(REWARDS)}')
     if not (lr > 0 and 0 <= gamma <= 1 and entropy >= 0 and 0 <= epsilon <= 1):
@@ -98,7 +101,7 @@ def learn(
     val = [gen(VALIDATION_SEED + k) for k in range(validation)]
     teach = [get(k) for k in range(warmup_traces)]
     types = sorted({job.model for wl in teach or [get(0)] for job in wl.jobs if job.model} | set(DEFAULT_TYPES))
-    pol = Policy.create(J=state_jobs, types=tuple(types), hidden=hidden, seed=seed)
+    pol = Policy.create(J=state_jobs, types=tuple(types), hidden=hidden, seed=seed, features=features)
     cfg = RLConfig(lr=lr, gamma=gamma, entropy=entropy, epsilon=epsilon, reward=reward)
     base = {name: float(np.mean([simulate(w, name, seed=seed).avg_jct_s for w in held])) if held else None
             for name in dict.fromkeys([teacher, "drf", "optimus-greedy"])}

@@ -14,6 +14,12 @@ cluster-wide numbers:
 - cluster: the largest and the mean share of a resource in use, admitted
   jobs / J.
 
+With ``features="gain"`` (differs from DL2, see docs/learning.md) each row also
+carries, per move, Optimus' eq. 9 from the instance's speed model (remaining
+time saved per dominant share added) relative to the slot's best feasible move
+and log-scaled, and the cluster numbers the best feasible gain and whether it is
+positive. ``features="type"`` is DL2's state.
+
 Actions (§4.1): 3J + 1 — move job i to its next allowed configuration with
 more workers, more PS, or more of both, or stop. "Next allowed" is the nearest
 configuration whose speed is defined: with a measured ``table`` speed the
@@ -55,11 +61,16 @@ DL2_TYPES = ("cnn-text-classification", "dssm", "inception-bn", "resnet-50", "re
 OPTIMUS_TYPES = ("cnn-rand", "deepspeech2", "dssm", "inception-bn", "kaggle", "resnet50", "resnext110",
                  "rnn-lstm-dropout", "seq2seq")
 DEFAULT_TYPES = tuple(sorted(set(DL2_TYPES) | set(OPTIMUS_TYPES)))
-ROW_FEATURES = 10  # after the type one-hot: remaining, new, rank, share, workers, PS, 3 move flags, present
+ROW_FEATURES = 10  # after the type one-hot: remaining, new, rank, share, workers, PS, 3 move flags, (gain features,) present
 GLOBAL_FEATURES = 3
+#: state variants: ``type`` is DL2's (the policy learns each type's speed from the reward);
+#: ``gain`` adds, per move, the eq.-9 gain the instance's speed model predicts (6 row numbers, 2 cluster numbers)
+FEATURES = ("type", "gain")
+GAIN_ROW_FEATURES = 6  # per move: gain relative to the slot's best feasible gain, log-scaled gain
+GAIN_GLOBAL_FEATURES = 2  # log-scaled best feasible gain, whether any feasible gain is positive
 COUNT_SCALE = 32.0
 MOVES = ((0, 1), (1, 0), (1, 1))  # (d_ps, d_worker): a worker, a PS, both
-LAYOUT = "dl2-per-job-v2"
+LAYOUT = "dl2-per-job-v3"
 #: the policy shipped for the ``dl2`` workload, used by ``--solver dl2`` when its catalogue covers an instance
 SHIPPED = models_dir() / "dl2" / "dl2-policy.npz"
 
@@ -133,19 +144,27 @@ class Policy:
     types: tuple[str, ...]
     policy: PolicyNet
     value: ValueNet
+    features: str = "type"
 
     @classmethod
-    def create(cls, J: int = 32, types: tuple[str, ...] = DEFAULT_TYPES, hidden: int = 64, seed: int = 0) -> "Policy":
-        F = len(types) + 1 + ROW_FEATURES
-        G = GLOBAL_FEATURES
+    def create(cls, J: int = 32, types: tuple[str, ...] = DEFAULT_TYPES, hidden: int = 64, seed: int = 0,
+               features: str = "type") -> "Policy":
+        if features not in FEATURES:
+            raise ValueError(f"features {features!r}; known: {', '.join(FEATURES)}")
+        F, G = row_size(types, features), global_size(features)
         rows = MLP.create((F + G, hidden, hidden, 3), seed=seed)
         stop = MLP.create((G + F, hidden, 1), seed=seed + 1)
         value = MLP.create((G + 2 * F, hidden, hidden, 1), seed=seed + 2)
-        return cls(J=J, types=tuple(types), policy=PolicyNet(J, F, rows, stop), value=ValueNet(J, F, value))
+        return cls(J=J, types=tuple(types), policy=PolicyNet(J, F, rows, stop), value=ValueNet(J, F, value),
+                   features=features)
 
     @property
     def F(self) -> int:
-        return len(self.types) + 1 + ROW_FEATURES
+        return row_size(self.types, self.features)
+
+    @property
+    def G(self) -> int:
+        return global_size(self.features)
 
     @property
     def n_actions(self) -> int:
@@ -153,23 +172,27 @@ class Policy:
 
     @property
     def state_size(self) -> int:
-        return self.J * self.F + GLOBAL_FEATURES
+        return self.J * self.F + self.G
 
     def with_rows(self, J: int) -> "Policy":
         """The same networks with J state rows (the row network does not depend on J)."""
         return Policy(J=J, types=self.types, policy=PolicyNet(J, self.F, self.policy.rows, self.policy.stop),
-                      value=ValueNet(J, self.F, self.value.net))
+                      value=ValueNet(J, self.F, self.value.net), features=self.features)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"layout": np.array(LAYOUT), "J": np.array(self.J), "types": np.array(self.types),
+                "features": np.array(self.features),
                 **self.policy.rows.to_arrays("rows"), **self.policy.stop.to_arrays("stop"), **self.value.net.to_arrays("v")}
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "Policy":
         J, types = int(arrays["J"]), tuple(str(t) for t in arrays["types"])
-        F = len(types) + 1 + ROW_FEATURES
+        features = str(arrays["features"])
+        if features not in FEATURES:
+            raise ValueError(f"features {features!r}; known: {', '.join(FEATURES)}")
+        F = row_size(types, features)
         return cls(J=J, types=types, policy=PolicyNet(J, F, MLP.from_arrays(arrays, "rows"), MLP.from_arrays(arrays, "stop")),
-                   value=ValueNet(J, F, MLP.from_arrays(arrays, "v")))
+                   value=ValueNet(J, F, MLP.from_arrays(arrays, "v")), features=features)
 
     def save(self, path: str | Path) -> None:
         np.savez_compressed(path, **self.arrays())
@@ -193,8 +216,17 @@ class Policy:
         return Policy.from_arrays({k: np.array(v, copy=True) for k, v in self.arrays().items()})
 
 
-def allowed_grid(data: AllocationData, j: int) -> np.ndarray:
-    """(hi0 + 1, hi1 + 1) booleans: which (c0, c1) job j may run with (in bounds, speed defined)."""
+def row_size(types: tuple[str, ...], features: str) -> int:
+    """Numbers per job row: the type one-hot (with "other"), DL2's row, the gain features if any."""
+    return len(types) + 1 + ROW_FEATURES + (GAIN_ROW_FEATURES if features == "gain" else 0)
+
+
+def global_size(features: str) -> int:
+    return GLOBAL_FEATURES + (GAIN_GLOBAL_FEATURES if features == "gain" else 0)
+
+
+def remaining_time_grid(data: AllocationData, j: int) -> np.ndarray:
+    """(hi0 + 1, hi1 + 1) remaining time (s) of job j at each (c0, c1): Q_j · step time; inf where not allowed."""
     hi0, hi1 = int(data.hi[j, 0]), int(data.hi[j, 1])
     C0, C1 = np.meshgrid(np.arange(hi0 + 1), np.arange(hi1 + 1), indexing="ij")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -202,8 +234,14 @@ def allowed_grid(data: AllocationData, j: int) -> np.ndarray:
             step = np.asarray(data.jobs[j].speed.step_time_s(np.maximum(C0, 1), np.maximum(C1, 1)), dtype=float)
         else:
             step = np.asarray(data.jobs[j].speed.step_time_s(np.maximum(C0, 1), 0 * C1), dtype=float)
-    ok = np.isfinite(step) & (C0 >= data.lo[j, 0]) & (C1 >= data.lo[j, 1])
-    return np.broadcast_to(ok, C0.shape).copy()
+        T = np.broadcast_to(float(data.Q[j]) * step, C0.shape).copy()
+    T[~np.isfinite(T) | (C0 < data.lo[j, 0]) | (C1 < data.lo[j, 1])] = np.inf
+    return T
+
+
+def allowed_grid(data: AllocationData, j: int) -> np.ndarray:
+    """(hi0 + 1, hi1 + 1) booleans: which (c0, c1) job j may run with (in bounds, speed defined)."""
+    return np.isfinite(remaining_time_grid(data, j))
 
 
 def next_config(grid: np.ndarray, c: tuple[int, int], move: tuple[int, int]) -> tuple[int, int] | None:
@@ -238,18 +276,22 @@ class SlotEnv:
     onehot: np.ndarray = field(init=False)
     inv_cap: np.ndarray = field(init=False)
     grids: list[np.ndarray] = field(init=False)
+    times: list[np.ndarray] = field(init=False)  # per row: remaining time (s) at each configuration
     targets: np.ndarray = field(init=False)  # (rows, 3, 2) next configuration per move, -1: none
+    gains: np.ndarray = field(init=False)  # (rows, 3) eq.-9 gain of each move, s per dominant share; nan: none
 
     def __post_init__(self) -> None:
         self.inv_cap = inverse_capacity(self.data.cap)
         L = len(self.pol.types) + 1
         self.onehot = np.zeros((self.pol.J, L))
         index = {t: k for k, t in enumerate(self.pol.types)}
-        self.grids = []
+        self.grids, self.times = [], []
         self.targets = np.full((self.pol.J, 3, 2), -1, dtype=np.int64)
+        self.gains = np.full((self.pol.J, 3), np.nan)
         for r, j in enumerate(self.rows):
             self.onehot[r, index.get(self.data.jobs[j].model or "", L - 1)] = 1.0
-            self.grids.append(allowed_grid(self.data, j))
+            self.times.append(remaining_time_grid(self.data, j))
+            self.grids.append(np.isfinite(self.times[-1]))
             self._refresh(r)
 
     @classmethod
@@ -273,6 +315,17 @@ class SlotEnv:
             else:
                 nxt = next_config(self.grids[r], c, mv)
             self.targets[r, k] = nxt if nxt is not None else (-1, -1)
+            self.gains[r, k] = np.nan if nxt is None else self._gain(r, c, nxt)
+
+    def _gain(self, r: int, c: tuple[int, int], nxt: tuple[int, int]) -> float:
+        """Optimus eq. 9 for the move c -> nxt of row r: remaining time saved (s) per dominant share added."""
+        j = self.rows[r]
+        delta = np.asarray(nxt) - np.asarray(c)
+        share = float(((delta @ self.data.demand[j]) * self.inv_cap).max()) if self.data.R else 0.0
+        saved = float(self.times[r][c] - self.times[r][nxt])
+        if not np.isfinite(saved):
+            return np.nan
+        return saved / share if share > 0 else (np.inf if saved > 0 else 0.0)
 
     def mask(self) -> np.ndarray:
         m = np.zeros(self.pol.n_actions, dtype=bool)
@@ -300,12 +353,27 @@ class SlotEnv:
             use = self.counts[j, 0] * self.data.demand[j, 0] + self.counts[j, 1] * self.data.demand[j, 1]
             two = int(self.data.n_roles[j]) == 2
             w, p = (self.counts[j, 1], self.counts[j, 0]) if two else (self.counts[j, 0], 0)
-            R[r, L:] = (np.log10(1.0 + float(self.data.Q[j])) / 10.0, 1.0 if self.data.jobs[j].new else 0.0, r / J,
-                        float((use * self.inv_cap).max()) if self.data.R else 0.0, w / COUNT_SCALE, p / COUNT_SCALE,
-                        m[3 * r], m[3 * r + 1], m[3 * r + 2], 1.0)
+            R[r, L:L + ROW_FEATURES - 1] = (
+                np.log10(1.0 + float(self.data.Q[j])) / 10.0, 1.0 if self.data.jobs[j].new else 0.0, r / J,
+                float((use * self.inv_cap).max()) if self.data.R else 0.0, w / COUNT_SCALE, p / COUNT_SCALE,
+                m[3 * r], m[3 * r + 1], m[3 * r + 2])
+            R[r, -1] = 1.0  # present: always the last number of a row (pooled_mean reads it)
         util = self.used * self.inv_cap if self.data.R else np.zeros(1)
-        g = np.array([float(util.max()), float(util.mean()), len(self.admitted) / J])
-        return np.concatenate([R.ravel(), g])
+        g = [float(util.max()), float(util.mean()), len(self.admitted) / J]
+        if self.pol.features == "gain":
+            g += self._gain_features(R[:, L + ROW_FEATURES - 1:-1], m)
+        return np.concatenate([R.ravel(), np.array(g)])
+
+    def _gain_features(self, out: np.ndarray, m: np.ndarray) -> list[float]:
+        """Fill ``out`` (J, 6) with each feasible move's gain relative to the best feasible
+        gain and its log-scaled gain (hours per dominant share); return the cluster numbers."""
+        n = len(self.rows)
+        feasible = m[:3 * n].reshape(n, 3) & np.isfinite(self.gains[:n]) if n else np.zeros((0, 3), dtype=bool)
+        g = np.where(feasible, np.nan_to_num(self.gains[:n], posinf=1e12), 0.0) / 3600.0
+        best = float(g[feasible].max()) if feasible.any() else 0.0
+        out[:n, :3] = np.clip(g / best, -1.0, 1.0) if best > 0 else 0.0
+        out[:n, 3:] = np.sign(g) * np.log10(1.0 + np.abs(g)) / 3.0
+        return [float(np.sign(best) * np.log10(1.0 + abs(best)) / 3.0), float(best > 0)]
 
     def apply(self, a: int) -> bool:
         """Apply action a; False when it is stop."""
