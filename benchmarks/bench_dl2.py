@@ -20,6 +20,8 @@ from schedopt.learn.dl2 import SHIPPED, Policy, solver_for
 from schedopt.sim import simulate
 
 JOBS, SERVERS, MAX_TASKS, TRACES = 30, 13, 16, 10
+#: other cluster sizes than the training traces': (jobs, servers), 3 traces each from this seed
+OTHER_SIZES, OTHER_SEED = ((60, 26), (15, 7)), 30_000
 
 
 def main() -> None:
@@ -46,6 +48,17 @@ def main() -> None:
           f"{int(np.sum(ratio_drf <= 0.75))} of {TRACES} meet it), dl2/optimus-greedy {np.median(ratio_opt):.3f} "
           f"(goal <= 1.05; {int(np.sum(ratio_opt <= 1.05))} of {TRACES}). Simulating one trace under dl2: "
           f"median {np.median([r[4] for r in rows]):.2f} s.")
+    print(f"\nOther sizes than the training traces' (3 traces each, seeds {OTHER_SEED}-{OTHER_SEED + 2}; mean average JCT):\n")
+    print("| jobs | servers | drf (h) | optimus-greedy (h) | dl2 (h) | dl2 / drf | dl2 / optimus-greedy |")
+    print("|---|---|---|---|---|---|---|")
+    for jobs, servers in OTHER_SIZES:
+        runs = []
+        for k in range(3):
+            wl = generate_instance("dl2", jobs=jobs, servers=servers, seed=OTHER_SEED + k, max_tasks=MAX_TASKS)
+            runs.append([simulate(wl, "drf").avg_jct_s, simulate(wl, "optimus-greedy").avg_jct_s,
+                         simulate(wl, solver_for(pol)).avg_jct_s])
+        d, o, x = np.mean(runs, axis=0) / 3600
+        print(f"| {jobs} | {servers} | {d:.3f} | {o:.3f} | {x:.3f} | {x / d:.3f} | {x / o:.3f} |")
 
 
 if __name__ == "__main__":
