@@ -312,3 +312,26 @@ def test_first_fit_decreasing_keeps_the_class_counts_when_they_pack() -> None:
         x = pack(data, classes, y)
         assert x.sum(axis=1).tolist() == y[:, 0].tolist()
         assert np.all(x.T @ data.demand <= data.cap + 1e-9)
+
+
+def test_dot_product_packing_keeps_the_class_counts_when_they_pack() -> None:
+    from schedopt.partition.dorm import dot_product_classes
+
+    data = compile_partition(table2_like(previous=False))
+    y = np.array([[3], [3], [3], [3], [2], [2], [4]])
+    x = dot_product_classes(data, data.server_classes(), y)
+    assert x.sum(axis=1).tolist() == y[:, 0].tolist() and np.all(x.T @ data.demand <= data.cap + 1e-9)
+
+
+@pytest.mark.parametrize("theta", [(0.05, 1.0), (1.0, 1.0)])
+def test_cpsat_with_rounded_shares_matches_the_milp(theta: tuple[float, float]) -> None:
+    """Demands with more decimals than CP-SAT's exact scaling takes: shares are
+    rounded (dominant shares up, the fairness budget down), every plan meets the
+    true budget, and the value is the MILP's (to the rounding)."""
+    apps = [app("a", {"cpu": 1.2345678, "mem_gb": 3.3333337}, hi=6), app("b", {"cpu": 2.7182818, "mem_gb": 1.4142136}, hi=6),
+            app("c", {"cpu": 0.5772157, "mem_gb": 5.0000001}, weight=2, hi=8)]
+    inst = partition_instance(apps, {"cpu": 8.0, "mem_gb": 16.0}, servers=3, theta=theta, name="rounded")
+    cp = assert_checked(inst, schedopt.solve(inst, "dorm-cpsat"))
+    milp = assert_checked(inst, schedopt.solve(inst, "dorm-milp"))
+    assert cp.metrics["exact_scaling"] is False
+    assert cp.objective.value == pytest.approx(milp.objective.value, rel=1e-6)

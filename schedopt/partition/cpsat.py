@@ -4,8 +4,10 @@ CP-SAT needs integers. Demands and capacities are scaled by the smallest power
 of ten that makes them integral (U), and shares by L = lcm of the integral
 cluster totals C_k: then δ_i·L = max_k D_ik·(L/C_k), ŝ_i·L, the utilization
 Σ_k D_ik·(L/C_k) per container and the budget ceil(θ1·2m)·L are all integers,
-and the model is exactly P2. When L would overflow, shares are rounded at
-10^6 instead; the plan then says so and carries no bound.
+and the model is exactly P2. When L would overflow, shares and utilizations
+are rounded at L = 10^9 instead (dominant shares rounded up and the fairness
+budget down, so every plan meets the true budget); the plan then says so and
+carries no bound.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 
 MAX_SCALE = 2**40
+#: L when the exact scaling would overflow: shares and utilizations are rounded at 1/L of the cluster
+ROUNDED_SCALE = 10**9
 
 
 def _integer_shares(model: DormModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]:
@@ -41,9 +45,7 @@ def _integer_shares(model: DormModel) -> tuple[np.ndarray, np.ndarray, np.ndarra
     if exact and L <= MAX_SCALE:
         mult = np.array([L // c if c > 0 else 0 for c in totals], dtype=np.int64)
         return D, cap, mult, L, True
-    L = 10**6
-    mult = np.array([round(L / c) if c > 0 else 0 for c in totals], dtype=np.int64)
-    return D, cap, mult, L, False
+    return D, cap, np.zeros(len(totals), dtype=np.int64), ROUNDED_SCALE, False
 
 
 class CpSatDorm:
@@ -57,8 +59,12 @@ class CpSatDorm:
         d = model.data
         # -- data, as integers
         D, cap, mult, L, exact = _integer_shares(model)
-        share = (D * mult[None, :]).max(axis=1) if d.R else np.zeros(d.A, dtype=np.int64)  # δ_i·L
-        util = (D * mult[None, :]).sum(axis=1) if d.R else np.zeros(d.A, dtype=np.int64)  # Σ_k d_ik/C_k · L
+        if exact:
+            share = (D * mult[None, :]).max(axis=1) if d.R else np.zeros(d.A, dtype=np.int64)  # δ_i·L
+            util = (D * mult[None, :]).sum(axis=1) if d.R else np.zeros(d.A, dtype=np.int64)  # Σ_k d_ik/C_k · L
+        else:  # rounded from the floats: δ_i·L up, so the scaled fairness loss never understates the true one
+            share = np.ceil(d.delta * L - 1e-6).astype(np.int64)
+            util = np.round(d.util * L).astype(np.int64)
         fair = model.fair.astype(np.int64) * share  # ŝ_i·L
         down, up = model.big_m()
         cm = cp_model.CpModel()
@@ -88,7 +94,8 @@ class CpSatDorm:
                     cm.add(int(down[i, j]) * r[i] >= int(d.prev[i, j]) - xij)  # Dorm eq. 13
                 if up[i, j] > 0 and (i, j) in x:
                     cm.add(int(up[i, j]) * r[i] >= xij - int(d.prev[i, j]))  # Dorm eq. 14
-        cm.add(sum(loss) <= int(round(model.fairness_budget * L)))  # Dorm eq. 15
+        # Dorm eq. 15 (rounded shares: the budget rounded down, so the plan meets the true budget)
+        cm.add(sum(loss) <= (int(round(model.fairness_budget * L)) if exact else math.floor(model.fairness_budget * L + 1e-9)))
         if kept:
             cm.add(sum(r.values()) <= model.adjustment_budget)  # Dorm eq. 16
         # class mode: exact packing of identical servers (Gilmore-Gomory patterns)
@@ -130,7 +137,7 @@ class CpSatDorm:
         bound = float(solver.best_objective_bound) / L if exact else None
         zs = [np.array([solver.value(v) for v in zc], dtype=np.int64) for zc in z] if z else None
         return BackendResult(term, xs, bound=bound, info=info, proven=exact, z=zs,
-                             note=None if exact else "shares rounded at 1e-6 for CP-SAT: optimality is not proven")
+                             note=None if exact else "shares rounded at 1e-9 for CP-SAT: optimality is not proven")
 
 
 @register("dorm-cpsat", problem="partition", exact=True, backend="cp-sat", supports_time_limit=True)

@@ -126,16 +126,50 @@ def dff_cuts(data: PartitionData, classes: list[np.ndarray], k_max: int = DFF_K)
 
 
 def pack_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
-    """Class counts y (A, C) onto servers, x (A, S): per class, the better (more
-    utilization placed) of :func:`spread_classes` (even spread, then shed) and
+    """Class counts y (A, C) onto servers, x (A, S): per class, the best (most
+    utilization placed) of :func:`spread_classes` (even spread, then shed),
     :func:`first_fit_decreasing_classes` (largest containers first, each on the
-    first servers with room). Containers that fit nowhere are left out."""
-    spread = spread_classes(data, classes, y)
-    ffd = first_fit_decreasing_classes(data, classes, y)
-    x = spread.copy()
+    first servers with room) and :func:`dot_product_classes` (each server filled
+    by the containers that match its free capacity). Containers that fit nowhere
+    are left out."""
+    candidates = [spread_classes(data, classes, y), first_fit_decreasing_classes(data, classes, y),
+                  dot_product_classes(data, classes, y)]
+    x = candidates[0].copy()
     for servers in classes:
-        if data.util @ ffd[:, servers].sum(axis=1) > data.util @ spread[:, servers].sum(axis=1) + 1e-12:
-            x[:, servers] = ffd[:, servers]
+        placed = [float(data.util @ cand[:, servers].sum(axis=1)) for cand in candidates]
+        x[:, servers] = candidates[int(np.argmax(placed))][:, servers]  # ties: the first (spread)
+    return x
+
+
+def dot_product_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    """Class counts y (A, C) onto servers, x (A, S), one server at a time: the
+    server takes, one container at a time, the application whose demand (as
+    shares of the server) has the largest dot product with the server's free
+    capacity (shares), among those that fit, until none fits (the "dot product"
+    rule for vector bin packing: it fills the resources a server has most of
+    first, so they run out together). Applications whose class total is
+    unchanged keep their previous servers. Containers that fit nowhere are left out."""
+    x = np.zeros((data.A, data.S), dtype=np.int64)
+    for c, servers in enumerate(classes):
+        prev_c = data.prev[:, servers]
+        same = y[:, c] == prev_c.sum(axis=1)
+        x[np.ix_(np.flatnonzero(same), servers)] = prev_c[same]
+        cap = data.cap[servers[0]]
+        inv = np.where(cap > 0, 1.0 / np.where(cap > 0, cap, 1.0), 0.0)  # (R,)
+        share = data.demand * inv  # (A, R)
+        limit = data.cap[servers] * (1 + TOL) + TOL
+        load = x[:, servers].T.astype(float) @ data.demand  # (k, R)
+        need = np.where(same, 0, y[:, c]).astype(np.int64)
+        for s_idx, j in enumerate(servers.tolist()):
+            while need.any():
+                free = limit[s_idx] - load[s_idx]
+                fits = (need > 0) & np.all(data.demand <= free, axis=1)
+                if not fits.any():
+                    break
+                i = int(np.argmax(np.where(fits, share @ np.maximum(free * inv, 0.0), -np.inf)))
+                x[i, j] += 1
+                load[s_idx] += data.demand[i]
+                need[i] -= 1
     return x
 
 
