@@ -368,7 +368,7 @@ class SlotEnv:
         """Fill ``out`` (J, 6) with each feasible move's gain relative to the best feasible
         gain and its log-scaled gain (hours per dominant share); return the cluster numbers."""
         n = len(self.rows)
-        feasible = m[:3 * n].reshape(n, 3) & np.isfinite(self.gains[:n]) if n else np.zeros((0, 3), dtype=bool)
+        feasible = m[:3 * n].reshape(n, 3) & ~np.isnan(self.gains[:n]) if n else np.zeros((0, 3), dtype=bool)
         g = np.where(feasible, np.nan_to_num(self.gains[:n], posinf=1e12), 0.0) / 3600.0
         best = float(g[feasible].max()) if feasible.any() else 0.0
         out[:n, :3] = np.clip(g / best, -1.0, 1.0) if best > 0 else 0.0
