@@ -151,9 +151,7 @@ def dot_product_classes(data: PartitionData, classes: list[np.ndarray], y: np.nd
     unchanged keep their previous servers. Containers that fit nowhere are left out."""
     x = np.zeros((data.A, data.S), dtype=np.int64)
     for c, servers in enumerate(classes):
-        prev_c = data.prev[:, servers]
-        same = y[:, c] == prev_c.sum(axis=1)
-        x[np.ix_(np.flatnonzero(same), servers)] = prev_c[same]
+        same = keep_unchanged(data, x, y, c, servers)
         cap = data.cap[servers[0]]
         inv = np.where(cap > 0, 1.0 / np.where(cap > 0, cap, 1.0), 0.0)  # (R,)
         share = data.demand * inv  # (A, R)
@@ -173,15 +171,22 @@ def dot_product_classes(data: PartitionData, classes: list[np.ndarray], y: np.nd
     return x
 
 
+def keep_unchanged(data: PartitionData, x: np.ndarray, y: np.ndarray, c: int, servers: np.ndarray) -> np.ndarray:
+    """Applications whose count in class c is unchanged keep their previous servers
+    there (written into x (A, S)); returns which ones, (A,) booleans."""
+    prev_c = data.prev[:, servers]
+    same = y[:, c] == prev_c.sum(axis=1)
+    x[np.ix_(np.flatnonzero(same), servers)] = prev_c[same]
+    return same
+
+
 def first_fit_decreasing_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
     """Class counts y (A, C) onto servers, x (A, S): in each class, applications
     whose class total is unchanged keep their previous servers; the others go
     largest container first (share of one server), each first-fit."""
     x = np.zeros((data.A, data.S), dtype=np.int64)
     for c, servers in enumerate(classes):
-        prev_c = data.prev[:, servers]
-        same = y[:, c] == prev_c.sum(axis=1)
-        x[np.ix_(np.flatnonzero(same), servers)] = prev_c[same]
+        same = keep_unchanged(data, x, y, c, servers)
         limit = data.cap[servers] * (1 + TOL) + TOL
         load = x[:, servers].T.astype(float) @ data.demand
         size = (data.demand / np.where(data.cap[servers[0]] > 0, data.cap[servers[0]], np.inf)).max(axis=1)
@@ -205,9 +210,7 @@ def spread_classes(data: PartitionData, classes: list[np.ndarray], y: np.ndarray
     x = np.zeros((data.A, data.S), dtype=np.int64)
     for c, servers in enumerate(classes):
         k = len(servers)
-        prev_c = data.prev[:, servers]
-        same = y[:, c] == prev_c.sum(axis=1)
-        x[np.ix_(np.flatnonzero(same), servers)] = prev_c[same]
+        same = keep_unchanged(data, x, y, c, servers)
         cap = data.cap[servers] * (1 + TOL) + TOL
         size = (data.demand / np.where(data.cap[servers[0]] > 0, data.cap[servers[0]], np.inf)).max(axis=1)
         order = [i for i in np.lexsort((np.arange(data.A), -size)).tolist() if not same[i] and y[i, c] > 0]
