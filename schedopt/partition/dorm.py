@@ -24,6 +24,7 @@ from schedopt.partition.problem import (
     first_fit,
 )
 from schedopt.packing import maximal_patterns
+from schedopt.partition.colgen import Columns, generate_columns, round_columns
 from schedopt.plan import Plan, Status, Termination
 
 #: DESIGN.md presets: (θ1 fairness, θ2 adjustment)
@@ -92,6 +93,11 @@ MAX_PATTERNS = 3000
 #: under a time limit, a class round takes at most this share of the time left (the
 #: last round all of it), so a hard relaxation still leaves time to pack and re-solve
 ROUND_SHARE = 0.5
+#: with too many shapes to enumerate patterns, column generation takes at most this share
+#: of the time limit; the restricted class model gets the rest but FINISH_SHARE, which is
+#: kept for decoding and filling up
+COLGEN_SHARE = 0.35
+FINISH_SHARE = 0.05
 #: relative gap at which a class round stops: the packing loses far more, and the
 #: time goes to the next rounds (the bound reported is still the backend's proven one)
 ROUND_GAP = 1e-4
@@ -324,6 +330,20 @@ def _p2_feasible(model: DormModel, x: np.ndarray) -> bool:
                 and changed <= model.adjustment_budget)
 
 
+def enumerate_patterns(d: PartitionData, classes: list[np.ndarray], shapes: np.ndarray) -> list[np.ndarray] | None:
+    """Every maximal packing pattern (P_c, T) of each class, or None when there are
+    more than MAX_SHAPES shapes or some class more than MAX_PATTERNS patterns."""
+    if len(shapes) > MAX_SHAPES:
+        return None
+    patterns = []
+    for servers in classes:
+        pc = maximal_patterns(shapes, d.cap[servers[0]], limit=MAX_PATTERNS)
+        if pc is None:
+            return None
+        patterns.append(pc)
+    return patterns
+
+
 def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.ndarray], *,
                      time_limit: float | None, seed: int | None, rounds: int = 12) -> BackendResult:
     """Counts first, packing second. P2 on the class relaxation gives a proven
@@ -332,33 +352,48 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
     containers are left out and the plan still meets P2, it is returned with
     the bound U (the gap is what packing lost). Otherwise each class that lost
     containers is shrunk by their demand and the relaxation solved again
-    (still within the time limit); U stays the first round's bound."""
+    (still within the time limit); U stays the first round's bound.
+
+    With exact packing patterns (few shapes: all maximal ones; many shapes and no
+    previous containers: those column generation priced in, ``colgen``) the
+    counts decode into servers exactly. With generated patterns the class model
+    is restricted, so U is column generation's bound instead."""
     d = model.data
     started = time.perf_counter()
     cap = d.aggregate(classes).cap.copy()
-    # exact packing patterns per class, when the container shapes are few enough to enumerate
+    info: dict[str, Any] = {"mode": "classes", "classes": len(classes)}
+    # exact packing patterns per class: all maximal ones when the container shapes are few
+    # enough to enumerate, else the ones column generation prices in (no previous containers)
     shapes, shape_of = container_shapes(d)
-    patterns: list[np.ndarray] | None = []
-    if len(shapes) <= MAX_SHAPES:
-        for servers in classes:
-            pc = maximal_patterns(shapes, d.cap[servers[0]], limit=MAX_PATTERNS)
-            if pc is None:
-                patterns = None
-                break
-            patterns.append(pc)
-    else:
-        patterns = None
+    patterns = enumerate_patterns(d, classes, shapes)
+    generated: Columns | None = None
+    if patterns is None and not d.prev.any():
+        share = None if time_limit is None else COLGEN_SHARE * time_limit
+        generated = generate_columns(model, classes, shapes, shape_of, time_limit=share, seed=seed,
+                                     start=[first_fit(d, model.fair)])
+        info.update(generated.info)
+        if generated.feasible and any(len(p) for p in generated.patterns):
+            patterns = generated.patterns
+        else:
+            generated = None
     cuts = dff_cuts(d, classes)  # valid for the whole classes: round 0 only (later rounds shrink capacity)
+    info["packing_cuts"] = len(cuts)
     bound: float | None = None
-    info: dict[str, Any] = {"mode": "classes", "classes": len(classes), "packing_cuts": len(cuts)}
     best: np.ndarray | None = None
+    if generated is not None:  # the master LP rounded: a plan whatever the backend does in time
+        rounded = round_columns(model, classes, generated, shape_of)
+        if rounded is not None and _p2_feasible(model, rounded):
+            best = rounded
+            info["lp_rounding_utilization"] = float(d.util @ rounded.sum(axis=1))
     term = Termination.ERROR
     for k in range(rounds):
         left = None if time_limit is None else time_limit - (time.perf_counter() - started)
         if left is not None and left <= 0.05:
             term = Termination.TIME_LIMIT
             break
-        if left is not None and k < rounds - 1:
+        if left is not None and generated is not None:
+            left -= FINISH_SHARE * left  # generated patterns decode exactly: one round, then fill up
+        elif left is not None and k < rounds - 1:
             left *= ROUND_SHARE  # keep time for packing and for the rounds after this one
         agg = d.aggregate(classes)
         agg.cap = cap
@@ -370,10 +405,14 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
         info["patterns"] = None if patterns is None else int(sum(len(p) for p in patterns))
         info[f"round{k}_seconds"] = time.perf_counter() - started
         if k == 0:
-            bound = res.bound
+            # with generated patterns the backend's bound is only the restricted model's:
+            # the proven one is column generation's
+            bound = res.bound if generated is None else (
+                None if generated.bound is None else min(generated.bound, trivial_bound(d)))
             term = res.termination
-            if res.x is None:
-                return BackendResult(res.termination, None, info={**info, **res.info})
+            if res.x is None and best is None:
+                return BackendResult(res.termination, None, bound=None if generated is None else bound,
+                                     info={**info, **res.info})
         if res.x is None:
             break
         x = None
@@ -385,6 +424,8 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
         info["rounds"] = k + 1
         if lost.sum() > 0:  # put what did not fit anywhere it fits, then use what is left
             x = fill_up(model, fill_up(model, x, targets=res.x.sum(axis=1)))
+        elif generated is not None:  # the restricted patterns may leave room: use it
+            x = fill_up(model, x)
         if _p2_feasible(model, x) and (best is None or d.util @ x.sum(axis=1) > d.util @ best.sum(axis=1)):
             best = x
         if lost.sum() == 0:
@@ -395,7 +436,13 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
                              info={**info, "note": "no packing of the class counts met P2"})
     value = float(d.util @ best.sum(axis=1))
     proven = term == Termination.OPTIMAL and bound is not None and value >= bound - 1e-9 * max(1.0, abs(bound))
-    note = None if proven else "counts by server class, then packed: the bound is the class relaxation's"
+    if proven:
+        note = None
+    elif generated is not None:
+        note = ("counts by server class on generated packing patterns, then filled up: the bound is "
+                "column generation's (Farley's bound on the pattern LP)")
+    else:
+        note = "counts by server class, then packed: the bound is the class relaxation's"
     return BackendResult(term, best, bound=bound, info=info, proven=proven, note=note)
 
 

@@ -1,0 +1,352 @@
+"""Column generation for Dorm's class model: packing patterns priced on demand.
+
+When the container shapes are too many to enumerate every maximal packing
+pattern (``dorm.MAX_SHAPES``), the class model's exact packing still works with
+the patterns that matter: the LP master (Gilmore and Gomory's cutting-stock
+relaxation of P2)
+
+    max  Σ_i util_i·n_i                                       (Dorm eq. 10)
+    s.t. Σ_{i of shape t} n_i <= Σ_c Σ_p a_cpt·λ_cp   (π_t)   shape t's containers sit in pattern slots
+         Σ_p λ_cp <= m_c                              (μ_c)   class c has m_c servers
+         l_i >= |δ_i·n_i - ŝ_i|, Σ_i l_i <= B1                 (Dorm eq. 11, 12, 15)
+         n_min_i <= n_i <= n_max_i,  λ, l >= 0                 (Dorm eq. 7, 8)
+
+is solved over a growing set of patterns a (containers per shape that fit one
+server of class c together). A new pattern comes from the pricing problem of
+each class, the integer knapsack max Σ_t π_t·a_t over the class's capacity
+(a greedy first; HiGHS's MIP when the greedy finds nothing). At every exact
+pricing round, (π, μ_c + max(0, max_a π·a - μ_c)) is feasible for the dual of
+the master over *all* patterns, so
+
+    U = LP value + Σ_c m_c·max(0, max_a π·a - μ_c)
+
+is a proven upper bound on P2 (Farley's bound; the pricing MIP's own dual bound
+stands in for max_a π·a), tight when no pattern prices out. The integer
+solution then comes from the class model restricted to the generated patterns
+("price and branch"), whose patterns decode into an exact placement.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from schedopt.partition.problem import TOL
+
+if TYPE_CHECKING:
+    from schedopt.partition.dorm import DormModel
+
+#: a pattern enters when its reduced value exceeds this (relative to μ_c and 1)
+PRICE_TOL = 1e-7
+#: the pricing MIP's time per call (s); its dual bound still certifies U when it stops early
+PRICE_SECONDS = 2.0
+#: penalty per uncovered container slot in phase 1 (per unit of utilization)
+ARTIFICIAL_COST = 1e3
+
+
+@dataclass
+class Columns:
+    """Generated patterns per class, (P_c, T) ints; ``bound`` is the proven upper
+    bound U on P2 (None when no exact pricing round finished), ``lp_value`` the
+    last master's value, ``converged`` when no pattern priced out."""
+
+    patterns: list[np.ndarray]
+    lam: list[np.ndarray]  # the last master's λ per class (P_c,)
+    n: np.ndarray  # the last master's n (A,)
+    bound: float | None
+    lp_value: float
+    converged: bool
+    feasible: bool
+    info: dict[str, float | int | bool] = field(default_factory=dict)
+
+
+def greedy_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most: np.ndarray) -> np.ndarray:
+    """A good pattern for prices ``value`` (T,): the best of three greedy fills of
+    one server (capacity ``limit`` (R,)), shapes in order of value per summed,
+    per largest and per nothing (value alone) share of the server; at most
+    ``most`` (T,) of each shape."""
+    T = len(value)
+    share = shapes / np.where(limit > 0, limit, np.inf)  # (T, R)
+    best, best_value = np.zeros(T, dtype=np.int64), 0.0
+    usable = (value > 0) & (most > 0)
+    if not usable.any():
+        return best
+    for size in (share.sum(axis=1), share.max(axis=1), np.ones(T)):
+        order = np.lexsort((np.arange(T), -value / np.maximum(size, 1e-12)))
+        a = np.zeros(T, dtype=np.int64)
+        free = limit.astype(float).copy()
+        for t in order.tolist():
+            if not usable[t]:
+                continue
+            pos = shapes[t] > 0
+            k = int(most[t]) if not pos.any() else int(min(most[t], np.floor(np.min(free[pos] / shapes[t, pos]) + TOL)))
+            if k > 0:
+                a[t] = k
+                free -= k * shapes[t]
+        v = float(value @ a)
+        if v > best_value:
+            best, best_value = a, v
+    return best
+
+
+def fractional_bound(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most: np.ndarray) -> float:
+    """A cheap upper bound on the pricing knapsack's maximum: for each resource
+    alone, the fractional knapsack (shapes by value per unit of that resource,
+    at most ``most`` each), and the smallest of these over the resources."""
+    use = (value > 0) & (most > 0)
+    if not use.any():
+        return 0.0
+    v, s, n = value[use], shapes[use], most[use].astype(float)
+    best = float(v @ n)  # every shape at its most
+    for r in range(shapes.shape[1]):
+        if limit[r] <= 0 and np.any(s[:, r] > 0):
+            free = s[:, r] <= 0
+            best = min(best, float(v[free] @ n[free]))
+            continue
+        free = s[:, r] <= 0
+        total = float(v[free] @ n[free])  # shapes that do not use r come in whole
+        order = np.argsort(-(v[~free] / s[~free, r]), kind="stable")
+        vv, ss, nn = v[~free][order], s[~free, r][order], n[~free][order]
+        room = np.cumsum(ss * nn)
+        whole = room <= limit[r]
+        total += float(vv[whole] @ nn[whole])
+        k = int(np.argmin(whole)) if not whole.all() else len(vv)
+        if k < len(vv):
+            used = float(room[k - 1]) if k > 0 else 0.0
+            total += vv[k] * (limit[r] - used) / ss[k]
+        best = min(best, total)
+    return best
+
+
+#: integer scale of the pricing knapsack: each capacity becomes PRICE_UNITS units, the
+#: largest value PRICE_VALUE_UNITS
+PRICE_UNITS = 10**6
+PRICE_VALUE_UNITS = 10**9
+
+
+def exact_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most: np.ndarray, *,
+                  time_limit: float, seed: int | None) -> tuple[np.ndarray, float]:
+    """The pricing knapsack max value·a s.t. shapes^T a <= limit, 0 <= a <= most,
+    integer, by CP-SAT: (the best pattern found that fits (T,), a proven upper
+    bound on the maximum). CP-SAT needs integers: demands are rounded down and
+    capacities down to ``PRICE_UNITS`` per capacity (every pattern that fits still
+    fits: a relaxation), values to ``PRICE_VALUE_UNITS`` per largest; the bound adds back what
+    rounding the values can hide, and a pattern that the rounding let in but
+    the true capacities do not is dropped."""
+    from ortools.sat.python import cp_model
+
+    from schedopt.backends.cpsat import make_solver
+
+    T = len(value)
+    a = np.zeros(T, dtype=np.int64)
+    cols = np.flatnonzero((value > 0) & (most > 0))
+    if len(cols) == 0:
+        return a, 0.0
+    live = limit > 0
+    scale = np.where(live, PRICE_UNITS / np.where(live, limit, 1.0), 0.0)  # (R,)
+    dem = np.floor(shapes[cols] * scale[None, :] + 1e-9).astype(np.int64)  # (n, R)
+    cap = np.floor(limit * scale + 1e-9).astype(np.int64)
+    k = PRICE_VALUE_UNITS / float(value[cols].max())
+    val = np.round(value[cols] * k).astype(np.int64)
+    m = cp_model.CpModel()
+    v = [m.new_int_var(0, int(most[t]), f"a_{t}") for t in cols.tolist()]
+    for r in np.flatnonzero(live & (dem.sum(axis=0) > 0)).tolist():
+        m.add(sum(int(dem[q, r]) * v[q] for q in range(len(cols)) if dem[q, r]) <= int(cap[r]))
+    m.maximize(sum(int(val[q]) * v[q] for q in range(len(cols))))
+    solver = make_solver(1, seed, time_limit)
+    code = solver.solve(m)
+    slack = 0.5 * float(most[cols].sum()) / k  # what rounding the values can hide
+    name = solver.status_name(code)
+    if name in ("OPTIMAL", "FEASIBLE"):
+        a[cols] = [solver.value(x) for x in v]
+        if np.any(shapes.T @ a > limit + 1e-9):
+            a[:] = 0
+        upper = float(solver.best_objective_bound) / k + slack
+    else:
+        upper = float(value[cols] @ most[cols])
+    return a, max(upper, float(value @ a))
+
+
+def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.ndarray, shape_of: np.ndarray, *,
+                     time_limit: float | None, seed: int | None, start: list[np.ndarray] | None = None) -> Columns:
+    """Column generation for the class model of P2 (module docstring). ``start``:
+    placements x (A, S) whose servers' contents seed the patterns. Applications
+    with previous containers are not supported here (the caller checks)."""
+    import highspy
+
+    t0 = time.perf_counter()
+    d = model.data
+    A, T, C = d.A, len(shapes), len(classes)
+    sizes = np.array([len(c) for c in classes], dtype=float)
+    limits = [d.cap[c[0]] * (1 + TOL) + TOL for c in classes]
+    # per shape: the most containers the whole cluster can use (Σ n_max of its applications)
+    shape_max = np.bincount(shape_of, weights=d.n_max, minlength=T).astype(np.int64)
+    most = []  # (T,) per class: how many of each shape one server holds alone
+    for lim in limits:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fit = np.where(shapes > 0, lim[None, :] / np.where(shapes > 0, shapes, 1.0), np.inf).min(axis=1)
+        most.append(np.minimum(np.floor(np.where(np.isfinite(fit), fit, shape_max) + TOL), shape_max).astype(np.int64))
+    n_upper = np.minimum(d.n_max, d.ub.sum(axis=1)).astype(float)
+    fair_share = model.fair * d.delta
+
+    # -- the master LP (a minimisation of -Σ util·n), rows: cover (T), class (C), loss (2A), budget (1)
+    inf = highspy.kHighsInf
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("random_seed", int(seed or 0))
+    rows_lower = np.full(T + C + 2 * A + 1, -inf)
+    rows_upper = np.concatenate([np.zeros(T), sizes, fair_share, -fair_share, [model.fairness_budget]])
+    h.addRows(len(rows_lower), rows_lower, rows_upper, 0, np.zeros(len(rows_lower), dtype=np.int32),
+              np.zeros(0, dtype=np.int32), np.zeros(0))
+    cover, klass, above, below, budget = 0, T, T + C, T + C + A, T + C + 2 * A
+    # n_i: cover row of its shape (+1), loss rows (+δ_i, -δ_i)
+    idx = np.stack([cover + shape_of, above + np.arange(A), below + np.arange(A)], axis=1).reshape(-1)
+    val = np.stack([np.ones(A), d.delta, -d.delta], axis=1).reshape(-1)
+    h.addCols(A, -d.util.astype(float), d.n_min.astype(float), np.maximum(n_upper, d.n_min).astype(float), 3 * A,
+              np.arange(0, 3 * A, 3, dtype=np.int32), idx.astype(np.int32), val)
+    # l_i: loss rows (-1, -1), budget (+1)
+    idx = np.stack([above + np.arange(A), below + np.arange(A), np.full(A, budget)], axis=1).reshape(-1)
+    val = np.tile([-1.0, -1.0, 1.0], A)
+    h.addCols(A, np.zeros(A), np.zeros(A), np.full(A, inf), 3 * A, np.arange(0, 3 * A, 3, dtype=np.int32),
+              idx.astype(np.int32), val)
+    # artificial slots per shape (phase 1): a big penalty, never in the answer of a feasible P2
+    penalty = ARTIFICIAL_COST * max(1.0, float(d.util.max(initial=0.0)))
+    h.addCols(T, np.full(T, penalty), np.zeros(T), np.full(T, inf), T, np.arange(T, dtype=np.int32),
+              (cover + np.arange(T)).astype(np.int32), -np.ones(T))
+    first_pattern_col = 2 * A + T
+
+    patterns: list[list[np.ndarray]] = [[] for _ in range(C)]
+    seen: list[set[bytes]] = [set() for _ in range(C)]
+    owner: list[int] = []  # the class of each pattern column, in the order they were added
+
+    def add(c: int, a: np.ndarray) -> bool:
+        key = a.tobytes()
+        if not a.any() or key in seen[c]:
+            return False
+        seen[c].add(key)
+        patterns[c].append(a.copy())
+        owner.append(c)
+        nz = np.flatnonzero(a)
+        ri = np.concatenate([cover + nz, [klass + c]]).astype(np.int32)
+        rv = np.concatenate([-a[nz].astype(float), [1.0]])
+        h.addCol(0.0, 0.0, inf, len(ri), ri, rv)
+        return True
+
+    # -- seed columns: each shape alone, and every server's contents in the starting placements
+    for c in range(C):
+        for t in np.flatnonzero(most[c] > 0).tolist():
+            a = np.zeros(T, dtype=np.int64)
+            a[t] = most[c][t]
+            add(c, a)
+    for x in start or []:
+        for c, servers in enumerate(classes):
+            for j in servers.tolist():
+                a = np.bincount(shape_of, weights=x[:, j], minlength=T).astype(np.int64)
+                add(c, a)
+
+    bound: float | None = None
+    value = 0.0
+    lam_all, n_lp = np.zeros(0), np.zeros(A)
+    converged = feasible = False
+    iterations = exact_rounds = screened = 0
+    deadline = None if time_limit is None else t0 + time_limit
+    while True:
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            break
+        iterations += 1
+        sol = h.getSolution()
+        duals = np.asarray(sol.row_dual)
+        pi = np.maximum(-duals[cover:cover + T], 0.0)
+        mu = np.maximum(-duals[klass:klass + C], 0.0)
+        value = -float(h.getInfo().objective_function_value)
+        col_value = np.asarray(sol.col_value)
+        n_lp, lam_all = col_value[:A].copy(), col_value[first_pattern_col:].copy()
+        feasible = bool(col_value[2 * A:first_pattern_col].max(initial=0.0) <= 1e-7)
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        added = 0
+        for c in range(C):
+            a = greedy_pattern(pi, shapes, limits[c], most[c])
+            if pi @ a - mu[c] > PRICE_TOL * max(1.0, mu[c]):
+                added += add(c, a)
+        if added:
+            continue
+        # no greedy pattern prices out: price exactly, which also certifies a bound
+        exact_rounds += 1
+        gain = 0.0
+        complete = True
+        for c in range(C):
+            left = PRICE_SECONDS if deadline is None else min(PRICE_SECONDS, deadline - time.perf_counter())
+            if left <= 0:
+                complete = False
+                break
+            upper = fractional_bound(pi, shapes, limits[c], most[c])
+            if upper - mu[c] <= PRICE_TOL * max(1.0, mu[c]):
+                screened += 1
+                gain += sizes[c] * max(0.0, upper - mu[c])
+                continue
+            a, exact_upper = exact_pattern(pi, shapes, limits[c], most[c], time_limit=left, seed=seed)
+            upper = min(upper, exact_upper)
+            gain += sizes[c] * max(0.0, upper - mu[c])
+            if pi @ a - mu[c] > PRICE_TOL * max(1.0, mu[c]):
+                added += add(c, a)
+        if complete:
+            u = value + gain
+            bound = u if bound is None else min(bound, u)
+        if not added:
+            converged = complete
+            break
+    info = {"colgen_iterations": iterations, "colgen_exact_rounds": exact_rounds,
+            "colgen_screened": screened,
+            "colgen_patterns": int(sum(len(p) for p in patterns)), "colgen_seconds": time.perf_counter() - t0,
+            "colgen_lp_value": value, "colgen_converged": converged}
+    out = [np.array(p, dtype=np.int64).reshape(len(p), T) for p in patterns]
+    owned = np.array(owner, dtype=np.int64)
+    lam_all = np.concatenate([lam_all, np.zeros(len(owned) - len(lam_all))])  # columns added after the last solve
+    lam = [lam_all[owned == c] for c in range(C)]
+    return Columns(out, lam, n_lp, bound, value, converged, feasible, info)
+
+
+def round_columns(model: "DormModel", classes: list[np.ndarray], cols: Columns, shape_of: np.ndarray) -> np.ndarray | None:
+    """A placement x (A, S) from the master LP's solution, independent of any MIP:
+    each class uses floor(λ_cp) servers of pattern p, and its servers left over
+    go to the patterns with the largest fractional λ; each application gets
+    floor(n_i) containers (at least n_min) in the slots of its shape, class by
+    class; what is left over is filled up. None when some application cannot
+    get n_min containers that way."""
+    from schedopt.partition.dorm import decode_patterns, fill_up
+
+    d = model.data
+    T = len(cols.patterns[0][0]) if cols.patterns and len(cols.patterns[0]) else int(shape_of.max(initial=-1)) + 1
+    z = []
+    slots = np.zeros((len(classes), T), dtype=np.int64)
+    for c, servers in enumerate(classes):
+        lam = cols.lam[c]
+        zc = np.floor(lam + 1e-9).astype(np.int64)
+        spare = len(servers) - int(zc.sum())
+        for p in np.argsort(-(lam - zc), kind="stable")[:max(spare, 0)].tolist():
+            if lam[p] - zc[p] > 1e-9:
+                zc[p] += 1
+        z.append(zc)
+        if len(zc):
+            slots[c] = zc @ cols.patterns[c]
+    n = np.clip(np.floor(cols.n + 1e-6).astype(np.int64), d.n_min, d.n_max)
+    y = np.zeros((d.A, len(classes)), dtype=np.int64)
+    order = np.lexsort((np.arange(d.A), -d.util)).tolist()
+    for want in (d.n_min, n):  # everyone's n_min first, then the rest of floor(n)
+        for i in order:
+            t, need = int(shape_of[i]), int(want[i]) - int(y[i].sum())
+            for c in range(len(classes)):
+                take = min(max(need, 0), int(slots[c, t]))
+                y[i, c] += take
+                slots[c, t] -= take
+                need -= take
+    if np.any(y.sum(axis=1) < d.n_min):
+        return None
+    x = decode_patterns(d, classes, y, z, cols.patterns, shape_of)
+    return None if x is None else fill_up(model, x)
