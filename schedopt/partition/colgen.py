@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from schedopt.partition.problem import TOL
+from schedopt.partition.problem import TOL, fill_first_fit
 
 if TYPE_CHECKING:
     from schedopt.partition.dorm import DormModel
@@ -317,8 +317,8 @@ def round_columns(model: "DormModel", classes: list[np.ndarray], cols: Columns, 
     each class uses floor(λ_cp) servers of pattern p, and its servers left over
     go to the patterns with the largest fractional λ; each application gets
     floor(n_i) containers (at least n_min) in the slots of its shape, class by
-    class; what is left over is filled up. None when some application cannot
-    get n_min containers that way."""
+    class (n_min that misses a slot goes first-fit into the room left); what
+    is left over is filled up. None when some application cannot get n_min."""
     from schedopt.partition.dorm import decode_patterns, fill_up
 
     d = model.data
@@ -346,7 +346,16 @@ def round_columns(model: "DormModel", classes: list[np.ndarray], cols: Columns, 
                 y[i, c] += take
                 slots[c, t] -= take
                 need -= take
-    if np.any(y.sum(axis=1) < d.n_min):
-        return None
     x = decode_patterns(d, classes, y, z, cols.patterns, shape_of)
-    return None if x is None else fill_up(model, x)
+    if x is None:
+        return None
+    # n_min the rounded slots missed: first fit into what the patterns left free
+    limit = d.cap * (1 + TOL) + TOL
+    load = x.T.astype(float) @ d.demand
+    for i in np.flatnonzero(x.sum(axis=1) < d.n_min).tolist():
+        take = fill_first_fit(limit, load, d.demand[i], int(d.n_min[i] - x[i].sum()))
+        x[i] += take
+        load += take[:, None] * d.demand[i][None, :]
+    if np.any(x.sum(axis=1) < d.n_min):
+        return None
+    return fill_up(model, x)

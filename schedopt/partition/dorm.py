@@ -96,7 +96,7 @@ ROUND_SHARE = 0.5
 #: with too many shapes to enumerate patterns, column generation takes at most this share
 #: of the time limit; the restricted class model gets the rest but FINISH_SHARE, which is
 #: kept for decoding and filling up
-COLGEN_SHARE = 0.35
+COLGEN_SHARE = 0.6
 FINISH_SHARE = 0.05
 #: relative gap at which a class round stops: the packing loses far more, and the
 #: time goes to the next rounds (the bound reported is still the backend's proven one)
