@@ -93,8 +93,8 @@ def cli_defaults(data_dir: str) -> None:
     """Issue 17 §6: `generate alibaba-dorm` at the CLI's default max tasks (32), both exact
     solvers with their default options, 60 s limit."""
     print("### Alibaba shapes at the CLI defaults (max tasks 32; default solver options, 60 s limit)\n")
-    print("| instance | solver | classes | status | Σ_k u_k | class bound | gap | rounds | seconds |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| instance | solver | classes | shapes | status | Σ_k u_k | bound | gap | column generation | LP rounding | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for jobs, servers in ((200, 400), (500, 1000)):
         try:
             inst = generate_instance("alibaba-dorm", jobs=jobs, servers=servers, seed=0, data_dir=data_dir)
@@ -108,9 +108,15 @@ def cli_defaults(data_dir: str) -> None:
             assert not schedopt.check(inst, plan)
             gap = "-" if plan.objective.gap is None else f"{100 * plan.objective.gap:.2f}%"
             bound = "-" if plan.objective.bound is None else f"{plan.objective.bound:.4f}"
-            print(f"| alibaba-dorm {jobs} apps, {servers} nodes | `{name}` | {plan.metrics.get('classes', '-')} | "
-                  f"{plan.status.value} | {plan.objective.value:.4f} | {bound} | {gap} | {plan.metrics.get('rounds', '-')} | "
-                  f"{secs:.1f} |")
+            m = plan.metrics
+            cg = "-" if "colgen_iterations" not in m else (
+                f"{m['colgen_iterations']} LPs, {m['colgen_patterns']} patterns, {m['colgen_seconds']:.1f} s, "
+                + ("converged" if m["colgen_converged"] else "stopped"))
+            rounded = m.get("lp_rounding_utilization")
+            shapes = len({tuple(job.roles[job.role_names[0]].demand.items()) for job in inst.jobs})
+            print(f"| alibaba-dorm {jobs} apps, {servers} nodes | `{name}` | {m.get('classes', '-')} | {shapes} | "
+                  f"{plan.status.value} | {plan.objective.value:.4f} | {bound} | {gap} | {cg} | "
+                  f"{'-' if rounded is None else f'{rounded:.4f}'} | {secs:.1f} |")
     print()
 
 

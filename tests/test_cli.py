@@ -204,6 +204,17 @@ def test_out_dash_writes_the_plan_to_standard_output() -> None:
     assert doc["schema"] == "schedopt/plan@1" and doc["solver"] == "optimus-greedy"
 
 
+def test_option_values_in_exponent_notation_are_numbers() -> None:
+    """YAML 1.1 reads ``1e-3`` as a string; ``--option rel_gap=1e-3`` is the number."""
+    from schedopt.cli.common import parse_options
+
+    assert parse_options(["rel_gap=1e-3", "mode=classes", "threads=2", "x=5E+2"]) == {
+        "rel_gap": 0.001, "mode": "classes", "threads": 2, "x": 500.0}
+    r = runner.invoke(app, ["solve", str(INSTANCES / "optimus-testbed.yaml"), "--solver", "optimus-milp",
+                            "--option", "rel_gap=1e-3"])
+    assert r.exit_code == 0, r.output
+
+
 def test_compare_option_needs_a_solver_prefix() -> None:
     r = runner.invoke(app, ["compare", str(INSTANCES / "optimus-testbed.yaml"), "--solvers", "optimus-greedy",
                             "--option", "rel_gap=0.1"])

@@ -8,6 +8,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
@@ -75,8 +76,17 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise InputError("--option", f'expected KEY=VALUE, got "{pair}"')
-        options[key.strip()] = yaml.safe_load(value)
+        options[key.strip()] = option_value(value)
     return options
+
+
+def option_value(text: str) -> Any:
+    """An option's value as YAML reads it, except that numbers YAML 1.1 leaves as
+    strings (``1e-3``, ``5E+2``: no dot in the mantissa) are numbers."""
+    value = yaml.safe_load(text)
+    if isinstance(value, str) and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+", value.strip()):
+        return float(value)
+    return value
 
 
 @contextlib.contextmanager
