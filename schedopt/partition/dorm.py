@@ -98,6 +98,9 @@ ROUND_SHARE = 0.5
 #: kept for decoding and filling up
 COLGEN_SHARE = 0.6
 FINISH_SHARE = 0.05
+#: after a plan from generated patterns, the class relaxation runs for a tighter bound if
+#: at least this much time is left (s)
+BOUND_MIN_SECONDS = 1.0
 #: relative gap at which a class round stops: the packing loses far more, and the
 #: time goes to the next rounds (the bound reported is still the backend's proven one)
 ROUND_GAP = 1e-4
@@ -436,6 +439,20 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
                              info={**info, "note": "no packing of the class counts met P2"})
     value = float(d.util @ best.sum(axis=1))
     proven = term == Termination.OPTIMAL and bound is not None and value >= bound - 1e-9 * max(1.0, abs(bound))
+    if generated is not None and not proven:
+        # the pattern LP's bound is fractional in n: the class relaxation (integer counts) can
+        # close it, in the time left (without a limit: at most the time spent so far)
+        spent = time.perf_counter() - started
+        left = spent if time_limit is None else (1 - FINISH_SHARE) * (time_limit - spent) - 0.1
+        if left > BOUND_MIN_SECONDS:
+            res = backend.solve_model(DormModel(d.aggregate(classes), model.fair, model.fairness_budget,
+                                                model.adjustment_budget, class_cuts=cuts),
+                                      time_limit=left, seed=seed, rel_gap=ROUND_GAP)
+            info["class_relaxation_bound"] = res.bound
+            if res.bound is not None and res.termination != Termination.ERROR:
+                bound = res.bound if bound is None else min(bound, res.bound)
+                if value >= bound - 1e-9 * max(1.0, abs(bound)):  # the plan meets a proven bound
+                    proven, term = True, Termination.OPTIMAL
     if proven:
         note = None
     elif generated is not None:
