@@ -94,12 +94,13 @@ MAX_PATTERNS = 3000
 #: last round all of it), so a hard relaxation still leaves time to pack and re-solve
 ROUND_SHARE = 0.5
 #: with too many shapes to enumerate patterns, column generation takes at most this share
-#: of the time limit; the restricted class model gets the rest but FINISH_SHARE, which is
-#: kept for decoding and filling up
+#: of the time limit; the restricted class model gets the rest but FINISH_SHARE (decoding
+#: and filling up) and BOUND_SHARE (below)
 COLGEN_SHARE = 0.6
 FINISH_SHARE = 0.05
-#: after a plan from generated patterns, the class relaxation runs for a tighter bound if
-#: at least this much time is left (s)
+#: after a plan from generated patterns, the class relaxation runs for a tighter bound in
+#: the time left (BOUND_SHARE of the limit is kept for it), if at least BOUND_MIN_SECONDS
+BOUND_SHARE = 0.1
 BOUND_MIN_SECONDS = 1.0
 #: relative gap at which a class round stops: the packing loses far more, and the
 #: time goes to the next rounds (the bound reported is still the backend's proven one)
@@ -395,7 +396,8 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
             term = Termination.TIME_LIMIT
             break
         if left is not None and generated is not None:
-            left -= FINISH_SHARE * left  # generated patterns decode exactly: one round, then fill up
+            # generated patterns decode exactly: one round, then fill up, then the class bound
+            left = max(0.05, left - FINISH_SHARE * left - BOUND_SHARE * time_limit)
         elif left is not None and k < rounds - 1:
             left *= ROUND_SHARE  # keep time for packing and for the rounds after this one
         agg = d.aggregate(classes)
