@@ -398,7 +398,8 @@ def admit(data: AllocationData, rule: str = "smallest") -> tuple[list[int], dict
     ``swap``: the most jobs from several orders (dominant share, sum of shares,
     each resource), then 1-for-1 swaps that keep the count and lower Σ t_j at the
     minimum configurations: a paused job with a shorter remaining time replaces
-    the admitted job with the longest one that frees enough room for it. The
+    the admitted job with the longest one that frees enough room for it (a job
+    running now counts ρ_j less, since pausing it costs a restart). The
     lexicographic objective (most jobs, then least Σ t_j) is what the swaps serve;
     ``smallest`` ignores remaining time.
     ``arrival``: first come, first admitted, each job that still fits (what
@@ -422,9 +423,12 @@ def admit(data: AllocationData, rule: str = "smallest") -> tuple[list[int], dict
             best = chosen
     inside = np.zeros(data.J, dtype=bool)
     inside[best] = True
+    # a job's key: t_j at its minimum, less ρ_j when it runs now and pausing it would cost a
+    # restart (so a running job is swapped out only for a job that saves more than ρ_j)
     t = np.full(data.J, np.inf)
     for j in candidates.tolist():
-        t[j] = float(data.time_s(j, int(mins[j, 0]), int(mins[j, 1])))
+        pause_cost = float(data.restart_s[j]) if data.restarts(j) else 0.0  # type: ignore[index]
+        t[j] = float(data.time_s(j, int(mins[j, 0]), int(mins[j, 1]))) - pause_cost
     free = data.cap + FIT_TOL * np.maximum(1.0, data.cap) - use[inside].sum(axis=0)
     for _ in range(data.J):  # each pass lowers Σ t over a fixed count: it ends
         changed = False
@@ -434,7 +438,7 @@ def admit(data: AllocationData, rule: str = "smallest") -> tuple[list[int], dict
                 inside[b], free, changed = True, free - use[b], True
                 continue
             members = np.flatnonzero(inside)
-            room = np.all(free + use[members] >= use[b], axis=1) & (t[members] > t[b] * (1 + 1e-9))
+            room = np.all(free + use[members] >= use[b], axis=1) & (t[members] > t[b] + 1e-9 * max(1.0, abs(t[b])))
             if room.any():
                 a = int(members[room][np.argmax(t[members][room])])
                 inside[a], inside[b] = False, True
