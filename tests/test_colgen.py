@@ -109,5 +109,5 @@ def test_column_generation_stops_at_its_time_share(force_colgen: None) -> None:
     """Under a time limit the plan comes back in time, checked, with a bound."""
     inst = many_shapes_instance(6)
     plan = assert_checked(inst, schedopt.solve(inst, "dorm-milp", mode="classes", time_limit=2.0))
-    assert plan.solve_seconds <= 2.0 + 0.5
+    assert plan.solve_seconds <= 2.0 + 1.0  # the limit, with slack for a loaded machine
     assert plan.objective.bound is not None

@@ -14,16 +14,17 @@ relaxation of P2)
 is solved over a growing set of patterns a (containers per shape that fit one
 server of class c together). A new pattern comes from the pricing problem of
 each class, the integer knapsack max Σ_t π_t·a_t over the class's capacity
-(a greedy first; HiGHS's MIP when the greedy finds nothing). At every exact
+(a greedy first; CP-SAT when the greedy finds nothing). At every exact
 pricing round, (π, μ_c + max(0, max_a π·a - μ_c)) is feasible for the dual of
 the master over *all* patterns, so
 
     U = LP value + Σ_c m_c·max(0, max_a π·a - μ_c)
 
-is a proven upper bound on P2 (Farley's bound; the pricing MIP's own dual bound
-stands in for max_a π·a), tight when no pattern prices out. The integer
-solution then comes from the class model restricted to the generated patterns
-("price and branch"), whose patterns decode into an exact placement.
+is a proven upper bound on P2 (Farley's bound; CP-SAT's own bound, or a
+fractional knapsack bound, stands in for max_a π·a), tight when no pattern
+prices out. The integer solution comes from the master LP rounded
+(:func:`round_columns`) or from the class model restricted to the generated
+patterns ("price and branch"); both decode into an exact placement.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 #: a pattern enters when its reduced value exceeds this (relative to μ_c and 1)
 PRICE_TOL = 1e-7
-#: the pricing MIP's time per call (s); its dual bound still certifies U when it stops early
+#: CP-SAT's time per pricing call (s); its bound still certifies U when it stops early
 PRICE_SECONDS = 2.0
 #: penalty per uncovered container slot in phase 1 (per unit of utilization)
 ARTIFICIAL_COST = 1e3
@@ -279,7 +280,7 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
         # no greedy pattern prices out: price exactly, which also certifies a bound
         exact_rounds += 1
         gain = 0.0
-        complete = True
+        complete = True  # every class priced (none skipped for time)
         for c in range(C):
             left = PRICE_SECONDS if deadline is None else min(PRICE_SECONDS, deadline - time.perf_counter())
             if left <= 0:
@@ -298,11 +299,10 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
         if complete:
             u = value + gain
             bound = u if bound is None else min(bound, u)
-        if not added:
-            converged = complete
+        if not added:  # converged when the bound, too, says that no pattern prices out
+            converged = complete and gain <= PRICE_TOL * max(1.0, abs(value))
             break
-    info = {"colgen_iterations": iterations, "colgen_exact_rounds": exact_rounds,
-            "colgen_screened": screened,
+    info = {"colgen_iterations": iterations, "colgen_exact_rounds": exact_rounds, "colgen_screened": screened,
             "colgen_patterns": int(sum(len(p) for p in patterns)), "colgen_seconds": time.perf_counter() - t0,
             "colgen_lp_value": value, "colgen_converged": converged}
     out = [np.array(p, dtype=np.int64).reshape(len(p), T) for p in patterns]
