@@ -100,8 +100,8 @@ COLGEN_SHARE = 0.6
 FINISH_SHARE = 0.05
 #: after a plan from generated patterns, the class relaxation runs for a tighter bound in
 #: the time left (BOUND_SHARE of the limit is kept for it), if at least BOUND_MIN_SECONDS
-BOUND_SHARE = 0.1
-BOUND_MIN_SECONDS = 1.0
+BOUND_SHARE = 0.2
+BOUND_MIN_SECONDS = 0.5
 #: relative gap at which a class round stops: the packing loses far more, and the
 #: time goes to the next rounds (the bound reported is still the backend's proven one)
 ROUND_GAP = 1e-4
