@@ -139,7 +139,7 @@ def exact_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most
     the true capacities do not is dropped."""
     from ortools.sat.python import cp_model
 
-    from schedopt.backends.cpsat import make_solver
+    from schedopt.backends.cpsat import has_solution, make_solver
 
     T = len(value)
     a = np.zeros(T, dtype=np.int64)
@@ -160,8 +160,7 @@ def exact_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most
     solver = make_solver(1, seed, time_limit)
     code = solver.solve(m)
     slack = 0.5 * float(most[cols].sum()) / k  # what rounding the values can hide
-    name = solver.status_name(code)
-    if name in ("OPTIMAL", "FEASIBLE"):
+    if has_solution(solver, code):
         a[cols] = [solver.value(x) for x in v]
         if np.any(shapes.T @ a > limit + 1e-9):
             a[:] = 0
@@ -322,7 +321,7 @@ def round_columns(model: "DormModel", classes: list[np.ndarray], cols: Columns, 
     from schedopt.partition.dorm import decode_patterns, fill_up
 
     d = model.data
-    T = len(cols.patterns[0][0]) if cols.patterns and len(cols.patterns[0]) else int(shape_of.max(initial=-1)) + 1
+    T = cols.patterns[0].shape[1]  # every class's array is (P_c, T), even with no pattern
     z = []
     slots = np.zeros((len(classes), T), dtype=np.int64)
     for c, servers in enumerate(classes):

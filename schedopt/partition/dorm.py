@@ -440,7 +440,11 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
         return BackendResult(Termination.TIME_LIMIT if term == Termination.TIME_LIMIT else Termination.ERROR, None,
                              info={**info, "note": "no packing of the class counts met P2"})
     value = float(d.util @ best.sum(axis=1))
-    proven = term == Termination.OPTIMAL and bound is not None and value >= bound - 1e-9 * max(1.0, abs(bound))
+
+    def meets(b: float | None) -> bool:  # the plan's value reaches the proven bound b
+        return b is not None and value >= b - 1e-9 * max(1.0, abs(b))
+
+    proven = term == Termination.OPTIMAL and meets(bound)
     if generated is not None and not proven:
         # the pattern LP's bound is fractional in n: the class relaxation (integer counts) can
         # close it, in the time left (without a limit: at most the time spent so far)
@@ -453,7 +457,7 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
             info["class_relaxation_bound"] = res.bound
             if res.bound is not None and res.termination != Termination.ERROR:
                 bound = res.bound if bound is None else min(bound, res.bound)
-                if value >= bound - 1e-9 * max(1.0, abs(bound)):  # the plan meets a proven bound
+                if meets(bound):  # a plan that meets a proven bound is optimal
                     proven, term = True, Termination.OPTIMAL
     if proven:
         note = None
