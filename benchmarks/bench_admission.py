@@ -1,35 +1,50 @@
-"""Admission (issue 17 §4): `optimus-greedy` with DESIGN.md's literal admission
-(`smallest`) and with `swap`, on the instances of the allocation gap table
-(`optimus`, 50 jobs, seeds 1000..1009, four contention levels), against
-`optimus-milp`; and the admission's time at 4,000 jobs. Prints markdown.
+"""Admission (issue 17 §4): the heuristics' admission rules against the optimum.
+
+1. `optimus-greedy` with each rule on the instances of the allocation gap table
+   (`optimus`, 50 jobs, seeds 1000..1009, four contention levels) against
+   `optimus-milp`.
+2. Admitted counts where admission is a hard packing
+   (`schedopt.testing.random_packing_instance`: 150 jobs of random 3-resource
+   demands on 18 servers, the issue's case) and on random mixed tiny-style
+   instances of 150 jobs, against `optimus-milp`'s count; Σ t_j at the minimum
+   against the exact lexicographic admission (most jobs, then least Σ t_j).
+3. Each rule's time at 4,000 jobs (median of 3, after one warm-up call).
+
+Prints markdown. `--only gap|packing|time` runs one part.
 
     .venv/bin/python benchmarks/bench_admission.py
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import schedopt  # noqa: E402
-from schedopt.allocation.problem import admit, compile_allocation  # noqa: E402
+from schedopt.allocation.admission import ADMISSION_RULES, _minimum_use, _time_keys, admit  # noqa: E402
+from schedopt.allocation.problem import compile_allocation  # noqa: E402
 from schedopt.generate import generate_instance  # noqa: E402
-from schedopt.testing import assert_gap  # noqa: E402
+from schedopt.testing import assert_gap, random_packing_instance  # noqa: E402
+from schedopt.testing.instances import random_tiny_instance  # noqa: E402
 
 CONTENTION = {"light": 400, "medium": 110, "heavy": 55, "oversubscribed": 40}
+RULES = ("smallest", "swap", "lp")
 
 
-def main(seeds: int = 10) -> None:
+def gap_table(seeds: int = 10) -> None:
     print("| contention | servers | admission | mean gap | worst gap | admitting fewer than the optimum |")
     print("|---|---|---|---|---|---|")
     for level, servers in CONTENTION.items():
         insts = [generate_instance("optimus", jobs=50, servers=servers, seed=1000 + s) for s in range(seeds)]
-        for rule in ("smallest", "swap"):
+        for rule in RULES:
             solver = schedopt.get_solver("optimus-greedy", stop_rule="skip", priority_factor=1.0, admission=rule)
             reports = [assert_gap(i, solver, max_gap=float("inf"), reference="optimus-milp") for i in insts]
             fewer = sum(r.admitted < r.optimum_admitted for r in reports)
@@ -37,46 +52,79 @@ def main(seeds: int = 10) -> None:
             print(f"| {level} | {servers} | `{rule}` | {100 * statistics.mean(finite):.2f}% | {100 * max(finite):.2f}% | "
                   f"{fewer}/{seeds} |", flush=True)
     print()
-    inst = generate_instance("optimus", jobs=4000, servers=1000, seed=3)
-    data = compile_allocation(inst)
-    print("| admission at 4,000 jobs on 1,000 servers (oversubscribed) | seconds (median of 3) | admitted |")
-    print("|---|---|---|")
-    for rule in ("smallest", "swap"):
-        times = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            adm, _ = admit(data, rule)
-            times.append(time.perf_counter() - t0)
-        print(f"| `{rule}` | {statistics.median(times):.3f} | {len(adm)} |")
+
+
+def exact_admission(data) -> tuple[int, float]:
+    """The lexicographic optimum of admission alone: most jobs, then least Σ t_j at the minimum (HiGHS MILP)."""
+    import scipy.optimize as so
+
+    mins, ok, use = _minimum_use(data)
+    cand = np.flatnonzero(ok)
+    t = _time_keys(data, mins, cand)
+    cand = cand[np.isfinite(t[cand])]
+    cap = so.LinearConstraint(use[cand].T, -np.inf, data.cap * (1 + 1e-9))
+    ones = np.ones(len(cand))
+    first = so.milp(-ones, constraints=[cap], integrality=ones, bounds=so.Bounds(0, 1), options={"time_limit": 60})
+    k = int(round(-first.fun))
+    second = so.milp(t[cand], constraints=[cap, so.LinearConstraint(ones[None], k, k)], integrality=ones,
+                     bounds=so.Bounds(0, 1), options={"time_limit": 60})
+    return k, float(second.fun)
+
+
+def packing_table(n: int = 12) -> None:
+    print("| instances (jobs / servers) | where not all fit | rule | count ÷ optimum: min | mean | instances below the optimum "
+          "| Σ t excess at equal count: mean | worst | seconds (median) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    cases = {"packing, seeds 0..%d (150 / 18, 3 resources)" % (n - 1): [random_packing_instance(s) for s in range(n)],
+             "mixed tiny-style, seeds 5000..%d (150 jobs)" % (5000 + n - 1):
+                 [random_tiny_instance(s, n_jobs=150) for s in range(5000, 5000 + n)]}
+    for label, insts in cases.items():
+        rows: dict[str, list[tuple[float, float | None, float]]] = {r: [] for r in RULES}
+        for inst in insts:
+            data = compile_allocation(inst)
+            k, least = exact_admission(data)
+            if k == data.J:
+                continue
+            mins, ok, _ = _minimum_use(data)
+            t = _time_keys(data, mins, np.flatnonzero(ok))
+            for rule in RULES:
+                t0 = time.perf_counter()
+                got, _ = admit(data, rule)
+                sec = time.perf_counter() - t0
+                excess = (float(t[got].sum()) - least) / abs(least) if len(got) == k and least else None
+                rows[rule].append((len(got) / k, excess, sec))
+        for rule, r in rows.items():
+            ratios = [x[0] for x in r]
+            excess = [x[1] for x in r if x[1] is not None]
+            print(f"| {label} | {len(r)} | `{rule}` | {min(ratios):.3f} | {statistics.mean(ratios):.3f} | "
+                  f"{sum(x < 1 for x in ratios)} | {100 * statistics.mean(excess):.2f}% | {100 * max(excess):.2f}% | "
+                  f"{statistics.median(x[2] for x in r):.3f} |", flush=True)
     print()
-    random_mixed()
 
 
-def random_mixed(n: int = 12, jobs: int = 150) -> None:
-    """Admitted counts on random mixed instances (every speed form, cpu and gpu
-    demands of 1-3, capacity from ample to scarce) against optimus-milp's."""
-    from schedopt.testing.instances import random_tiny_instance
-
-    print(f"| {jobs} random mixed jobs, seeds 5000..{5000 + n - 1} | instances where not all fit | "
-          "`smallest` ÷ optimum (min, mean) | `swap` ÷ optimum | `optimus-lagrange` ÷ optimum |")
-    print("|---|---|---|---|---|")
-    ratios: dict[str, list[float]] = {"smallest": [], "swap": [], "lagrange": []}
-    for seed in range(5000, 5000 + n):
-        inst = random_tiny_instance(seed, n_jobs=jobs)
+def time_table() -> None:
+    print("| admission at 4,000 jobs | rule | seconds (median of 3) | admitted |")
+    print("|---|---|---|---|")
+    cases = {"`optimus`, 1,000 servers (oversubscribed)": generate_instance("optimus", jobs=4000, servers=1000, seed=3),
+             "packing, 400 servers, 3 resources": random_packing_instance(1, n_jobs=4000, servers=400)}
+    for label, inst in cases.items():
         data = compile_allocation(inst)
-        best = schedopt.solve(inst, "optimus-milp", time_limit=60).objective.admitted
-        if best in (0, data.J):
-            continue
-        got = {"smallest": len(admit(data, "smallest")[0]), "swap": len(admit(data, "swap")[0]),
-               "lagrange": schedopt.solve(inst, "optimus-lagrange").objective.admitted}
-        for k, v in got.items():
-            ratios[k].append(v / best)
-    cells = " | ".join(f"{min(v):.3f}, {statistics.mean(v):.3f}" for v in ratios.values())
-    print(f"| | {len(ratios['swap'])} | {cells} |")
+        admit(data, "lp")  # warm-up: scipy's import
+        for rule in RULES:
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                adm, _ = admit(data, rule)
+                times.append(time.perf_counter() - t0)
+            print(f"| {label} | `{rule}` | {statistics.median(times):.3f} | {len(adm)} |", flush=True)
+    print()
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--only", "random"]:
-        random_mixed()
-    else:
-        main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["gap", "packing", "time"])
+    args = parser.parse_args()
+    assert set(RULES) <= set(ADMISSION_RULES)
+    for name, part in {"gap": gap_table, "packing": packing_table, "time": time_table}.items():
+        if args.only in (None, name):
+            part()

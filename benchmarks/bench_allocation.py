@@ -21,7 +21,8 @@ import schedopt
 from common import median_seconds
 from schedopt.allocation.greedy import greedy_allocate, greedy_allocate_heap
 from schedopt.allocation.lagrange import solve_lp
-from schedopt.allocation.problem import admit_smallest_first, compile_allocation, enumerate_choices
+from schedopt.allocation.problem import compile_allocation, enumerate_choices
+from schedopt.allocation.admission import admit_smallest_first
 from schedopt.generate import generate_instance
 from schedopt.instance import Instance
 

@@ -13,7 +13,7 @@ import numpy as np
 
 import schedopt
 from common import median_seconds
-from schedopt.allocation.problem import admit_smallest_first
+from schedopt.allocation.admission import admit_smallest_first
 from schedopt.quality.greedy import slaq_greedy, slaq_greedy_heap
 from schedopt.quality.problem import compile_quality
 from schedopt.generate import generate_instance

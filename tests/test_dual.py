@@ -11,7 +11,8 @@ import schedopt
 from schedopt.allocation import solve_bruteforce
 from schedopt.allocation.dual import PricingOracle, lagrangian, solve_dual
 from schedopt.allocation.lagrange import solve_lp
-from schedopt.allocation.problem import admit, all_fit_at_minimum, compile_allocation, enumerate_choices
+from schedopt.allocation.problem import compile_allocation, enumerate_choices
+from schedopt.allocation.admission import admit, all_fit_at_minimum
 from schedopt.generate import generate_instance
 from tests.conftest import random_tiny_instance
 from tests.test_reconfiguration import _random_running

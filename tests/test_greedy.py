@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import schedopt
 from schedopt.allocation.greedy import greedy_allocate
-from schedopt.allocation.problem import admit_smallest_first, compile_allocation
+from schedopt.allocation.problem import compile_allocation
+from schedopt.allocation.admission import admit_smallest_first
 from tests.conftest import assert_checked, make_instance, random_tiny_instance
 
 

@@ -8,7 +8,8 @@ import pytest
 import schedopt
 from schedopt.allocation import solve_bruteforce
 from schedopt.allocation.lagrange import fix_by_reduced_cost, lagrangian_bound, round_lp, solve_lp
-from schedopt.allocation.problem import all_fit_at_minimum, compile_allocation, enumerate_choices
+from schedopt.allocation.problem import compile_allocation, enumerate_choices
+from schedopt.allocation.admission import all_fit_at_minimum
 from tests.conftest import random_tiny_instance
 
 

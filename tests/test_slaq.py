@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedopt
-from schedopt.allocation.problem import admit_smallest_first
+from schedopt.allocation.admission import admit_smallest_first
 from schedopt.quality.greedy import slaq_greedy, slaq_greedy_heap
 from schedopt.quality.problem import compile_quality
 from schedopt.errors import InputError

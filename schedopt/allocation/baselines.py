@@ -38,8 +38,16 @@ from typing import Any
 import numpy as np
 
 from schedopt.allocation.lagrange import heuristic_plan
-from schedopt.allocation.problem import (ADMISSION_RULES, FIT_TOL, AllocationData, admit, compile_allocation, fits,
-                                         inverse_capacity, job_configurations, use_of)
+from schedopt.allocation.problem import (
+    FIT_TOL,
+    AllocationData,
+    compile_allocation,
+    fits,
+    inverse_capacity,
+    job_configurations,
+    use_of,
+)
+from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, admit
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -71,7 +79,7 @@ class _Ladders:
     """The admitted jobs' ladders (DESIGN.md admission: the most jobs, smallest
     dominant demand first, each at its minimum) and the use of each step."""
 
-    def __init__(self, data: AllocationData, admission: str = "smallest"):
+    def __init__(self, data: AllocationData, admission: str = DEFAULT_ADMISSION):
         self.data = data
         admitted, start = admit(data, admission)
         self.admitted = admitted
@@ -191,7 +199,7 @@ def ordered_allocate(data: AllocationData, lad: _Ladders, order: list[int]) -> n
 
 
 class _Baseline:
-    def __init__(self, *, bound: bool = True, admission: str = "smallest"):
+    def __init__(self, *, bound: bool = True, admission: str = DEFAULT_ADMISSION):
         if admission not in ADMISSION_RULES:
             raise InputError(type(self).__name__.lower(), f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
         self.bound = bool(bound)
@@ -222,7 +230,7 @@ class Drf(_Baseline):
     stops, the others go on, as the DRF paper; "first-failure": the filling
     stops at the first task that does not fit, as the DL2 repository's DRF)."""
 
-    def __init__(self, *, bound: bool = True, admission: str = "smallest", tie_break: str = "arrival", stop: str = "job"):
+    def __init__(self, *, bound: bool = True, admission: str = DEFAULT_ADMISSION, tie_break: str = "arrival", stop: str = "job"):
         super().__init__(bound=bound, admission=admission)
         for name, value, allowed in (("tie_break", tie_break, DRF_TIE_BREAKS), ("stop", stop, DRF_STOPS)):
             if value not in allowed:

@@ -7,7 +7,8 @@ import math
 from typing import Callable
 
 from schedopt.allocation.metrics import allocation_metrics, allocation_usage, remaining_time_s
-from schedopt.allocation.problem import AllocationData, admit_smallest_first, compile_allocation
+from schedopt.allocation.problem import AllocationData, compile_allocation
+from schedopt.allocation.admission import admit_smallest_first
 from schedopt.checking import REL_TOL, Violation, check_paused, check_server_placement
 from schedopt.errors import InputError
 from schedopt.instance import Instance

@@ -28,15 +28,13 @@ from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.problem import (
     AllocationData,
     ChoiceSet,
-    admit_smallest_first,
-    admitted_upper_bound,
-    all_fit_at_minimum,
     count_minimal,
     min_configuration,
     build_plan,
     compile_allocation,
     enumerate_choices,
 )
+from schedopt.allocation.admission import admit as admit_by_rule, admitted_upper_bound, all_fit_at_minimum
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination, relative_gap
@@ -96,8 +94,8 @@ def _optimus_greedy(data: AllocationData, start: dict[int, tuple[int, int]]) -> 
 
 
 def _incumbent_config(data: AllocationData, heuristic: Heuristic) -> dict[int, tuple[int, int]]:
-    """The heuristic's plan: admission smallest first, then ``heuristic`` grows it."""
-    admitted, start = admit_smallest_first(data)
+    """The heuristic's plan: the heuristics' default admission, then ``heuristic`` grows it."""
+    admitted, start = admit_by_rule(data)
     return heuristic(data, start) if admitted else {}
 
 

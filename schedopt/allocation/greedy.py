@@ -23,12 +23,8 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from schedopt.allocation.problem import (
-    AllocationData,
-    ADMISSION_RULES,
-    admit,
-    compile_allocation,
-)
+from schedopt.allocation.problem import AllocationData, compile_allocation
+from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, admit
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.allocation.lagrange import heuristic_plan
@@ -340,7 +336,7 @@ class OptimusGreedy:
     """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
 
     def __init__(self, *, stop_rule: StopRule = "skip", priority_factor: float = 0.95, bound: bool = True,
-                 admission: str = "smallest"):
+                 admission: str = DEFAULT_ADMISSION):
         if stop_rule not in ("skip", "paper"):
             raise InputError("optimus-greedy", f'stop_rule: expected "skip" or "paper", got {stop_rule!r}')
         if admission not in ADMISSION_RULES:

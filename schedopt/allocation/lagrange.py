@@ -27,14 +27,8 @@ import numpy as np
 from typing import Any
 
 from schedopt.backends.lp import solve_lp_colwise
-from schedopt.allocation.problem import (
-    FIT_TOL,
-    AllocationData,
-    ChoiceSet,
-    admitted_upper_bound,
-    build_plan,
-    enumerate_choices,
-)
+from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet, build_plan, enumerate_choices
+from schedopt.allocation.admission import admitted_upper_bound
 from schedopt.plan import Plan, Status, Termination
 
 

@@ -2,7 +2,7 @@
 by local search; a heuristic whose plan carries the same certified bound.
 
 1. *Admission*: every job when all fit at their minimum, else the ``swap``
-   rule (most jobs, then least Σ t_j at the minimum; ``problem.admit``).
+   rule (most jobs, then least Σ t_j at the minimum; ``admission.admit``).
 2. *Prices*: the Lagrangian dual over the admitted jobs (``dual.py``). At its
    prices λ each job's priced-best configuration is the LP relaxation's choice
    for every job but at most R fractional ones.
@@ -28,14 +28,8 @@ import numpy as np
 from schedopt.allocation.dual import DualResult, PricingOracle, solve_dual
 from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.lagrange import heuristic_plan
-from schedopt.allocation.problem import (
-    FIT_TOL,
-    ADMISSION_RULES,
-    AllocationData,
-    _minimum_configurations,
-    admit,
-    compile_allocation,
-)
+from schedopt.allocation.problem import FIT_TOL, AllocationData, compile_allocation
+from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, _minimum_configurations, admit
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -297,7 +291,7 @@ def _use(counts: np.ndarray, demand: np.ndarray, jobs: np.ndarray) -> np.ndarray
 class OptimusLagrange:
     """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
 
-    def __init__(self, *, admission: str = "swap", max_moves: int = 2000, bound: bool = True):
+    def __init__(self, *, admission: str = DEFAULT_ADMISSION, max_moves: int = 2000, bound: bool = True):
         if admission not in ADMISSION_RULES:
             raise InputError("optimus-lagrange", f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
         if max_moves < 0:

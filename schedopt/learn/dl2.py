@@ -48,7 +48,8 @@ from typing import Any
 import numpy as np
 
 from schedopt.allocation.lagrange import heuristic_plan
-from schedopt.allocation.problem import FIT_TOL, AllocationData, admit_smallest_first, compile_allocation, inverse_capacity
+from schedopt.allocation.problem import FIT_TOL, AllocationData, compile_allocation, inverse_capacity
+from schedopt.allocation.admission import admit
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.learn.nets import MLP, softmax
@@ -296,7 +297,7 @@ class SlotEnv:
 
     @classmethod
     def start(cls, data: AllocationData, pol: Policy) -> "SlotEnv":
-        admitted, start = admit_smallest_first(data)
+        admitted, start = admit(data)
         counts = np.zeros((data.J, 2), dtype=np.int64)
         for j, c in start.items():
             counts[j] = c

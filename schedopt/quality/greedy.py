@@ -11,7 +11,8 @@ import time
 import numpy as np
 
 from schedopt.allocation.lagrange import heuristic_plan
-from schedopt.allocation.problem import FIT_TOL, admit_smallest_first
+from schedopt.allocation.problem import FIT_TOL
+from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, admit
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -149,20 +150,23 @@ class SlaqGreedy:
     """SLAQ §2 quality-driven greedy (one unit at a time to the highest predicted
     loss reduction), with the LP-relaxation bound."""
 
-    def __init__(self, *, stop_rule: StopRule = "skip", bound: bool = True):
+    def __init__(self, *, stop_rule: StopRule = "skip", bound: bool = True, admission: str = DEFAULT_ADMISSION):
         if stop_rule not in ("skip", "paper"):
             raise InputError("slaq-greedy", f'stop_rule: expected "skip" or "paper", got {stop_rule!r}')
+        if admission not in ADMISSION_RULES:
+            raise InputError("slaq-greedy", f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
         self.stop_rule = stop_rule
         self.bound = bool(bound)
+        self.admission = admission
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_quality(instance)
-        admitted, start = admit_smallest_first(data)
+        admitted, start = admit(data, self.admission)  # the tie-break cost is -R_j at the minimum
         config, counters = slaq_greedy(data, start, stop_rule=self.stop_rule)
         greedy_s = time.perf_counter() - started
         return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,
-                              options={"stop_rule": self.stop_rule, "bound": self.bound},
+                              options={"stop_rule": self.stop_rule, "bound": self.bound, "admission": self.admission},
                               metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)
 
 

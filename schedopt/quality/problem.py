@@ -12,7 +12,7 @@ f_j the job's speed form. So the term of job j is
     R_j(a) = l_j(k_j) - l_j(k_j + T·f_j(a))
 
 Admission as everywhere (DESIGN.md): when not every job fits at its minimum,
-admit the most jobs first (smallest dominant demand first for the greedy,
+admit the most jobs first (the heuristics' admission rule for the greedy,
 exactly for the MILP), then maximise Σ R_j.
 
 ``slaq-greedy`` is the paper's algorithm: every admitted job starts at its

@@ -1,0 +1,315 @@
+"""Admission: which jobs run when not every job fits at its minimum configuration.
+
+The allocation problem is lexicographic (DESIGN.md): first admit the most jobs,
+then minimise Σ_j t_j. Which jobs can run together depends only on their
+minimum configurations u_j (R,), so the first objective is a multi-dimensional
+knapsack with unit profits,
+
+    max Σ_j y_j   s.t.  Σ_j y_j·u_j <= C,  y_j ∈ {0, 1},
+
+whose LP relaxation (y in [0, 1]) gives the proven ``admitted_upper_bound``.
+The heuristics choose among several rules (``ADMISSION_RULES``); ``lp`` is the
+default and DESIGN.md's literal rule is ``smallest``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from schedopt.allocation.problem import FIT_TOL, AllocationData, fits, job_configurations, min_configuration, use_of
+from schedopt.speed import TableSpeed
+
+#: the admitted jobs (sorted) and their starting configurations (p_j, w_j)
+Admission = tuple[list[int], dict[int, tuple[int, int]]]
+
+def _minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's allowed configuration of least dominant demand: (counts (J, 2),
+    ok (J,)). Formula forms allow every count in bounds, so theirs is the lower
+    bound (vectorised); tables are searched one job at a time."""
+    mins = data.lo.copy()
+    ok = np.ones(data.J, dtype=bool)
+    for j in range(data.J):
+        if isinstance(data.jobs[j].speed, TableSpeed):
+            c = min_configuration(data, j)
+            ok[j] = c is not None
+            if c is not None:
+                mins[j] = c
+    return mins, ok
+
+
+def _minimum_use(data: AllocationData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each job's minimum configuration (J, 2), whether it has one (J,), and its use (J, R)."""
+    mins, ok = _minimum_configurations(data)
+    return mins, ok, mins[:, 0, None] * data.demand[:, 0] + mins[:, 1, None] * data.demand[:, 1]
+
+
+def _fill(order: np.ndarray, use: np.ndarray, free: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """First fit: the jobs of ``order`` admitted one by one while each still fits in
+    ``free`` (R,) next to the earlier ones; returns them and the room left.
+
+    Vectorised: a job that does not fit now never will (room only shrinks), and
+    the prefix of the jobs that fit alone whose running sum fits is admitted at once."""
+    admitted: list[int] = []
+    rest = np.asarray(order, dtype=np.int64)
+    while len(rest):
+        rest = rest[np.all(use[rest] <= free, axis=1)]
+        if not len(rest):
+            break
+        over = np.any(np.cumsum(use[rest], axis=0) > free, axis=1)
+        n = int(np.argmax(over)) if over.any() else len(rest)
+        admitted.extend(rest[:n].tolist())
+        free = free - use[rest[:n]].sum(axis=0)
+        rest = rest[n + 1:]  # rest[n] does not fit next to rest[:n]
+    return admitted, free
+
+
+def _first_fit(order: np.ndarray, use: np.ndarray, cap: np.ndarray) -> list[int]:
+    """The jobs of ``order`` admitted one by one while each still fits next to the earlier ones."""
+    return _fill(order, use, cap + FIT_TOL * np.maximum(1.0, cap))[0]
+
+
+def _starts(mins: np.ndarray, admitted: list[int]) -> Admission:
+    admitted = sorted(admitted)
+    return admitted, {j: (int(mins[j, 0]), int(mins[j, 1])) for j in admitted}
+
+
+def admit_smallest_first(data: AllocationData) -> Admission:
+    """Heuristic admission (DESIGN.md): jobs by dominant demand of their minimum
+    configuration, ties by arrival then order; admit each that still fits.
+    Returns the admitted jobs and their starting configurations."""
+    mins, ok, use = _minimum_use(data)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dominant = np.where(use > 0, use / data.cap, 0.0).max(axis=1) if data.R else np.zeros(data.J)
+    candidates = np.flatnonzero(ok)
+    order = candidates[np.lexsort((candidates, data.arrival[candidates], dominant[candidates]))]
+    return _starts(mins, _first_fit(order, use, data.cap))
+
+
+#: admission rules of the heuristics: the LP-guided rule (default), DESIGN.md's literal
+#: rule, that rule improved by local search, and arrival order
+ADMISSION_RULES = ("lp", "smallest", "swap", "arrival")
+DEFAULT_ADMISSION = "lp"
+
+
+def admit(data: AllocationData, rule: str = DEFAULT_ADMISSION) -> Admission:
+    """The heuristics' admission when not every job fits at its minimum: the
+    admitted jobs (sorted) and their starting (minimum) configurations.
+
+    ``lp`` (default): rounds the admission LP (most jobs, ties by least t_j),
+    then the LP that keeps that count and minimises Σ t_j, and improves each
+    rounding by local search: 1-out-2-in moves raise the count (skipped once
+    it reaches ⌊LP⌋, which proves it maximal) and 1-for-1 swaps lower Σ t_j.
+    It admits at least as many jobs as ``smallest`` and ``swap``.
+    ``smallest`` (DESIGN.md, the paper's rule): smallest dominant demand first,
+    ties by arrival; it ignores remaining time.
+    ``swap``: the most jobs from several orders (dominant share, sum of shares,
+    each resource), then the 1-for-1 swaps.
+    ``arrival``: first come, first admitted, each job that still fits (what
+    Mesos' DRF sorter does when every share is 0: listing order).
+
+    t_j is the remaining time at the minimum configuration, less ρ_j for a job
+    running now whose pause would cost a restart (so a running job is swapped
+    out only for one that saves more than ρ_j)."""
+    if rule not in ADMISSION_RULES:
+        raise ValueError(f"admission rule {rule!r}; known: {', '.join(ADMISSION_RULES)}")
+    if rule == "smallest":
+        return admit_smallest_first(data)
+    mins, ok, use = _minimum_use(data)
+    candidates = np.flatnonzero(ok)
+    if rule == "arrival":
+        return _starts(mins, _first_fit(candidates[np.lexsort((candidates, data.arrival[candidates]))], use, data.cap))
+    if fits(np.zeros(data.R), use[candidates].sum(axis=0), data.cap):
+        return _starts(mins, candidates.tolist())  # every job fits: nothing to choose
+    t = _time_keys(data, mins, candidates)
+    ok = ok & np.isfinite(t)  # a minimum the speed model does not allow (f = 0) admits nothing
+    candidates = np.flatnonzero(ok)
+    if not len(candidates):
+        return [], {}
+    search = _Search(use, t, ok, data.cap)
+    if rule == "swap":
+        return _starts(mins, search.lower_time(_most_by_orders(data, use, candidates)))
+    return _starts(mins, _admit_lp(data, use, t, candidates, search))
+
+
+def _time_keys(data: AllocationData, mins: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """t_j (J,) seconds at the minimum configuration, less ρ_j when pausing j costs a restart; inf for no configuration."""
+    t = np.full(data.J, np.inf)
+    for j in candidates.tolist():
+        pause_cost = float(data.restart_s[j]) if data.restarts(j) else 0.0  # type: ignore[index]
+        t[j] = float(data.time_s(j, int(mins[j, 0]), int(mins[j, 1]))) - pause_cost
+    return t
+
+
+def _most_by_orders(data: AllocationData, use: np.ndarray, candidates: np.ndarray) -> list[int]:
+    """First fit in several orders (dominant share, sum of shares, each resource), ties by
+    arrival; the one admitting the most jobs."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        norm = np.where(data.cap > 0, use / np.where(data.cap > 0, data.cap, 1.0), np.where(use > 0, np.inf, 0.0))
+    best: list[int] = []
+    for key in [norm.max(axis=1), norm.sum(axis=1), *(norm[:, r] for r in range(data.R))]:
+        chosen = _first_fit(candidates[np.lexsort((candidates, data.arrival[candidates], key[candidates]))], use, data.cap)
+        if len(chosen) > len(best):
+            best = chosen
+    return best
+
+
+class _Search:
+    """Local search over admitted sets at the minimum configurations: ``use`` (J, R),
+    keys ``t`` (J,) seconds, ``ok`` (J,) jobs that have a configuration, capacity (R,)."""
+
+    def __init__(self, use: np.ndarray, t: np.ndarray, ok: np.ndarray, cap: np.ndarray):
+        self.use, self.t, self.ok = use, t, ok
+        self.limit = cap + FIT_TOL * np.maximum(1.0, cap)
+
+    def _state(self, admitted: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        inside = np.zeros(len(self.t), dtype=bool)
+        inside[admitted] = True
+        return inside, self.limit - self.use[inside].sum(axis=0)
+
+    def raise_count(self, admitted: list[int], weight: np.ndarray, ceiling: int) -> list[int]:
+        """Add every job that fits, then 1-out-2-in moves (the admitted job of largest
+        ``weight`` (J,) first; the incoming pair by least weight, then t) until none is
+        left or the count reaches ``ceiling`` (a proven bound)."""
+        use, t = self.use, self.t
+        inside, free = self._state(admitted)
+        for _ in range(len(t)):
+            changed = False
+            outside = np.flatnonzero(~inside & self.ok)
+            outside = outside[np.lexsort((t[outside], weight[outside]))]
+            added, free = _fill(outside, use, free)  # room left: admit outright
+            if added:
+                inside[added], changed = True, True
+            members = np.flatnonzero(inside)
+            count = len(members)
+            for a in members[np.argsort(-weight[members], kind="stable")].tolist():
+                if count >= ceiling:
+                    return np.flatnonzero(inside).tolist()
+                outside = outside[~inside[outside]]
+                room = free + use[a]
+                fit = outside[np.all(use[outside] <= room, axis=1)]
+                if len(fit) < 2:
+                    continue
+                first = int(fit[0])
+                second = fit[1:][np.all(use[fit[1:]] <= room - use[first], axis=1)]
+                if len(second):
+                    inside[a], inside[first], inside[int(second[0])] = False, True, True
+                    free = room - use[first] - use[int(second[0])]
+                    count, changed = count + 1, True
+            if not changed:
+                break
+        return np.flatnonzero(inside).tolist()
+
+    def lower_time(self, admitted: list[int]) -> list[int]:
+        """1-for-1 swaps that keep the count and lower Σ t: a paused job with a
+        shorter t replaces the admitted job with the longest one that frees enough
+        room for it; a job that fits in the room left is admitted outright. Passes
+        repeat until one changes nothing (each lowers Σ t over a fixed count)."""
+        use, t = self.use, self.t
+        inside, free = self._state(admitted)
+        for _ in range(len(t)):
+            outside = np.flatnonzero(~inside & self.ok)
+            order = outside[np.argsort(t[outside], kind="stable")]
+            added, free = _fill(order, use, free)
+            inside[added] = True
+            members = np.flatnonzero(inside)
+            if not len(members):
+                break
+            members = members[np.argsort(-t[members], kind="stable")]  # longest first
+            # a swap needs t_b < the longest t_a, and b to fit with the widest member removed
+            order = order[~inside[order]]
+            order = order[(t[order] < t[members[0]]) & np.all(use[order] <= free + use[members].max(axis=0), axis=1)]
+            changed = bool(added)
+            for b in order.tolist():
+                k = int(np.searchsorted(-t[members], -(t[b] + 1e-9 * max(1.0, abs(t[b])))))  # members[:k] are longer
+                longer = members[:k][inside[members[:k]]]
+                room = np.all(free + use[longer] >= use[b], axis=1)
+                if room.any():
+                    a = int(longer[int(np.argmax(room))])  # the first is the longest
+                    inside[a], inside[b] = False, True
+                    free = free + use[a] - use[b]
+                    changed = True
+            if not changed:
+                break
+        return np.flatnonzero(inside).tolist()
+
+
+def _admit_lp(data: AllocationData, use: np.ndarray, t: np.ndarray, candidates: np.ndarray, search: _Search) -> list[int]:
+    """The ``lp`` rule (see :func:`admit`)."""
+    import scipy.optimize  # imported when needed: `import schedopt` stays light
+
+    def score(admitted: list[int]) -> tuple[int, float]:
+        return len(admitted), -float(t[admitted].sum())
+
+    def first_fit(*keys: np.ndarray) -> list[int]:  # keys as np.lexsort's: the last is the primary one
+        return _first_fit(candidates[np.lexsort(tuple(k[candidates] for k in keys))], use, data.cap)
+
+    A = use[candidates].T  # (R, n)
+    tc = t[candidates]
+    scaled = np.zeros(data.J)
+    span = float(tc.max() - tc.min())
+    scaled[candidates] = (tc - tc.min()) / span if span > 0 else 0.0  # t in [0, 1]
+    # LP 1: max Σ y_j - ε Σ t̂_j y_j under capacity; ε·n = 0.01 keeps the count first
+    lp1 = scipy.optimize.linprog(-(1.0 - 0.01 / len(candidates) * scaled[candidates]), A_ub=A, b_ub=data.cap,
+                                 bounds=(0, 1), method="highs")
+    if lp1.status != 0:  # not expected (y = 0 is feasible); the orders' first fit then stands alone
+        return search.lower_time(search.raise_count(_most_by_orders(data, use, candidates), scaled, data.J))
+    ceiling = int(math.floor(float(lp1.x.sum()) + 1e-7))  # ⌊LP⌋ bounds the count
+    y, weight = np.zeros(data.J), use @ np.maximum(-lp1.ineqlin.marginals, 0.0)  # surrogate size λ·u_j
+    y[candidates] = np.round(lp1.x, 9)
+    roundings = [search.raise_count(order, weight, ceiling)
+                 for order in (first_fit(t, weight, -y), _most_by_orders(data, use, candidates))]
+    best = max(roundings, key=score)
+    # LP 2: min Σ t_j y_j s.t. Σ y_j >= k (the count reached) and capacity
+    k = len(best)
+    lp2 = scipy.optimize.linprog(scaled[candidates], A_ub=np.vstack([A, -np.ones(len(candidates))]),
+                                 b_ub=np.append(data.cap, -k), bounds=(0, 1), method="highs")
+    if lp2.status == 0:
+        y2, weight2 = np.zeros(data.J), use @ np.maximum(-lp2.ineqlin.marginals[:-1], 0.0)
+        y2[candidates] = np.round(lp2.x, 9)
+        reduced = scaled + weight2  # t̂_j + λ·u_j: the LP's price of admitting j
+        whole = (y2 >= 1.0).astype(float)
+        for order in (first_fit(weight2, t, -y2), first_fit(t, reduced, -whole)):
+            roundings.append(search.raise_count(order, weight, ceiling))
+    distinct = {tuple(sorted(r)): r for r in roundings}.values()  # the roundings often agree
+    return max((search.lower_time(r) for r in distinct), key=score)
+
+
+def all_fit_at_minimum(data: AllocationData) -> bool:
+    total = np.zeros(data.R)
+    for j in range(data.J):
+        c = min_configuration(data, j)
+        if c is None:
+            return False
+        total += use_of(data, j, c)
+    return fits(np.zeros(data.R), total, data.cap)
+
+
+def admitted_upper_bound(data: AllocationData) -> int:
+    """⌊LP⌋ of max Σ y_j s.t. Σ_j y_j·u_j <= C, y in [0, 1], where u_j is the
+    componentwise least use over j's allowed configurations: a proven bound."""
+    import scipy.optimize  # imported when needed: `import schedopt` stays light
+    rows, ok = [], []
+    for j in range(data.J):
+        if isinstance(data.jobs[j].speed, TableSpeed):
+            counts, _ = job_configurations(data, j)
+            if not len(counts):
+                continue
+            least = (counts[:, :, None] * data.demand[j][None]).sum(axis=1).min(axis=0)
+        else:
+            c = min_configuration(data, j)
+            if c is None:
+                continue
+            least = use_of(data, j, c)  # grid forms: the minimum uses least of every resource
+        rows.append(least)
+        ok.append(j)
+    if not ok:
+        return 0
+    A = np.array(rows).T  # (R, n)
+    res = scipy.optimize.linprog(-np.ones(len(ok)), A_ub=A, b_ub=data.cap, bounds=(0, 1), method="highs")
+    if res.status != 0:
+        return len(ok)
+    return min(len(ok), int(math.floor(-res.fun + 1e-7)))
+
+
