@@ -10,12 +10,13 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import schedopt
 from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, admit, admitted_upper_bound
 from schedopt.allocation.problem import compile_allocation, fits, min_configuration, use_of
 from schedopt.generate import generate_instance
-from schedopt.testing import assert_gap, check_solver, random_packing_instance
+from schedopt.testing import assert_gap, check_solver, random_packing_instance, strategies
 from tests.conftest import assert_checked, make_instance, random_tiny_instance
 
 HEURISTICS = ["optimus-greedy", "optimus-lagrange", "drf", "tetris", "fifo", "srtf"]
@@ -143,3 +144,15 @@ def test_arrival_rule_admits_first_come_first() -> None:
     assert admit(data, "lp")[0] == [1, 2]
     plan = assert_checked(inst, schedopt.solve(inst, "drf", admission="arrival"))
     assert set(plan.allocation) == {"j0"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(strategies.allocation_instances(max_jobs=6))
+def test_lp_admission_is_feasible_and_admits_the_most_jobs(inst) -> None:
+    """Property: on random tiny instances ``lp`` admits brute force's count, with a
+    feasible set, never fewer than the other rules."""
+    data = compile_allocation(inst)
+    admitted, start = admit(data, "lp")
+    assert fits(np.zeros(data.R), sum((use_of(data, j, start[j]) for j in admitted), np.zeros(data.R)), data.cap)
+    assert len(admitted) == _brute_force(data)[0]
+    assert all(len(admit(data, rule)[0]) <= len(admitted) for rule in ADMISSION_RULES)
