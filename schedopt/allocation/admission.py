@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from schedopt.backends.lp import LpResult, solve_lp_colwise
 from schedopt.allocation.problem import FIT_TOL, AllocationData, fits, job_configurations, min_configuration, use_of
 from schedopt.speed import TableSpeed
 
@@ -235,9 +236,22 @@ class _Search:
         return np.flatnonzero(inside).tolist()
 
 
+def _admission_lp(cost: np.ndarray, use: np.ndarray, cap: np.ndarray, at_least: int | None = None) -> LpResult:
+    """min cost·y  s.t.  Σ_j y_j·use_j <= cap (R rows), [Σ_j y_j >= at_least], 0 <= y <= 1,
+    on HiGHS directly; ``use`` (n, R). Row duals follow HiGHS's sign (<= 0 when binding)."""
+    n, R = use.shape
+    rows = np.hstack([use, np.ones((n, 1))]) if at_least is not None else use  # (n, rows)
+    nonzero = rows != 0
+    index = np.nonzero(nonzero)[1]  # column by column: the row of each non-zero
+    start = np.concatenate([[0], np.cumsum(nonzero.sum(axis=1))])
+    lower = np.full(R, -np.inf) if at_least is None else np.append(np.full(R, -np.inf), float(at_least))
+    upper = np.asarray(cap, dtype=float) if at_least is None else np.append(cap, np.inf)
+    return solve_lp_colwise(cost, start, index, rows[nonzero], row_lower=lower, row_upper=upper,
+                            col_lower=np.zeros(n), col_upper=np.ones(n))
+
+
 def _admit_lp(data: AllocationData, use: np.ndarray, t: np.ndarray, candidates: np.ndarray, search: _Search) -> list[int]:
     """The ``lp`` rule (see :func:`admit`)."""
-    import scipy.optimize  # imported when needed: `import schedopt` stays light
 
     def score(admitted: list[int]) -> tuple[int, float]:
         return len(admitted), -float(t[admitted].sum())
@@ -245,28 +259,26 @@ def _admit_lp(data: AllocationData, use: np.ndarray, t: np.ndarray, candidates: 
     def first_fit(*keys: np.ndarray) -> list[int]:  # keys as np.lexsort's: the last is the primary one
         return _first_fit(candidates[np.lexsort(tuple(k[candidates] for k in keys))], use, data.cap)
 
-    A = use[candidates].T  # (R, n)
     tc = t[candidates]
     scaled = np.zeros(data.J)
     span = float(tc.max() - tc.min())
     scaled[candidates] = (tc - tc.min()) / span if span > 0 else 0.0  # t in [0, 1]
     # LP 1: max Σ y_j - ε Σ t̂_j y_j under capacity; ε·n = 0.01 keeps the count first
-    lp1 = scipy.optimize.linprog(-(1.0 - 0.01 / len(candidates) * scaled[candidates]), A_ub=A, b_ub=data.cap,
-                                 bounds=(0, 1), method="highs")
-    if lp1.status != 0:  # not expected (y = 0 is feasible); the orders' first fit then stands alone
+    lp1 = _admission_lp(-(1.0 - 0.01 / len(candidates) * scaled[candidates]), use[candidates], data.cap)
+    if not lp1.optimal:  # not expected (y = 0 is feasible); the orders' first fit then stands alone
         return search.lower_time(search.raise_count(_most_by_orders(data, use, candidates), scaled, data.J))
-    ceiling = int(math.floor(float(lp1.x.sum()) + 1e-7))  # ⌊LP⌋ bounds the count
-    y, weight = np.zeros(data.J), use @ np.maximum(-lp1.ineqlin.marginals, 0.0)  # surrogate size λ·u_j
+    # ⌊LP⌋ bounds the count; the tie-break may cost the LP's count up to ε·n = 0.01, hence the slack
+    ceiling = int(math.floor(float(lp1.x.sum()) + 0.01 + 1e-7))
+    y, weight = np.zeros(data.J), use @ np.maximum(-lp1.row_dual, 0.0)  # surrogate size λ·u_j
     y[candidates] = np.round(lp1.x, 9)
     roundings = [search.raise_count(order, weight, ceiling)
                  for order in (first_fit(t, weight, -y), _most_by_orders(data, use, candidates))]
     best = max(roundings, key=score)
     # LP 2: min Σ t_j y_j s.t. Σ y_j >= k (the count reached) and capacity
     k = len(best)
-    lp2 = scipy.optimize.linprog(scaled[candidates], A_ub=np.vstack([A, -np.ones(len(candidates))]),
-                                 b_ub=np.append(data.cap, -k), bounds=(0, 1), method="highs")
-    if lp2.status == 0:
-        y2, weight2 = np.zeros(data.J), use @ np.maximum(-lp2.ineqlin.marginals[:-1], 0.0)
+    lp2 = _admission_lp(scaled[candidates], use[candidates], data.cap, at_least=k)
+    if lp2.optimal:
+        y2, weight2 = np.zeros(data.J), use @ np.maximum(-lp2.row_dual[:-1], 0.0)
         y2[candidates] = np.round(lp2.x, 9)
         reduced = scaled + weight2  # t̂_j + λ·u_j: the LP's price of admitting j
         whole = (y2 >= 1.0).astype(float)
@@ -289,7 +301,6 @@ def all_fit_at_minimum(data: AllocationData) -> bool:
 def admitted_upper_bound(data: AllocationData) -> int:
     """⌊LP⌋ of max Σ y_j s.t. Σ_j y_j·u_j <= C, y in [0, 1], where u_j is the
     componentwise least use over j's allowed configurations: a proven bound."""
-    import scipy.optimize  # imported when needed: `import schedopt` stays light
     rows, ok = [], []
     for j in range(data.J):
         if isinstance(data.jobs[j].speed, TableSpeed):
@@ -306,10 +317,9 @@ def admitted_upper_bound(data: AllocationData) -> int:
         ok.append(j)
     if not ok:
         return 0
-    A = np.array(rows).T  # (R, n)
-    res = scipy.optimize.linprog(-np.ones(len(ok)), A_ub=A, b_ub=data.cap, bounds=(0, 1), method="highs")
-    if res.status != 0:
+    res = _admission_lp(-np.ones(len(ok)), np.array(rows), data.cap)
+    if not res.optimal:
         return len(ok)
-    return min(len(ok), int(math.floor(-res.fun + 1e-7)))
+    return min(len(ok), int(math.floor(-res.objective + 1e-7)))
 
 
