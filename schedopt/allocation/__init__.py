@@ -2,7 +2,8 @@
 gets under the cluster's capacity.
 
 Everything about it lives here: ``contract`` (the problem's declaration),
-``problem`` (data, choices, admission, bounds), ``metrics`` and ``checker``,
+``problem`` (data, choices, bounds), ``admission`` (the heuristics' admission rules),
+``metrics`` and ``checker``,
 ``families`` (``generate optimus``, ``optimus-testbed``), the solvers
 ``greedy`` (``optimus-greedy``), ``milp``, ``cpsat``, ``baselines`` (``drf``,
 ``tetris``, ``fifo``, ``srtf``), the lexicographic ``exact`` driver,

@@ -1,7 +1,7 @@
 """``optimus-lagrange``: the allocation guided by the dual prices, then improved
 by local search; a heuristic whose plan carries the same certified bound.
 
-1. *Admission*: every job when all fit at their minimum, else the ``swap``
+1. *Admission*: every job when all fit at their minimum, else the ``lp``
    rule (most jobs, then least Σ t_j at the minimum; ``admission.admit``).
 2. *Prices*: the Lagrangian dual over the admitted jobs (``dual.py``). At its
    prices λ each job's priced-best configuration is the LP relaxation's choice
