@@ -19,11 +19,13 @@ import math
 import numpy as np
 
 from schedopt.backends.lp import LpResult, solve_lp_colwise
+from schedopt.errors import InputError
 from schedopt.allocation.problem import FIT_TOL, AllocationData, fits, job_configurations, min_configuration, use_of
 from schedopt.speed import TableSpeed
 
 #: the admitted jobs (sorted) and their starting configurations (p_j, w_j)
 Admission = tuple[list[int], dict[int, tuple[int, int]]]
+
 
 def _minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarray]:
     """Each job's allowed configuration of least dominant demand: (counts (J, 2),
@@ -92,6 +94,13 @@ def admit_smallest_first(data: AllocationData) -> Admission:
 #: rule, that rule improved by local search, and arrival order
 ADMISSION_RULES = ("lp", "smallest", "swap", "arrival")
 DEFAULT_ADMISSION = "lp"
+
+
+def check_admission(solver: str, rule: str) -> str:
+    """``rule`` if it names an admission rule, else an InputError naming ``solver``'s option."""
+    if rule not in ADMISSION_RULES:
+        raise InputError(solver, f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {rule!r}")
+    return rule
 
 
 def admit(data: AllocationData, rule: str = DEFAULT_ADMISSION) -> Admission:

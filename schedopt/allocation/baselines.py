@@ -47,7 +47,7 @@ from schedopt.allocation.problem import (
     job_configurations,
     use_of,
 )
-from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, admit
+from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -200,8 +200,7 @@ def ordered_allocate(data: AllocationData, lad: _Ladders, order: list[int]) -> n
 
 class _Baseline:
     def __init__(self, *, bound: bool = True, admission: str = DEFAULT_ADMISSION):
-        if admission not in ADMISSION_RULES:
-            raise InputError(type(self).__name__.lower(), f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
+        check_admission(type(self).__name__.lower(), admission)
         self.bound = bool(bound)
         self.admission = admission
 

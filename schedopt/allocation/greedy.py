@@ -24,7 +24,7 @@ from typing import Callable, Literal
 import numpy as np
 
 from schedopt.allocation.problem import AllocationData, compile_allocation
-from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, admit
+from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.allocation.lagrange import heuristic_plan
@@ -339,8 +339,7 @@ class OptimusGreedy:
                  admission: str = DEFAULT_ADMISSION):
         if stop_rule not in ("skip", "paper"):
             raise InputError("optimus-greedy", f'stop_rule: expected "skip" or "paper", got {stop_rule!r}')
-        if admission not in ADMISSION_RULES:
-            raise InputError("optimus-greedy", f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
+        check_admission("optimus-greedy", admission)
         self.admission = admission
         if not (isinstance(priority_factor, (int, float)) and 0 < priority_factor <= 1):
             raise InputError("optimus-greedy", f"priority_factor: expected a number in (0, 1], got {priority_factor!r}")

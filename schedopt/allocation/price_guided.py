@@ -29,7 +29,7 @@ from schedopt.allocation.dual import DualResult, PricingOracle, solve_dual
 from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.lagrange import heuristic_plan
 from schedopt.allocation.problem import FIT_TOL, AllocationData, compile_allocation
-from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, _minimum_configurations, admit
+from schedopt.allocation.admission import DEFAULT_ADMISSION, _minimum_configurations, admit, check_admission
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -292,8 +292,7 @@ class OptimusLagrange:
     """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
 
     def __init__(self, *, admission: str = DEFAULT_ADMISSION, max_moves: int = 2000, bound: bool = True):
-        if admission not in ADMISSION_RULES:
-            raise InputError("optimus-lagrange", f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
+        check_admission("optimus-lagrange", admission)
         if max_moves < 0:
             raise InputError("optimus-lagrange", f"max_moves: expected an integer >= 0, got {max_moves!r}")
         self.admission, self.max_moves, self.bound = admission, int(max_moves), bool(bound)

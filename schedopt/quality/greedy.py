@@ -12,7 +12,7 @@ import numpy as np
 
 from schedopt.allocation.lagrange import heuristic_plan
 from schedopt.allocation.problem import FIT_TOL
-from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, admit
+from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -153,8 +153,7 @@ class SlaqGreedy:
     def __init__(self, *, stop_rule: StopRule = "skip", bound: bool = True, admission: str = DEFAULT_ADMISSION):
         if stop_rule not in ("skip", "paper"):
             raise InputError("slaq-greedy", f'stop_rule: expected "skip" or "paper", got {stop_rule!r}')
-        if admission not in ADMISSION_RULES:
-            raise InputError("slaq-greedy", f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {admission!r}")
+        check_admission("slaq-greedy", admission)
         self.stop_rule = stop_rule
         self.bound = bool(bound)
         self.admission = admission
