@@ -34,9 +34,34 @@ class Violation:
         return f"{self.path}: {self.message}"
 
 
-def check(instance: Instance, plan: Plan) -> list[Violation]:
+@dataclass
+class CheckReport:
+    """What :func:`check_report` found: ``violations`` (the plan is wrong),
+    ``unverified`` (claims no certificate proves: bounds, gaps or "optimal" that
+    only a backend or nobody vouches for; failures under ``strict``) and
+    ``verified`` (claims a certificate proved, one line each)."""
+
+    violations: list[Violation]
+    unverified: list[Violation]
+    verified: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def check(instance: Instance, plan: Plan, *, strict: bool = False) -> list[Violation]:
     """Recompute objective, metrics and every constraint of ``plan`` from
-    ``instance`` alone. Returns the violations (empty when the plan is sound)."""
+    ``instance`` alone, and replay its certificates. Returns the violations
+    (empty when the plan is sound); with ``strict``, a bound no certificate
+    proves is a violation too."""
+    report = check_report(instance, plan)
+    return report.violations + (report.unverified if strict else [])
+
+
+def check_report(instance: Instance, plan: Plan) -> CheckReport:
+    """:func:`check` with what was verified and what was only trusted."""
+    from schedopt.certification import check_certificates
     from schedopt.problems import find_problem  # the problem registry (discovers the problem packages)
 
     out: list[Violation] = []
@@ -45,13 +70,16 @@ def check(instance: Instance, plan: Plan) -> list[Violation]:
     problem = find_problem(plan.problem)
     if problem is None:
         out.append(Violation("problem", f'no checker for problem "{plan.problem}"'))
-        return out
+        return CheckReport(out, [], [])
     out.extend(check_numbers(plan))
     if any(v.path.startswith("objective.") for v in out):
-        return out  # the problem's checks compare these numbers
+        return CheckReport(out, [], [])  # the problem's checks compare these numbers
     out.extend(problem.check(instance, plan))
     out.extend(check_objective_bound(plan))
-    return out
+    if any(v.path.startswith(("allocation", "placement", "capacity")) for v in out):
+        return CheckReport(out, [], [])  # certificates bound feasible plans only
+    wrong, unverified, verified = check_certificates(instance, plan, problem)
+    return CheckReport(out + wrong, unverified, verified)
 
 
 def check_numbers(plan: Plan) -> list[Violation]:

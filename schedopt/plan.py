@@ -57,6 +57,36 @@ class Objective(BaseModel):
     admitted_bound: int | None = Field(None, description="proven upper bound on admitted jobs")
 
 
+class Proof(BaseModel):
+    """The numbers that prove one bound, for :func:`schedopt.checking.check` to
+    replay from the instance alone. Each problem declares the kinds it replays
+    (``Problem.certificates``; docs/certificates.md has their formulas), e.g.
+    ``lagrangian``: prices on the capacities (and on an admission row) whose
+    Lagrangian value is the bound. ``backend``: proven by a MILP/CP-SAT
+    backend's branch and bound, which nobody can replay: ``check`` reports it
+    as not verified and names ``backend``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(description="how the bound is proven: a kind the problem replays (lagrangian, lp-dual, ...) or backend")
+    value: float | None = Field(None, description="the bound these numbers prove, in the plan's units (informative: check recomputes it)")
+    prices: dict[str, float] | None = Field(None, description="resource -> price >= 0 (per unit of capacity)")
+    admit: int | None = Field(None, description="lagrangian: the bound holds over plans admitting at least this many jobs")
+    admit_price: float | None = Field(None, description="lagrangian: ν >= 0, the price of the admission row")
+    backend: str | None = Field(None, description="backend: who proved the bound (e.g. pyomo+highs, cp-sat)")
+
+
+class Certificate(BaseModel):
+    """Proofs of a plan's bounds: ``bound`` proves ``objective.bound`` (and with
+    it the gap and an "optimal" status), ``admitted_bound`` proves
+    ``objective.admitted_bound``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bound: Proof | None = Field(None, description="the proof of objective.bound")
+    admitted_bound: Proof | None = Field(None, description="the proof of objective.admitted_bound")
+
+
 def relative_gap(value: float | None, bound: float | None) -> float | None:
     """``|value - bound| / |value|`` (0 when both are 0; None when undefined)."""
     if value is None or bound is None:
@@ -87,6 +117,7 @@ class Plan(BaseModel):
     seed: int | None = Field(None, description="the seed the solve used")
     options: dict[str, Any] = Field(default_factory=dict, description="the solver options used")
     message: str | None = Field(None, description="why a plan is what it is (time limit, fallback), for people")
+    certificate: Certificate | None = Field(None, description="the numbers that prove the bounds (docs/certificates.md); check replays them")
 
     @property
     def has_solution(self) -> bool:
@@ -105,7 +136,7 @@ class Plan(BaseModel):
             raise InputError(source, problems_from_validation(exc)) from None
 
 
-with_field_docs(Objective, Plan)
+with_field_docs(Objective, Plan, Proof, Certificate)
 
 
 def load_plan(path: str | os.PathLike[str]) -> Plan:

@@ -86,6 +86,9 @@ class Problem:
     default_solver: str | None = None  # what ``solve(instance)`` uses when no solver is named
     #: why ``instance`` cannot pose this problem (one line), or None when it can; None: ``recognizes``
     rejects: Callable[[Instance], str | None] | None = None
+    #: certificate kind -> replay(instance, plan, proof) -> the bound the proof proves, in the
+    #: plan's sense (a count for ``lp-dual``); code independent of the solvers' (docs/certificates.md)
+    certificates: dict[str, Callable[[Instance, Plan, Any], float]] = field(default_factory=dict)
 
     def why_not(self, instance: Instance) -> str | None:
         """Why a solver of this problem cannot take ``instance`` (None: it can)."""

@@ -109,6 +109,7 @@ def register(name: str, *, problem: str, exact: bool, backend: str, supports_tim
         }
         doc = (cls.__doc__ or "").strip().splitlines()
         cls.name = name
+        cls.supports_time_limit = supports_time_limit
         _REGISTRY[name] = SolverInfo(
             name=name, problem=problem, exact=exact, backend=backend,
             description=doc[0] if doc else "", factory=cls, options=options,
@@ -180,6 +181,12 @@ def _joint_info(name: str) -> SolverInfo:
     return SolverInfo(name=name, problem=first.problem, exact=False, backend=f"{first.backend} then {second.backend}",
                       description=f"{first.name}, then {second.name} on its counts", factory=make, options=options,
                       supports_time_limit=first.supports_time_limit or second.supports_time_limit)
+
+
+def registered(name: str) -> SolverInfo | None:
+    """The registration of ``name`` (None when no solver is registered under it)."""
+    _load_builtin()
+    return _REGISTRY.get(name)
 
 
 def solvers(problem: str | None = None) -> list[SolverInfo]:

@@ -310,6 +310,14 @@ def all_fit_at_minimum(data: AllocationData) -> bool:
 def admitted_upper_bound(data: AllocationData) -> int:
     """⌊LP⌋ of max Σ y_j s.t. Σ_j y_j·u_j <= C, y in [0, 1], where u_j is the
     componentwise least use over j's allowed configurations: a proven bound."""
+    return admitted_upper_bound_priced(data)[0]
+
+
+def admitted_upper_bound_priced(data: AllocationData) -> tuple[int, np.ndarray | None]:
+    """(⌊LP⌋, μ): the bound of :func:`admitted_upper_bound` and the admission LP's
+    capacity prices μ (R,) >= 0 that prove it (LP duality: every plan admits at
+    most μ·C + Σ_j max(0, 1 - min_x μ·u_j(x)) jobs); μ None when no LP was solved
+    (the bound is then the count of jobs with an allowed configuration)."""
     rows, ok = [], []
     for j in range(data.J):
         if isinstance(data.jobs[j].speed, TableSpeed):
@@ -325,10 +333,14 @@ def admitted_upper_bound(data: AllocationData) -> int:
         rows.append(least)
         ok.append(j)
     if not ok:
-        return 0
+        return 0, None
     res = _admission_lp(-np.ones(len(ok)), np.array(rows), data.cap)
     if not res.optimal:
-        return len(ok)
-    return min(len(ok), int(math.floor(-res.objective + 1e-7)))
+        return len(ok), None
+    mu = np.maximum(-res.row_dual[: data.R], 0.0)
+    # the bound the prices prove (whatever the LP's accuracy), floored
+    use = np.array(rows)
+    proven = float(mu @ data.cap) + float(np.maximum(0.0, 1.0 - use @ mu).sum())
+    return min(len(ok), int(math.floor(proven + 1e-7))), mu
 
 

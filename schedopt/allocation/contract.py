@@ -10,6 +10,7 @@ Objectives, lexicographic: admit the most jobs, then minimise
 
 from __future__ import annotations
 
+from schedopt.allocation.certificates import count_certificates, remaining_time_grid
 from schedopt.allocation.checker import allocation_value, check_allocation
 from schedopt.allocation.families import FAMILIES
 from schedopt.allocation.metrics import allocation_metrics
@@ -37,6 +38,7 @@ PROBLEM = register_problem(Problem(
     metrics=lambda instance, plan: allocation_metrics(instance, plan.allocation),
     check=check_allocation,
     objective_value=allocation_value,
+    certificates=count_certificates(remaining_time_grid, "min"),
     solver_modules=("schedopt.allocation.greedy", "schedopt.allocation.milp", "schedopt.allocation.cpsat",
                     "schedopt.allocation.baselines", "schedopt.allocation.price_guided"),
     families=dict(FAMILIES),

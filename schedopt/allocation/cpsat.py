@@ -29,6 +29,7 @@ NAMED_VARIABLES = 20_000
 class CpSatBackend:
     """One lexicographic stage of the multiple-choice model in CP-SAT (shared with the quality problem)."""
 
+    label = "cp-sat"
     seconds_per_choice = 1.0e-5  # CP-SAT model build in Python, hint included (measured: see docs/benchmarks.md)
 
     def __init__(self, workers: int):

@@ -73,7 +73,7 @@ class PricingOracle:
         jobs = np.arange(data.J) if jobs is None else np.asarray(jobs, dtype=np.int64)
         self.jobs = jobs
         kind = np.full(data.J, -1)
-        for j in jobs.tolist():
+        for j in (jobs.tolist() if data.closed_form_cost else []):  # other costs: enumerated below
             speed = data.jobs[j].speed
             two = data.n_roles[j] == 2
             if isinstance(speed, OptimusSync) and two:

@@ -27,6 +27,8 @@ from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.problem import (
     AllocationData,
+    admission_proof,
+    lagrangian_proof,
     ChoiceSet,
     count_minimal,
     min_configuration,
@@ -34,10 +36,10 @@ from schedopt.allocation.problem import (
     compile_allocation,
     enumerate_choices,
 )
-from schedopt.allocation.admission import admit as admit_by_rule, admitted_upper_bound, all_fit_at_minimum
+from schedopt.allocation.admission import admit as admit_by_rule, admitted_upper_bound_priced, all_fit_at_minimum
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.plan import Plan, Status, Termination, relative_gap
+from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
 
 
 @dataclass
@@ -59,6 +61,8 @@ ENUMERATE_SECONDS_PER_CONFIGURATION = 1.8e-7
 
 
 class ExactBackend(Protocol):
+    #: who proves a bound by branch and bound (a certificate of kind ``backend`` names it)
+    label: str
     #: seconds to build and hand over the model per configuration (measured; 0 if unknown)
     seconds_per_choice: float
 
@@ -104,14 +108,15 @@ def _cost(data: AllocationData, config: dict[int, tuple[int, int]]) -> float:
 
 
 def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], incumbents: list[dict[int, tuple[int, int]]],
-            admit: int | None = None, stage1: list[int] | None = None) -> tuple[ChoiceSet, float, dict[int, tuple[int, int]]]:
+            admit: int | None = None, stage1: list[int] | None = None) -> tuple[ChoiceSet, float, dict[int, tuple[int, int]], Proof]:
     """Reduced-cost fixing (see :mod:`schedopt.allocation.lagrange`): keep only the
     configurations that can be in a plan no worse than the best incumbent.
 
     ``admit``/``stage1``: at least ``admit`` jobs must run; ``stage1`` is a
     feasible plan that does (choice indices), used to seed the LP. ``incumbents``
     are feasible plans admitting ``admit`` jobs (or all). Returns the reduced
-    choices, the LP bound and the best incumbent (the LP rounding's included)."""
+    choices, the LP bound, the best incumbent (the LP rounding's included) and
+    the bound's certificate (the LP's capacity prices)."""
     t0 = time.perf_counter()
     lag = solve_lp(data, cs, admit=admit, seed_columns=stage1)
     candidates = [c for c in incumbents if admit is None or len(c) >= admit]
@@ -125,13 +130,13 @@ def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], incumb
         "lp_bound": lag.bound, "lp_rounds": lag.rounds, "lp_columns": lag.columns, "incumbent": incumbent,
         "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
     })
-    return reduced, float(lag.bound), best
+    return reduced, float(lag.bound), best, lagrangian_proof(data, lag.lam, lag.nu, admit)
 
 
 def _price_space(data: AllocationData) -> bool:
     """Whether the configurations can be priced without enumeration (``dual.py``):
     the allocation problem itself, whose costs are Optimus eq. 3-4 / Amdahl / tables."""
-    return type(data) is AllocationData and data.problem == "allocation"
+    return data.closed_form_cost
 
 
 def _count_minimal_choices(data: AllocationData, oracle: PricingOracle) -> ChoiceSet:
@@ -186,7 +191,7 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
         "lp_bound": dual.bound, "lp_rounds": dual.iterations, "lp_method": "lagrangian-dual", "incumbent": incumbent,
         "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
     })
-    return reduced, float(dual.bound), best
+    return reduced, float(dual.bound), best, lagrangian_proof(data, dual.lam, dual.nu, admit)
 
 
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
@@ -215,7 +220,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         return {int(choices.job[k]): (int(choices.counts[k, 0]), int(choices.counts[k, 1])) for k in chosen}
 
     if data.J == 0:
-        return plan({}, Status.OPTIMAL, Termination.OPTIMAL, bound=0.0, admitted_bound=0)
+        return plan({}, Status.OPTIMAL, Termination.OPTIMAL, bound=0.0, admitted_bound=0,
+                    proof=lagrangian_proof(data, np.zeros(data.R)))
 
     # the heuristic's plan: the incumbent every phase below must beat
     t0 = time.perf_counter()
@@ -245,17 +251,22 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                     message="no job can run: none has an allowed configuration that fits the cluster")
 
     def stopped(message: str, *, bound: float | None = None, admitted_bound: int | None = None,
-                admit_proven: bool = False, term: Termination = Termination.TIME_LIMIT, note: str | None = None) -> Plan:
+                admit_proven: bool = False, term: Termination = Termination.TIME_LIMIT, note: str | None = None,
+                proof: Proof | None = None) -> Plan:
         """The incumbent ``best``, proven optimal when it meets ``bound``."""
         metrics["stopped_in"] = message
         gap = relative_gap(_cost(data, best), bound)
+        kw = {"admitted_bound": admitted_bound, "admitted_proof": admitted_proof["proof"]}
         if best and admit_proven and gap is not None and gap <= 1e-7:  # the incumbent meets the bound: proven
-            return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, admitted_bound=admitted_bound)
+            return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, proof=proof, **kw)
         if not best:
-            return plan({}, Status.TIME_LIMIT, Termination.TIME_LIMIT, admitted_bound=admitted_bound,
-                        message=f"time limit reached {message}; no plan")
-        return plan(best, Status.FEASIBLE, term, bound=bound, admitted_bound=admitted_bound,
-                    message=note or f"time limit reached {message}; the best plan found is returned")
+            return plan({}, Status.TIME_LIMIT, Termination.TIME_LIMIT, message=f"time limit reached {message}; no plan",
+                        **kw)
+        return plan(best, Status.FEASIBLE, term, bound=bound, proof=proof,
+                    message=note or f"time limit reached {message}; the best plan found is returned", **kw)
+
+    backend_proof = Proof(kind="backend", backend=getattr(backend, "label", type(backend).__name__))
+    admitted_proof: dict[str, Proof | None] = {"proof": None}
 
     every_job = candidates == data.J and all_fit_at_minimum(data)
     k_min, admitted_bound, admit_proven = data.J, data.J, True
@@ -286,13 +297,18 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
             k_min = len(best)
         if admit_proven:
             admitted_bound = k_min
+            count, mu = admitted_upper_bound_priced(data)  # a replayable proof when the LP's prices suffice
+            admitted_proof["proof"] = admission_proof(data, mu) if count <= k_min and mu is not None else backend_proof
         elif s1.bound is not None:
             admitted_bound = max(k_min, int(np.floor(s1.bound + 1e-6)))
+            admitted_proof["proof"] = backend_proof
         else:
-            admitted_bound = max(k_min, admitted_upper_bound(data))
+            count, mu = admitted_upper_bound_priced(data)
+            admitted_bound = max(k_min, count)
+            admitted_proof["proof"] = admission_proof(data, mu)
         if k_min == 0:
             return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,
-                        message="no job fits the cluster at its minimum")
+                        admitted_proof=admitted_proof["proof"], message="no job fits the cluster at its minimum")
         if len(best) < k_min:
             best = stage1_config  # stage 1 admits more: its plan is the better incumbent
         if cs is not None:
@@ -309,7 +325,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         incumbents = [best] if every_job or len(best) >= k_min else []
         if not every_job:
             incumbents.append(stage1_incumbent)
-        cs, lp_bound, reduced_best = _reduce_in_price_space(data, oracle, metrics, incumbents,  # type: ignore[arg-type]
+        cs, lp_bound, reduced_best, lp_proof = _reduce_in_price_space(data, oracle, metrics, incumbents,  # type: ignore[arg-type]
                                                             admit=None if every_job else k_min)
         if len(reduced_best) >= len(best):
             best = reduced_best
@@ -317,15 +333,18 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if expired() or (deadline is not None and deadline - time.perf_counter() < LP_SECONDS_PER_CHOICE * cs.K):
             return stopped(f"before the LP bound (about {LP_SECONDS_PER_CHOICE * cs.K:.2g} s for {cs.K:,} configurations)",
                            admitted_bound=admitted_bound)
-        cs, lp_bound, best = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min, stage1=stage1)
+        cs, lp_bound, best, lp_proof = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min,
+                                               stage1=stage1)
     build_s = getattr(backend, "seconds_per_choice", 0.0) * cs.K
     if expired() or (deadline is not None and deadline - time.perf_counter() < build_s):
         return stopped(f"after the LP bound (building the model would take about {build_s:.2g} s for {cs.K:,} configurations)",
-                       bound=lp_bound, admitted_bound=admitted_bound, admit_proven=admit_proven)
+                       bound=lp_bound, admitted_bound=admitted_bound, admit_proven=admit_proven, proof=lp_proof)
     s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,
                              time_limit=left(), seed=seed, hint=cs.indices_present(best) or None)
     metrics.update(s2.info)
     bound = lp_bound if s2.bound is None else max(lp_bound, s2.bound)
+    # the LP's prices prove lp_bound; a higher bound only the backend's branch and bound proved
+    proof = lp_proof if bound <= lp_bound else backend_proof
     found = None if s2.chosen is None else config_of(s2.chosen, cs)
     best_cost = _cost(data, best)
     if found is None or _cost(data, found) > best_cost + 1e-9 * max(1.0, abs(best_cost)):
@@ -334,9 +353,11 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if s2.termination == Termination.ERROR:
             metrics["backend_note"] = _no_plan_message("stage 2 (min Σ cost)", s2)
         return stopped("in stage 2 (min Σ cost)", bound=bound, admitted_bound=admitted_bound, admit_proven=admit_proven,
+                       proof=proof,
                        term=s2.termination if s2.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
                        note="stage 2 (min Σ cost) did not improve on the incumbent in time; the incumbent is returned")
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     term = s2.termination if admit_proven else Termination.TIME_LIMIT
-    return plan(found, status, term, bound=bound, admitted_bound=admitted_bound)
+    return plan(found, status, term, bound=bound, admitted_bound=admitted_bound, proof=proof,
+                admitted_proof=admitted_proof["proof"])

@@ -27,8 +27,9 @@ import numpy as np
 from typing import Any
 
 from schedopt.backends.lp import solve_lp_colwise
-from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet, build_plan, enumerate_choices
-from schedopt.allocation.admission import admitted_upper_bound
+from schedopt.allocation.problem import (FIT_TOL, AllocationData, ChoiceSet, admission_proof, build_plan, enumerate_choices,
+                                         lagrangian_proof)
+from schedopt.allocation.admission import admitted_upper_bound_priced
 from schedopt.plan import Plan, Status, Termination
 
 
@@ -205,26 +206,34 @@ def heuristic_plan(data: AllocationData, config: dict[int, tuple[int, int]], adm
     on the admitted count, and the Lagrangian dual bound on the objective (the
     LP relaxation's value, found in the space of prices without enumerating
     configurations; an admission row when some jobs are paused) when the
-    heuristic admitted as many jobs as that bound allows. ``bound_lp_gap`` in
-    the metrics certifies how far it may be below the LP bound. ``dual``: a
+    heuristic admitted as many jobs as that bound allows. Both carry their
+    certificate (the prices) for ``schedopt check`` to replay. ``bound_lp_gap``
+    in the metrics certifies how far it may be below the LP bound. ``dual``: a
     :class:`~schedopt.allocation.dual.DualResult` already solved over every job
     with no admission row, reused when every job is admitted."""
     from schedopt.allocation.dual import solve_dual
 
-    lp_bound = admitted_bound = None
+    lp_bound = admitted_bound = proof = admitted_proof = None
     if bound:
-        admitted_bound = admitted_upper_bound(data) if len(admitted) < data.J else data.J
+        if len(admitted) < data.J:
+            admitted_bound, mu = admitted_upper_bound_priced(data)
+            admitted_proof = admission_proof(data, mu)
+        else:
+            admitted_bound = data.J
         if admitted_bound == len(admitted) and admitted:
-            if dual is None or len(admitted) < data.J:
-                dual = solve_dual(data, admit=None if len(admitted) == data.J else len(admitted))
+            every = len(admitted) == data.J
+            if dual is None or not every:
+                dual = solve_dual(data, admit=None if every else len(admitted))
             lp_bound = dual.bound
+            proof = lagrangian_proof(data, dual.lam, dual.nu, None if every else len(admitted))
             metrics = {**metrics, "bound_method": "lagrangian-dual", "bound_iterations": dual.iterations,
                        "bound_seconds": dual.seconds, "bound_lp_gap": dual.lp_gap}
-        elif admitted_bound == len(admitted):
-            lp_bound = 0.0
+        elif admitted_bound == len(admitted) and data.J == 0:
+            lp_bound, proof = 0.0, lagrangian_proof(data, np.zeros(data.R))
     status = Status.HEURISTIC if admitted or data.J == 0 else Status.INFEASIBLE
     return build_plan(
         data, solver=solver, config=config, status=status,
         termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
         started=started, bound=lp_bound, admitted_bound=admitted_bound, seed=seed, options=options, metrics=metrics,
+        proof=proof, admitted_proof=admitted_proof,
     )

@@ -70,6 +70,7 @@ def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: b
 class HighsBackend:
     """One lexicographic stage of the multiple-choice model in Pyomo + HiGHS (shared with the quality problem)."""
 
+    label = "pyomo+highs"
     seconds_per_choice = 3.5e-5  # Pyomo build + hand-over to HiGHS, measured on 481,935 configurations
 
     def __init__(self, rel_gap: float, threads: int):

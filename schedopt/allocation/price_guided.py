@@ -287,7 +287,7 @@ def _use(counts: np.ndarray, demand: np.ndarray, jobs: np.ndarray) -> np.ndarray
     return counts[jobs, 0, None] * demand[jobs, 0] + counts[jobs, 1, None] * demand[jobs, 1]
 
 
-@register("optimus-lagrange", problem="allocation", exact=False, backend="numpy")
+@register("optimus-lagrange", problem="allocation", exact=False, backend="numpy", supports_time_limit=True)
 class OptimusLagrange:
     """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
 
@@ -320,6 +320,8 @@ class OptimusLagrange:
             config = best.config()
             metrics = {**best.metrics, "admission_candidates": len(candidates)}
         metrics["heuristic_seconds"] = time.perf_counter() - started
+        if time.perf_counter() >= deadline:
+            metrics["stopped_in"] = "local search (time limit)"  # the clock, not max_moves, ended the search
         return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                               options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound},
                               metrics=metrics, bound=self.bound, dual=dual)

@@ -27,11 +27,13 @@ import numpy as np
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
 from schedopt.allocation.metrics import allocation_metrics
-from schedopt.plan import Objective, Plan, Status, Termination, relative_gap
+from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 from schedopt.speed import TableSpeed
 
 OBJECTIVE_NAME = "total_remaining_time"
 FIT_TOL = 1e-9
+#: relative excess of a relaxation's bound over a feasible plan's cost still taken as rounding
+BOUND_NOISE = 1e-7
 
 
 @dataclass
@@ -62,6 +64,11 @@ class AllocationData:
     # (-1: not running), ``restart_s`` (J,) ρ_j seconds lost when they change
     running: np.ndarray | None = None
     restart_s: np.ndarray | None = None
+
+    #: whether each job's cost is Q_j·step_time(c0, c1) (+ ρ_j), which the dual's pricing
+    #: minimises in closed form for formula speeds (``allocation.dual``); a problem with
+    #: another cost (SLAQ's -R_j) sets False and its configurations are enumerated
+    closed_form_cost: bool = True
 
     def restarts(self, j: int) -> bool:
         """Whether job j pays ρ_j > 0 for leaving its running counts."""
@@ -350,20 +357,40 @@ def build_plan(
     options: dict[str, Any] | None = None,
     metrics: dict[str, Any] | None = None,
     message: str | None = None,
+    proof: Proof | None = None,
+    admitted_proof: Proof | None = None,
 ) -> Plan:
-    """A Plan from per-job configurations ``config`` (job index -> (c0, c1))."""
+    """A Plan from per-job configurations ``config`` (job index -> (c0, c1)).
+    ``bound`` is a lower bound on Σ cost, ``proof`` the numbers that prove it
+    (``Proof.value`` is filled in here, in the plan's sense); ``admitted_proof``
+    proves ``admitted_bound``."""
     instance = data.instance
     allocation = {data.jobs[j].id: data.counts_dict(j, *config[j]) for j in sorted(config)}
     cost = float(sum(data.time_s(j, *config[j]) for j in config)) if status not in (Status.INFEASIBLE, Status.TIME_LIMIT) else None
+    metrics = dict(metrics or {})
     if cost is not None and bound is not None and bound > cost:
-        bound = cost  # numerical noise of the relaxation/solver, never a better-than-optimal claim
+        if bound - cost > BOUND_NOISE * max(1.0, abs(cost)):
+            # a relaxation above a feasible plan's cost is a bug, not noise: state no bound
+            metrics["bound_rejected"] = data.sign * bound + 0.0
+            bound = proof = None
+        else:
+            bound = cost  # rounding noise of the relaxation/solver, never a better-than-optimal claim
     if admitted_bound is not None and admitted_bound > len(config):
-        bound = None  # the bound on Σ cost holds only among plans admitting as many jobs
+        bound = proof = None  # the bound on Σ cost holds only among plans admitting as many jobs
+    if bound is None:
+        proof = None
     # ``bound`` is a lower bound on Σ cost; report both in the problem's sense
     value = None if cost is None else data.sign * cost + 0.0
     bound = None if bound is None else data.sign * bound + 0.0
     all_metrics = allocation_metrics(instance, allocation)
-    all_metrics.update(metrics or {})
+    all_metrics.update(metrics)
+    if proof is not None:
+        proof = proof.model_copy(update={"value": bound})
+    if admitted_bound is None or admitted_bound >= data.J:
+        admitted_proof = None  # no more jobs than there are: nothing to prove
+    elif admitted_proof is not None:
+        admitted_proof = admitted_proof.model_copy(update={"value": float(admitted_bound)})
+    certificate = Certificate(bound=proof, admitted_bound=admitted_proof) if proof or admitted_proof else None
     return Plan(
         instance=instance.name,
         problem=data.problem,
@@ -381,4 +408,21 @@ def build_plan(
         seed=seed,
         options=options or {},
         message=message,
+        certificate=certificate,
     )
+
+
+def lagrangian_proof(data: AllocationData, lam: np.ndarray, nu: float = 0.0, admit: int | None = None) -> Proof:
+    """The certificate of a Lagrangian bound L(λ, ν) (``schedopt.plan.Proof``):
+    capacity prices by resource name and, with an admission row, k and ν."""
+    lam = np.maximum(np.asarray(lam, dtype=float), 0.0)
+    every = admit is None or admit >= data.J
+    return Proof(kind="lagrangian", prices={r: float(v) for r, v in zip(data.instance.resources, lam)},
+                 admit=None if every else int(admit), admit_price=None if every else max(0.0, float(nu)))
+
+
+def admission_proof(data: AllocationData, mu: np.ndarray | None) -> Proof | None:
+    """The certificate of the admitted-count bound: the admission LP's prices μ."""
+    if mu is None:
+        return None
+    return Proof(kind="lp-dual", prices={r: float(v) for r, v in zip(data.instance.resources, np.maximum(mu, 0.0))})

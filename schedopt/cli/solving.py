@@ -11,7 +11,7 @@ from rich.table import Table
 
 from schedopt.api import compare as compare_solvers
 from schedopt.api import solve as solve_instance
-from schedopt.checking import check as check_plan
+from schedopt.checking import check as check_plan, check_report
 from schedopt.cli.common import (EXIT_FAILED, app, busy, check_format, check_out_path, err, fmt, handles_bad_input,
                                  out, parse_options, parse_solver_options, print_json, stderr_logging, write_out)
 from schedopt.instance import load_instance
@@ -118,22 +118,31 @@ def check(
     file: Path = typer.Argument(..., help="instance file"),
     plan_file: Path = typer.Argument(..., metavar="PLAN", help="plan file"),
     format_: str = typer.Option("table", "--format", help=FORMAT_HELP),
+    strict: bool = typer.Option(False, "--strict", help="fail on a bound no certificate proves (no certificate, "
+                                                        "or only a backend's word)"),
 ) -> None:
-    """Recompute PLAN's objective and constraints from FILE alone; list violations."""
+    """Recompute PLAN's objective and constraints from FILE alone, replay its certificates; list violations."""
     as_json = check_format(format_) == "json"
     instance = load_instance(file)
     plan = load_plan(plan_file)
-    violations = check_plan(instance, plan)
+    report = check_report(instance, plan)
+    violations = report.violations + (report.unverified if strict else [])
     if as_json:
         print_json({"ok": not violations, "solver": plan.solver, "instance": instance.name,
-                    "objective": plan.objective.name, "value": plan.objective.value,
-                    "violations": [{"path": v.path, "message": v.message} for v in violations]})
+                    "objective": plan.objective.name, "value": plan.objective.value, "strict": strict,
+                    "violations": [{"path": v.path, "message": v.message} for v in violations],
+                    "not_verified": [{"path": v.path, "message": v.message} for v in report.unverified],
+                    "verified": report.verified})
     elif violations:
         for v in violations:
             out.print(f"violation {v}", markup=False, highlight=False)
     else:
+        for v in report.unverified:
+            out.print(f"not verified {v}", markup=False, highlight=False)
+        for line in report.verified:
+            out.print(f"verified {line}", markup=False, highlight=False)
         out.print(f"ok: {plan.solver} plan for {instance.name} passes every check "
-                  f"({plan.objective.name} = {fmt(plan.objective.value)})")
+                  f"({plan.objective.name} = {fmt(plan.objective.value)})", markup=False, highlight=False)
     if violations:
         raise typer.Exit(EXIT_FAILED)
 

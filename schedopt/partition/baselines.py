@@ -9,7 +9,7 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.partition.problem import build_plan, compile_partition, drf_containers, first_fit
+from schedopt.partition.problem import build_plan, compile_partition, drf_containers, first_fit, utilization_relaxation
 from schedopt.plan import Plan, Status, Termination
 from schedopt.profiles import load_dorm_profiles
 from schedopt.registry import register
@@ -29,8 +29,9 @@ class DrfContainers:
         fair = drf_containers(data)
         x = first_fit(data, fair)
         lost = int(fair.sum() - x.sum())
+        bound, proof = utilization_relaxation(data)
         return build_plan(data, x, solver=self.name, status=Status.HEURISTIC, termination=Termination.COMPLETED,
-                          started=started, seed=seed, fair=fair,
+                          started=started, seed=seed, fair=fair, bound=bound, proof=proof,
                           metrics={"drf_containers": {a: int(n) for a, n in zip(data.apps, fair)},
                                    "containers_not_packed": lost})
 
@@ -70,6 +71,7 @@ class SwarmStatic:
         arrival = np.array([job.arrival for job in instance.jobs])
         order = np.lexsort((np.arange(data.A), arrival))
         x = first_fit(data, counts, order=order, whole=True)
+        bound, proof = utilization_relaxation(data)
         return build_plan(data, x, solver=self.name, status=Status.HEURISTIC, termination=Termination.COMPLETED,
-                          started=started, seed=seed, options={"containers": self.containers},
+                          started=started, seed=seed, bound=bound, proof=proof, options={"containers": self.containers},
                           metrics={"waiting": int(np.count_nonzero((counts > 0) & (x.sum(axis=1) == 0)))})

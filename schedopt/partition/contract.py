@@ -6,6 +6,7 @@ Solvers: ``dorm-milp`` and presets ``dorm-1/2/3`` (Pyomo + HiGHS),
 from __future__ import annotations
 
 from schedopt.instance import Instance
+from schedopt.partition.certificates import CERTIFICATES
 from schedopt.partition.checker import check_partition, partition_plan_metrics, partition_value
 from schedopt.partition.families import FAMILIES
 from schedopt.partition.problem import compile_partition
@@ -37,6 +38,7 @@ PROBLEM = register_problem(Problem(
     compile=compile_partition,
     metrics=partition_plan_metrics,
     check=check_partition,
+    certificates=CERTIFICATES,
     objective_value=partition_value,
     solver_modules=("schedopt.partition.milp", "schedopt.partition.cpsat", "schedopt.partition.baselines"),
     families=dict(FAMILIES),

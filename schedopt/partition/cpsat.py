@@ -49,6 +49,8 @@ def _integer_shares(model: DormModel) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 class CpSatDorm:
+    label = "cp-sat"  # who proves a bound by branch and bound (certificates of kind backend)
+
     def __init__(self, workers: int):
         self.workers = workers
 

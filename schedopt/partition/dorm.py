@@ -22,10 +22,11 @@ from schedopt.partition.problem import (
     drf_containers,
     fill_first_fit,
     first_fit,
+    utilization_relaxation,
 )
 from schedopt.packing import maximal_patterns
 from schedopt.partition.colgen import Columns, generate_columns, round_columns
-from schedopt.plan import Plan, Status, Termination
+from schedopt.plan import Plan, Proof, Status, Termination
 
 #: DESIGN.md presets: (θ1 fairness, θ2 adjustment)
 PRESETS = {"dorm-1": (0.2, 0.1), "dorm-2": (0.1, 0.2), "dorm-3": (0.1, 0.1)}
@@ -484,7 +485,7 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     if data.A == 0:
         return build_plan(data, np.zeros((0, data.S), dtype=np.int64), solver=name, status=Status.OPTIMAL,
                           termination=Termination.OPTIMAL, started=started, bound=0.0, seed=seed, fair=model.fair,
-                          options=opts, metrics=metrics)
+                          options=opts, metrics=metrics, proof=utilization_relaxation(data)[1])
     classes = data.server_classes()
     by_classes = mode == "classes" or (mode == "auto" and len(classes) < data.S and data.A * data.S > AUTO_PAIRS)
     metrics["mode"] = "classes" if by_classes else "servers"
@@ -503,9 +504,15 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     else:
         res = backend.solve_model(model, time_limit=left, seed=seed)
     metrics.update(res.info)
-    if res.bound is None and res.termination != Termination.INFEASIBLE:
-        res.bound = trivial_bound(data)  # a proven bound, however weak, whenever the backend has none
-        metrics["bound_source"] = "utilization caps: Σ_k min(1, Σ_i n_max_i·d_ik / C_k)"
+    proof = None
+    if res.termination != Termination.INFEASIBLE:
+        # the relaxation's bound, which check replays, unless the backend proved a tighter one
+        relaxed, relaxed_proof = utilization_relaxation(data)
+        if res.bound is None or relaxed <= res.bound + 1e-12:
+            res.bound, proof = relaxed, relaxed_proof
+            metrics["bound_source"] = "the relaxation over the cluster total (Lagrangian prices in the certificate)"
+        else:
+            proof = Proof(kind="backend", backend=getattr(backend, "label", type(backend).__name__))
     proven_optimal = res.x is not None and res.termination == Termination.OPTIMAL and res.proven
     if res.termination == Termination.INFEASIBLE or proven_optimal:
         incumbent = None  # nothing beats a proven optimum, and nothing meets an infeasible P2
@@ -517,7 +524,7 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
         return build_plan(data, incumbent, solver=name, status=Status.FEASIBLE,
                           termination=res.termination if res.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
                           started=started, bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics,
-                          message=f"{note}: weighted DRF packed first-fit (within both budgets) is returned")
+                          message=f"{note}: weighted DRF packed first-fit (within both budgets) is returned", proof=proof)
     if res.x is None:
         if res.termination == Termination.INFEASIBLE:
             # Dorm §IV-B: no feasible allocation -> keep the existing one
@@ -537,7 +544,8 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
                           message=f"no plan: the backend stopped ({res.termination.value})")
     status = Status.OPTIMAL if res.termination == Termination.OPTIMAL and res.proven else Status.FEASIBLE
     return build_plan(data, res.x, solver=name, status=status, termination=res.termination, started=started,
-                      bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics, message=res.note)
+                      bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics, message=res.note,
+                      proof=proof)
 
 
 def trivial_bound(data: PartitionData) -> float:

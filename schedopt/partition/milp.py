@@ -122,6 +122,8 @@ def build_model(model: DormModel) -> pyo.ConcreteModel:
 
 
 class HighsDorm:
+    label = "pyomo+highs"  # who proves a bound by branch and bound (certificates of kind backend)
+
     def __init__(self, rel_gap: float, threads: int):
         self.rel_gap, self.threads = rel_gap, threads
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
-from schedopt.plan import Objective, Plan, Status, Termination, relative_gap
+from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 
 OBJECTIVE_NAME = "resource_utilization"
 TOL = 1e-9
@@ -204,19 +204,27 @@ def placement_matrix(data: PartitionData, placement: dict[str, dict[str, dict[st
 def build_plan(data: PartitionData, x: np.ndarray | None, *, solver: str, status: Status, termination: Termination,
                started: float, bound: float | None = None, seed: int | None = None,
                options: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
-               message: str | None = None, fair: np.ndarray | None = None) -> Plan:
+               message: str | None = None, fair: np.ndarray | None = None, proof: Proof | None = None) -> Plan:
     """A partition Plan from the placement ``x`` (A, S) (None: no plan);
-    ``fair``: the DRF counts n̂ if the caller has them already."""
+    ``fair``: the DRF counts n̂ if the caller has them already; ``proof``: the
+    certificate of ``bound`` (an upper bound on Σ_k u_k)."""
     fair = drf_containers(data) if fair is None else fair
+    metrics = dict(metrics or {})
     if x is None:
         x = np.zeros((data.A, data.S), dtype=np.int64)
         value = None
     else:
         value = float(data.util @ x.sum(axis=1))
     if value is not None and bound is not None and bound < value:
-        bound = value  # solver tolerance; never a better-than-optimal claim
+        if value - bound > 1e-7 * max(1.0, abs(value)):
+            metrics["bound_rejected"] = bound  # a bound below a feasible plan's value is a bug: state none
+            bound = None
+        else:
+            bound = value  # solver tolerance; never a better-than-optimal claim
+    if bound is None or value is None:
+        proof = None
     all_metrics = partition_metrics(data, x, fair)
-    all_metrics.update(metrics or {})
+    all_metrics.update(metrics)
     n = x.sum(axis=1)
     allocation = {data.apps[i]: {data.role[i]: int(n[i])} for i in range(data.A) if n[i] > 0}
     placement = {
@@ -230,7 +238,39 @@ def build_plan(data: PartitionData, x: np.ndarray | None, *, solver: str, status
         solve_seconds=time.perf_counter() - started, allocation=allocation, placement=placement,
         paused=[data.apps[i] for i in range(data.A) if n[i] == 0], metrics=all_metrics, seed=seed,
         options=options or {}, message=message,
+        certificate=Certificate(bound=proof.model_copy(update={"value": bound})) if proof is not None else None,
     )
+
+
+def utilization_relaxation(data: PartitionData) -> tuple[float, Proof]:
+    """An upper bound on Σ_k u_k of every plan within capacity and n_max, with its
+    certificate: the LP max Σ_i n_i·util_i s.t. Σ_i n_i·d_i <= C, 0 <= n <= n_max
+    (servers merged, n_min and Dorm's budgets dropped) gives prices μ >= 0, and
+
+        Σ_k u_k <= U(μ) = μ·C + Σ_i n_max_i·max(0, util_i - μ·d_i)
+
+    for any μ >= 0 (Lagrangian duality), so U is evaluated at the LP's prices
+    whatever the LP's accuracy. Applications demanding a resource the cluster
+    lacks cannot be placed and add nothing."""
+    from schedopt.backends.lp import solve_lp_colwise
+
+    live = data.total > 0
+    placeable = ~np.any((data.demand > 0) & ~live, axis=1) & (data.n_max > 0)
+    apps = np.flatnonzero(placeable)
+    mu = np.zeros(data.R)
+    if len(apps) and live.any():
+        rows = np.flatnonzero(live)
+        use = data.demand[apps][:, rows]  # (n, R')
+        nonzero = use != 0
+        res = solve_lp_colwise(-data.util[apps], np.concatenate([[0], np.cumsum(nonzero.sum(axis=1))]),
+                               np.nonzero(nonzero)[1], use[nonzero], row_lower=np.full(len(rows), -np.inf),
+                               row_upper=data.total[rows], col_lower=np.zeros(len(apps)),
+                               col_upper=data.n_max[apps].astype(float))
+        if res.optimal:
+            mu[rows] = np.maximum(-res.row_dual, 0.0)  # HiGHS: a binding <= row of a minimisation has dual <= 0
+    bound = float(mu @ data.total) + float((data.n_max[apps] * np.maximum(0.0, data.util[apps] - data.demand[apps] @ mu)).sum())
+    proof = Proof(kind="utilization-lagrangian", prices={r: float(v) for r, v in zip(data.instance.resources, mu)})
+    return bound, proof
 
 
 # ---- first-fit packing -----------------------------------------------------------------------------

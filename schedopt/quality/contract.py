@@ -4,6 +4,7 @@ Solvers: ``slaq-greedy``, ``slaq-milp`` (Pyomo + HiGHS), ``slaq-cpsat``."""
 
 from __future__ import annotations
 
+from schedopt.allocation.certificates import count_certificates, loss_reduction_cost_grid
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.instance import Instance
 from schedopt.problems import ObjectiveSpec, Problem, register_problem
@@ -40,6 +41,7 @@ PROBLEM = register_problem(Problem(
     metrics=lambda instance, plan: allocation_metrics(instance, plan.allocation),
     check=check_quality,
     objective_value=quality_value,
+    certificates=count_certificates(loss_reduction_cost_grid, "max"),
     solver_modules=("schedopt.quality.greedy", "schedopt.quality.exact"),
     families=dict(FAMILIES),
     rank=30,

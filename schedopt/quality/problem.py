@@ -53,6 +53,7 @@ class QualityData(AllocationData):
     ``horizon_s``: SLAQ's T in seconds."""
 
     horizon_s: float = 60.0
+    closed_form_cost: bool = False  # -R_j is no Q_j·step form: the dual enumerates each job's counts
 
     def time_s(self, j: int, c0: Any, c1: Any) -> Any:
         """Cost -R_j(c0) (scalar or array); inf where the count is not allowed."""

@@ -246,6 +246,80 @@ def check_unmeetable(subject: Subject, k: ProblemKit) -> None:
         raise fail(subject.solver, f"status {plan.status.value} on an instance where no job fits", inst)
 
 
+def supports_time_limit(subject: Subject) -> bool:
+    """The solver's ``supports_time_limit`` flag (its registration's, else its class attribute's)."""
+    from schedopt.registry import registered
+
+    info = registered(subject.name)
+    if info is not None and info.factory is type(subject.solver):
+        return info.supports_time_limit
+    return bool(getattr(subject.solver, "supports_time_limit", False))
+
+
+_OPTIMA: dict[tuple[str, str], Plan | None] = {}
+
+
+def _optimum(instance: Instance, problem: str) -> Plan | None:
+    """The exact optimum of a kit instance (brute force or the problem's exact
+    solver), cached; None when the instance has none (infeasible, or Dorm's
+    P2 infeasible so the previous placement is kept)."""
+    from schedopt.testing.gaps import GapError, reference_plan
+
+    key = (problem, dumps(instance.to_dict(), ".json"))
+    if key not in _OPTIMA:
+        try:
+            _OPTIMA[key] = reference_plan(instance, problem)[1]
+        except GapError as exc:
+            if not any(f"status {s}" in str(exc) for s in ("infeasible", "kept_previous")):
+                raise
+            _OPTIMA[key] = None
+    return _OPTIMA[key]
+
+
+def check_bound_valid(subject: Subject, k: ProblemKit) -> None:
+    """Every bound the solver states lies on the right side of the exact optimum
+    (brute force, or the problem's exact solver), its certificate replays, and
+    its admitted bound is no less than the optimum's admitted count."""
+    from schedopt.checking import REL_TOL
+
+    if k.reference is None and subject.problem != "allocation":
+        return  # no exact solver to compare with
+    for seed in TINY_SEEDS:
+        inst = k.tiny(seed)
+        plan = solve_checked(subject, inst, seed=seed)  # schedopt.check replays the certificates
+        obj = plan.objective
+        if not plan.has_solution or (obj.bound is None and obj.admitted_bound is None):
+            continue
+        opt = _optimum(inst, subject.problem)
+        if opt is None or not opt.has_solution or opt.objective.value is None:
+            continue
+        o = opt.objective.value
+        if obj.admitted_bound is not None and opt.objective.admitted is not None and obj.admitted_bound < opt.objective.admitted:
+            raise fail(subject.solver, f"admitted_bound {obj.admitted_bound} < the optimum's {opt.objective.admitted} "
+                                       f"admitted jobs", inst)
+        if obj.bound is None:
+            continue
+        tol = REL_TOL * max(1.0, abs(o))
+        wrong = obj.bound > o + tol if obj.sense == "min" else obj.bound < o - tol
+        if wrong:
+            side = "lower" if obj.sense == "min" else "upper"
+            raise fail(subject.solver, f"its {side} bound {obj.bound:.9g} is on the wrong side of the optimum "
+                                       f"{o:.9g} (seed {seed})", inst)
+
+
+def check_time_limit_unused(subject: Subject, k: ProblemKit) -> None:
+    """A solver registered without time-limit support gives the same plan with and without a limit."""
+    if supports_time_limit(subject):
+        return
+    inst = k.larger(0)
+    a = decisions(solve_checked(subject, inst, seed=0))
+    b = decisions(solve_checked(subject, inst, seed=0, time_limit=0.001))
+    if a != b:
+        diff = sorted(key for key in a if a[key] != b[key])
+        raise fail(subject.solver, f"time_limit=0.001 changed {', '.join(diff)}, but the solver is registered without "
+                                   f"time-limit support (supports_time_limit=False): register it with True", inst)
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -260,6 +334,8 @@ CHECKS: tuple[Check, ...] = (
     Check("instance_not_mutated", check_instance_not_mutated),
     Check("no_printing", check_no_printing),
     Check("time_limit", check_time_limit),
+    Check("bound_valid", check_bound_valid),
+    Check("time_limit_unused", check_time_limit_unused),
     Check("empty_instance", check_empty_instance, needs="empty"),
     Check("oversubscribed", check_oversubscribed, needs="oversubscribed"),
     Check("unmeetable", check_unmeetable, needs="unmeetable"),

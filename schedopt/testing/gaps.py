@@ -104,6 +104,8 @@ def measure_gap(plan: Plan, optimum: Plan, problem: str) -> float:
     if len(objectives) > 1 and _admitted(plan) is not None and _admitted(optimum) is not None:
         if _admitted(plan) < _admitted(optimum):
             return math.inf
+    if not served_any(plan) and not served_any(optimum):
+        return 0.0  # nothing fits: both plans admit nothing, whatever status or value they state
     v, o = plan.objective.value, optimum.objective.value
     if v is None or o is None:
         return math.inf
@@ -112,6 +114,11 @@ def measure_gap(plan: Plan, optimum: Plan, problem: str) -> float:
     sense = plan.objective.sense
     worse = (v - o) if sense == "min" else (o - v)
     return worse / abs(v) if v != 0 else math.inf
+
+
+def served_any(plan: Plan) -> bool:
+    """Whether the plan gives anything to any job."""
+    return bool(plan.allocation or plan.placement or plan.ps_assignment)
 
 
 def _differing(plan: Plan, optimum: Plan) -> list[str]:

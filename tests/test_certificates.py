@@ -1,0 +1,214 @@
+"""Certificates (docs/certificates.md): every stated bound is proven by numbers
+that schedopt.check replays from the instance alone; forged plans fail."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from schedopt.checking import check, check_report
+from schedopt.cli import app
+from schedopt.generate import generate_instance
+from schedopt.instance import Instance, load_instance
+from schedopt.plan import Plan, Status, load_plan, save_plan
+from schedopt.registry import get_solver
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def two_resource_quality(seed: int) -> Instance:
+    """Issue 33's reproduction: SLAQ's 12 jobs on one server, plus a resource
+    ``mem`` (capacity 20, every role's demand a random integer 1-4)."""
+    data = generate_instance("slaq", jobs=12, servers=1, seed=seed, max_tasks=8).to_dict()
+    rng = np.random.default_rng(seed)
+    data["resources"] = list(data["resources"]) + ["mem"]
+    for server in data["servers"]:
+        server["capacity"]["mem"] = 20
+    for job in data["jobs"]:
+        for role in job["roles"].values():
+            role.setdefault("demand", {})["mem"] = int(rng.integers(1, 5))
+    return Instance.from_dict(data)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_two_resource_quality_bound_is_never_below_the_optimum(seed: int) -> None:
+    inst = two_resource_quality(seed)
+    greedy = get_solver("slaq-greedy").solve(inst, seed=0)
+    milp = get_solver("slaq-milp").solve(inst, seed=0)
+    assert milp.status == Status.OPTIMAL
+    assert greedy.objective.bound is not None
+    assert greedy.objective.bound >= milp.objective.value - 1e-9  # an upper bound on the maximum
+    report = check_report(inst, greedy)
+    assert report.ok, report.violations
+    assert any(line.startswith("objective.bound") for line in report.verified)
+    assert greedy.certificate is not None and greedy.certificate.bound.kind == "lagrangian"
+
+
+def test_minimal_two_job_case_from_the_issue() -> None:
+    """2 jobs, resources cpu and mem: the greedy's bound is >= the proven optimum."""
+    for seed in range(40):
+        inst = two_resource_quality(seed)
+        data = inst.to_dict()
+        data["jobs"] = data["jobs"][:2]
+        small = Instance.from_dict(data)
+        greedy = get_solver("slaq-greedy").solve(small, seed=0)
+        exact = get_solver("slaq-cpsat").solve(small, seed=0)
+        if greedy.objective.bound is not None and exact.status == Status.OPTIMAL:
+            assert greedy.objective.bound >= exact.objective.value - 1e-9
+        assert not check(small, greedy)
+
+
+@pytest.mark.parametrize("solver", ["optimus-greedy", "optimus-lagrange", "drf", "optimus-milp"])
+def test_allocation_plans_carry_certificates_that_replay(solver: str) -> None:
+    inst = load_instance(ROOT / "instances" / "optimus-100.yaml")
+    plan = get_solver(solver).solve(inst, seed=0)
+    report = check_report(inst, plan)
+    assert report.ok and not report.unverified, (report.violations, report.unverified)
+    assert plan.certificate is not None and plan.certificate.bound is not None
+    assert plan.certificate.bound.kind == "lagrangian"
+
+
+@pytest.mark.parametrize("solver", ["drf-containers", "swarm-static"])
+def test_partition_heuristics_carry_a_replayable_bound(solver: str) -> None:
+    inst = load_instance(ROOT / "instances" / "dorm-table2.yaml")
+    plan = get_solver(solver).solve(inst, seed=0)
+    assert plan.objective.bound is not None and plan.objective.bound >= plan.objective.value
+    assert plan.certificate.bound.kind == "utilization-lagrangian"
+    report = check_report(inst, plan)
+    assert report.ok and report.verified and not report.unverified
+    optimum = get_solver("dorm-milp").solve(inst, seed=0)
+    assert plan.objective.bound >= optimum.objective.value - 1e-9
+
+
+def test_admission_count_is_certified_when_jobs_are_paused() -> None:
+    from schedopt.testing import random_packing_instance
+
+    inst = random_packing_instance(3, n_jobs=60, servers=6)
+    plan = get_solver("optimus-greedy").solve(inst, seed=0)
+    assert plan.objective.admitted < len(inst.jobs)
+    assert plan.certificate.admitted_bound.kind == "lp-dual"
+    report = check_report(inst, plan)
+    assert report.ok
+    assert any(line.startswith("objective.admitted_bound") for line in report.verified)
+    forged = plan.model_copy(deep=True)
+    forged.objective.admitted_bound = plan.objective.admitted  # claim the count is proven maximal
+    if math.floor(forged.certificate.admitted_bound.value + 1e-9) > plan.objective.admitted:
+        assert any(v.path == "objective.admitted_bound" for v in check(inst, forged))
+
+
+def _forge(plan: Plan, **objective) -> Plan:
+    out = plan.model_copy(deep=True)
+    for key, value in objective.items():
+        setattr(out.objective, key, value)
+    return out
+
+
+@pytest.fixture(scope="module")
+def greedy_100() -> tuple[Instance, Plan]:
+    inst = load_instance(ROOT / "instances" / "optimus-100.yaml")
+    return inst, get_solver("optimus-greedy").solve(inst, seed=0)
+
+
+def test_forged_bound_gap_and_status_fail(greedy_100) -> None:
+    inst, plan = greedy_100
+    assert not check(inst, plan)
+    value = plan.objective.value
+    forged = _forge(plan, bound=value, gap=0.0)
+    forged.status = Status.OPTIMAL
+    violations = check(inst, forged)
+    assert [v.path for v in violations] == ["objective.bound"]
+    # the gap shrunk alone: the gap formula fails
+    assert any(v.path == "objective.gap" for v in check(inst, _forge(plan, gap=0.0)))
+    # status raised alone: optimal with an open gap
+    raised = plan.model_copy(deep=True)
+    raised.status = Status.OPTIMAL
+    assert any(v.path == "status" for v in check(inst, raised))
+
+
+def test_edited_certificate_fails(greedy_100) -> None:
+    inst, plan = greedy_100
+    edited = plan.model_copy(deep=True)
+    edited.certificate.bound.prices = {r: 1.5 * p for r, p in edited.certificate.bound.prices.items()}
+    assert any(v.path == "objective.bound" for v in check(inst, edited))
+    negative = plan.model_copy(deep=True)
+    negative.certificate.bound.prices = {r: -1.0 for r in negative.certificate.bound.prices}
+    assert any(v.path == "certificate.bound" for v in check(inst, negative))
+    unknown = plan.model_copy(deep=True)
+    unknown.certificate.bound.kind = "trust-me"
+    assert any(v.path == "certificate.bound.kind" for v in check(inst, unknown))
+
+
+def test_missing_certificate_is_not_verified_and_strict_fails(greedy_100) -> None:
+    inst, plan = greedy_100
+    bare = plan.model_copy(deep=True)
+    bare.certificate = None
+    assert check(inst, bare) == []
+    report = check_report(inst, bare)
+    assert [v.path for v in report.unverified] == ["objective.bound"]
+    assert [v.path for v in check(inst, bare, strict=True)] == ["objective.bound"]
+
+
+def test_backend_certificate_is_reported_as_not_verified(greedy_100) -> None:
+    from schedopt.plan import Certificate, Proof
+
+    inst, plan = greedy_100
+    claimed = plan.model_copy(deep=True)
+    claimed.certificate = Certificate(bound=Proof(kind="backend", backend="pyomo+highs"))
+    report = check_report(inst, claimed)
+    assert report.ok
+    assert "pyomo+highs" in report.unverified[0].message
+
+
+def test_plan_without_certificate_still_loads(tmp_path: Path, greedy_100) -> None:
+    inst, plan = greedy_100
+    data = plan.to_dict()
+    data.pop("certificate")
+    old = Plan.from_dict(data)
+    assert old.certificate is None
+    save_plan(plan, tmp_path / "p.yaml")
+    loaded = load_plan(tmp_path / "p.yaml")
+    assert loaded.certificate.bound.kind == plan.certificate.bound.kind
+    assert loaded.certificate.bound.prices == pytest.approx(plan.certificate.bound.prices, rel=1e-9)
+    assert check(inst, loaded) == []  # the written plan still replays
+
+
+def test_cli_check_names_the_forged_field(tmp_path: Path, greedy_100) -> None:
+    inst, plan = greedy_100
+    forged = _forge(plan, bound=plan.objective.value, gap=0.0)
+    forged.status = Status.OPTIMAL
+    save_plan(forged, tmp_path / "forged.yaml")
+    save_plan(plan, tmp_path / "plan.yaml")
+    runner = CliRunner()
+    instance_file = str(ROOT / "instances" / "optimus-100.yaml")
+    bad = runner.invoke(app, ["check", instance_file, str(tmp_path / "forged.yaml")])
+    assert bad.exit_code == 1
+    lines = [line for line in bad.output.splitlines() if line.startswith("violation")]
+    assert len(lines) == 1 and "objective.bound" in lines[0]
+    good = runner.invoke(app, ["check", instance_file, str(tmp_path / "plan.yaml")])
+    assert good.exit_code == 0 and "verified objective.bound" in good.output
+    bare = plan.model_copy(deep=True)
+    bare.certificate = None
+    save_plan(bare, tmp_path / "bare.yaml")
+    assert runner.invoke(app, ["check", instance_file, str(tmp_path / "bare.yaml")]).exit_code == 0
+    strict = runner.invoke(app, ["check", "--strict", instance_file, str(tmp_path / "bare.yaml")])
+    assert strict.exit_code == 1 and "not verified" in strict.output
+
+
+def test_optimus_lagrange_declares_its_time_limit() -> None:
+    from schedopt.registry import solver_info
+
+    assert solver_info("optimus-lagrange").supports_time_limit
+
+
+def test_assert_gap_when_nothing_fits() -> None:
+    from schedopt.testing import assert_gap, make_instance, two_role_job
+
+    job = two_role_job("big", {"form": "optimus-sync", "theta": [1, 1, 1, 1, 1], "batch": 32}, 1000,
+                       worker={"cpu": 100, "gpu": 1}, ps={"cpu": 100, "gpu": 0})
+    inst = make_instance([job], {"cpu": 8, "gpu": 2}, name="nothing-fits")
+    report = assert_gap(inst, "optimus-milp", max_gap=0.0)
+    assert report.gap == 0.0
