@@ -18,9 +18,8 @@ import numpy as np
 
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, relative_gap
+from schedopt.tolerances import REL_TOL, capacity_limit
 
-#: relative tolerance when comparing a reported number with its recomputation
-REL_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -156,7 +155,7 @@ def check_server_placement(instance: Instance, plan: Plan) -> list[Violation]:
                 load[names[server]] += n * instance.vector(job.roles[role].demand)
         if totals != {r: n for r, n in plan.allocation[job_id].items() if n}:
             out.append(Violation(path, f"placed counts {totals} != allocation {plan.allocation[job_id]}"))
-    over = load > instance.server_capacity + 1e-9
+    over = load > capacity_limit(instance.server_capacity)
     for s, r in zip(*np.nonzero(over)):
         out.append(Violation(f"placement.capacity.{instance.server_names[s]}.{instance.resources[r]}",
                              f"load {load[s, r]:g} > capacity {instance.server_capacity[s, r]:g}"))

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.allocation.lagrange import heuristic_plan
+from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import (
     FIT_TOL,
     AllocationData,

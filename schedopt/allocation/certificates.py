@@ -27,14 +27,13 @@ from typing import Callable
 import numpy as np
 
 from schedopt.instance import Instance, Job
+from schedopt.tolerances import capacity_limit
 
 #: a job's cost per configuration (min sense): (instance, job, c0, c1) -> array, inf where not allowed
 CostGrid = Callable[[Instance, Job, np.ndarray, np.ndarray], np.ndarray]
 
 #: most configurations a replay enumerates (all jobs together) before it declines
 MAX_REPLAY_CONFIGURATIONS = 50_000_000
-#: the checker's capacity tolerance (as in its capacity check): plans may use C + this·max(1, C)
-CAPACITY_TOL = 1e-9
 
 
 class TooLargeToReplay(Exception):
@@ -104,8 +103,7 @@ def price_vector(instance: Instance, prices: dict[str, float] | None) -> np.ndar
 
 
 def _capacity(instance: Instance) -> np.ndarray:
-    cap = instance.capacity_total
-    return cap + CAPACITY_TOL * np.maximum(1.0, cap)
+    return capacity_limit(instance.capacity_total)
 
 
 def _grids(instance: Instance):

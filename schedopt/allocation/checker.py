@@ -14,6 +14,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.checker import check_joint_placement
 from schedopt.plan import Plan, Status
+from schedopt.tolerances import capacity_limit
 
 #: (instance, job id, counts) -> the job's objective term; non-finite = configuration not allowed
 JobTerm = Callable[[Instance, str, dict[str, int]], float]
@@ -55,7 +56,7 @@ def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str,
     used = allocation_usage(instance, alloc)
     cap = instance.capacity_total
     for r, u, c in zip(instance.resources, used, cap):
-        if u > c + 1e-9 * max(1.0, c):
+        if u > capacity_limit(c):
             out.append(Violation(f"capacity.{r}", f"allocated {u:g} > capacity {c:g} ({capacity_ref})"))
 
     out += check_paused(plan, [j.id for j in instance.jobs if j.id not in alloc], "jobs without an allocation")

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from schedopt.allocation.problem import AllocationData, ChoiceSet, enumerate_choices
+from schedopt.backends.lp import INF, IncrementalLp
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync
 
 
@@ -264,8 +265,6 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
     planes with in-out stabilisation (query between the best point and the
     master's). Stops when the master's value is within ``rel_tol`` of the best L.
     ``jobs`` restricts the problem to those jobs (e.g. the admitted ones)."""
-    import highspy
-
     started = time.perf_counter()
     oracle = oracle or PricingOracle(data, jobs)
     R = data.R
@@ -285,8 +284,7 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
         x[:R] = np.maximum(lam0, 0.0)
     best_val, best_x, best_counts, best_chosen = -np.inf, x.copy(), None, None
     upper = np.inf
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = IncrementalLp(threads=None)
     it = 0
     center = x.copy()
     enlarged = 0
@@ -325,28 +323,13 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
     return result
 
 
-def _master(h, A: np.ndarray, b: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, float]:
+def _master(h: IncrementalLp, A: np.ndarray, b: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, float]:
     """max z s.t. z - A_i·y <= b_i, 0 <= y <= box (HiGHS); returns (y, z)."""
-    import highspy
-
     m, n = A.shape
-    lp = highspy.HighsLp()
-    lp.num_col_ = n + 1
-    lp.num_row_ = m
-    lp.col_cost_ = np.concatenate([np.zeros(n), [-1.0]])  # minimise -z
-    lp.col_lower_ = np.concatenate([np.zeros(n), [-highspy.kHighsInf]])
-    lp.col_upper_ = np.concatenate([box, [highspy.kHighsInf]])
-    lp.row_lower_ = np.full(m, -highspy.kHighsInf)
-    lp.row_upper_ = b
-    dense = np.hstack([-A, np.ones((m, 1))])  # rows: -A_i·y + z <= b_i
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.arange(0, m * (n + 1) + 1, n + 1)
-    lp.a_matrix_.index_ = np.tile(np.arange(n + 1), m)
-    lp.a_matrix_.value_ = dense.ravel()
-    h.passModel(lp)
-    h.run()
-    sol = h.getSolution()
-    x = np.array(sol.col_value)
+    h.pass_dense(np.concatenate([np.zeros(n), [-1.0]]),  # minimise -z
+                 np.hstack([-A, np.ones((m, 1))]), b,  # rows: -A_i·y + z <= b_i
+                 np.concatenate([np.zeros(n), [-INF]]), np.concatenate([box, [INF]]))
+    x = h.solve().x
     return x[:n], float(x[n])
 
 

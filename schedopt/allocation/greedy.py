@@ -26,11 +26,12 @@ import numpy as np
 from schedopt.allocation.problem import AllocationData, compile_allocation
 from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.errors import InputError
+from schedopt.allocation.plans import heuristic_plan
 from schedopt.instance import Instance
-from schedopt.allocation.lagrange import heuristic_plan
 from schedopt.plan import Plan
 from schedopt.registry import register
 from schedopt.speed import FORMULA_FORMS, TableSpeed
+from schedopt.tolerances import capacity_limit
 
 StopRule = Literal["skip", "paper"]
 
@@ -316,7 +317,7 @@ def keep_running_when_it_pays(data: AllocationData, config: dict[int, tuple[int,
         if saving > 0:
             candidates.append((-saving, j, run))
     kept = 0
-    limit = data.cap + 1e-9 * np.maximum(1.0, data.cap)
+    limit = capacity_limit(data.cap)
     for _, j, run in sorted(candidates):
         c = config[j]
         delta = (run[0] - c[0]) * data.demand[j, 0] + (run[1] - c[1]) * data.demand[j, 1]

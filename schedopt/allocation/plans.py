@@ -1,16 +1,21 @@
-"""Plans from counts: what an outside heuristic returns to be compared, checked
-and certified like the built-in solvers."""
+"""Heuristic plans with their certified bounds: :func:`heuristic_plan`, which
+every allocation and quality heuristic returns through, and
+:func:`allocation_plan`, what an outside heuristic returns to be compared,
+checked and certified like the built-in solvers."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from schedopt.allocation.lagrange import heuristic_plan
-from schedopt.allocation.problem import compile_allocation
+import numpy as np
+
+from schedopt.allocation.admission import admitted_upper_bound_priced
+from schedopt.allocation.problem import (AllocationData, admission_proof, build_plan, compile_allocation,
+                                         lagrangian_proof)
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.plan import Plan
+from schedopt.plan import Plan, Status, Termination
 
 
 def allocation_plan(instance: Instance, allocation: dict[str, dict[str, int]], *, solver: str,
@@ -33,3 +38,43 @@ def allocation_plan(instance: Instance, allocation: dict[str, dict[str, int]], *
         config[j] = (int(counts[names[0]]), int(counts[names[1]]) if len(names) == 2 else 0)
     return heuristic_plan(data, config, sorted(config), solver=solver, started=t0, seed=seed, options=options or {},
                           metrics=metrics or {}, bound=bound)
+
+
+def heuristic_plan(data: AllocationData, config: dict[int, tuple[int, int]], admitted: list[int], *, solver: str,
+                   started: float, seed: int | None, options: dict[str, Any], metrics: dict[str, Any],
+                   bound: bool = True, dual: Any = None) -> Plan:
+    """A heuristic's Plan, with the certified bounds when ``bound``: the LP bound
+    on the admitted count, and the Lagrangian dual bound on the objective (the
+    LP relaxation's value, found in the space of prices without enumerating
+    configurations; an admission row when some jobs are paused) when the
+    heuristic admitted as many jobs as that bound allows. Both carry their
+    certificate (the prices) for ``schedopt check`` to replay. ``bound_lp_gap``
+    in the metrics certifies how far it may be below the LP bound. ``dual``: a
+    :class:`~schedopt.allocation.dual.DualResult` already solved over every job
+    with no admission row, reused when every job is admitted."""
+    from schedopt.allocation.dual import solve_dual
+
+    lp_bound = admitted_bound = proof = admitted_proof = None
+    if bound:
+        if len(admitted) < data.J:
+            admitted_bound, mu = admitted_upper_bound_priced(data)
+            admitted_proof = admission_proof(data, mu)
+        else:
+            admitted_bound = data.J
+        if admitted_bound == len(admitted) and admitted:
+            every = len(admitted) == data.J
+            if dual is None or not every:
+                dual = solve_dual(data, admit=None if every else len(admitted))
+            lp_bound = dual.bound
+            proof = lagrangian_proof(data, dual.lam, dual.nu, None if every else len(admitted))
+            metrics = {**metrics, "bound_method": "lagrangian-dual", "bound_iterations": dual.iterations,
+                       "bound_seconds": dual.seconds, "bound_lp_gap": dual.lp_gap}
+        elif admitted_bound == len(admitted) and data.J == 0:
+            lp_bound, proof = 0.0, lagrangian_proof(data, np.zeros(data.R))
+    status = Status.HEURISTIC if admitted or data.J == 0 else Status.INFEASIBLE
+    return build_plan(
+        data, solver=solver, config=config, status=status,
+        termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
+        started=started, bound=lp_bound, admitted_bound=admitted_bound, seed=seed, options=options, metrics=metrics,
+        proof=proof, admitted_proof=admitted_proof,
+    )

@@ -27,7 +27,7 @@ import numpy as np
 
 from schedopt.allocation.dual import DualResult, PricingOracle, solve_dual
 from schedopt.allocation.greedy import greedy_allocate
-from schedopt.allocation.lagrange import heuristic_plan
+from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import FIT_TOL, AllocationData, compile_allocation
 from schedopt.allocation.admission import DEFAULT_ADMISSION, _minimum_configurations, admit, check_admission
 from schedopt.errors import InputError

@@ -29,11 +29,9 @@ from schedopt.instance import Instance, Job
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 from schedopt.speed import TableSpeed
+from schedopt.tolerances import BOUND_NOISE, FIT_TOL, capacity_limit
 
 OBJECTIVE_NAME = "total_remaining_time"
-FIT_TOL = 1e-9
-#: relative excess of a relaxation's bound over a feasible plan's cost still taken as rounding
-BOUND_NOISE = 1e-7
 
 
 @dataclass
@@ -338,7 +336,7 @@ def inverse_capacity(cap: np.ndarray) -> np.ndarray:
 
 
 def fits(used: np.ndarray, extra: np.ndarray, cap: np.ndarray) -> bool:
-    return bool(np.all(used + extra <= cap + FIT_TOL * np.maximum(1.0, cap)))
+    return bool(np.all(used + extra <= capacity_limit(cap)))
 
 
 # ---- building plans -------------------------------------------------------------------------

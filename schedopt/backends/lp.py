@@ -54,3 +54,70 @@ def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, val
     x = np.asarray(sol.col_value, dtype=float) if optimal else np.zeros(n)
     duals = np.asarray(sol.row_dual, dtype=float) if optimal else np.zeros(m)
     return LpResult(optimal, h.modelStatusToString(status), x, duals, float(h.getInfo().objective_function_value))
+
+
+#: +infinity for LP bounds (HiGHS's own infinity; numpy's inf is taken as it)
+INF = float("inf")
+
+
+class IncrementalLp:
+    """An LP built and re-solved in steps on one HiGHS instance (column generation,
+    cutting planes): rows and columns are added, :meth:`solve` runs from the last
+    basis. The only other ``highspy`` user beside :func:`solve_lp_colwise`.
+    Minimisation; row duals follow HiGHS's sign (<= 0 on a binding ``<=`` row)."""
+
+    def __init__(self, *, seed: int = 0, threads: int | None = 1):
+        import highspy
+
+        self._highspy = highspy
+        self._h = highspy.Highs()
+        self._h.setOptionValue("output_flag", False)
+        if threads is not None:
+            self._h.setOptionValue("threads", int(threads))
+        self._h.setOptionValue("random_seed", int(seed))
+
+    def add_rows(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Empty rows ``lower <= · <= upper`` (columns added later fill them)."""
+        n = len(lower)
+        self._h.addRows(n, np.asarray(lower, dtype=float), np.asarray(upper, dtype=float), 0,
+                        np.zeros(n, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+
+    def add_cols(self, cost: np.ndarray, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
+                 value: np.ndarray) -> None:
+        """Columns in CSC form (``start`` (n,), ``index``/``value`` (nnz,))."""
+        self._h.addCols(len(cost), np.asarray(cost, dtype=float), np.asarray(lower, dtype=float),
+                        np.asarray(upper, dtype=float), len(index), np.asarray(start, dtype=np.int32),
+                        np.asarray(index, dtype=np.int32), np.asarray(value, dtype=float))
+
+    def add_col(self, cost: float, lower: float, upper: float, index: np.ndarray, value: np.ndarray) -> None:
+        self._h.addCol(float(cost), float(lower), float(upper), len(index), np.asarray(index, dtype=np.int32),
+                       np.asarray(value, dtype=float))
+
+    def pass_dense(self, cost: np.ndarray, rows: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
+                   col_upper: np.ndarray) -> None:
+        """Replace the model by min cost·x s.t. rows·x <= row_upper (dense, (m, n)), bounds on x."""
+        hs = self._highspy
+        m, n = rows.shape
+        lp = hs.HighsLp()
+        lp.num_col_, lp.num_row_ = n, m
+        lp.col_cost_ = np.asarray(cost, dtype=float)
+        lp.col_lower_ = np.asarray(col_lower, dtype=float)
+        lp.col_upper_ = np.asarray(col_upper, dtype=float)
+        lp.row_lower_ = np.full(m, -INF)
+        lp.row_upper_ = np.asarray(row_upper, dtype=float)
+        lp.a_matrix_.format_ = hs.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.arange(0, m * n + 1, n)
+        lp.a_matrix_.index_ = np.tile(np.arange(n), m)
+        lp.a_matrix_.value_ = np.asarray(rows, dtype=float).ravel()
+        self._h.passModel(lp)
+
+    def solve(self) -> LpResult:
+        """Run HiGHS; the primal and duals when optimal."""
+        h = self._h
+        h.run()
+        status = h.getModelStatus()
+        optimal = status == self._highspy.HighsModelStatus.kOptimal
+        sol = h.getSolution()
+        x = np.asarray(sol.col_value, dtype=float)
+        duals = np.asarray(sol.row_dual, dtype=float)
+        return LpResult(optimal, h.modelStatusToString(status), x, duals, float(h.getInfo().objective_function_value))

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.allocation.lagrange import heuristic_plan
+from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import FIT_TOL, AllocationData, compile_allocation, inverse_capacity
 from schedopt.allocation.admission import admit
 from schedopt.errors import InputError

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedopt.allocation.certificates import CAPACITY_TOL, price_vector
+from schedopt.allocation.certificates import price_vector
 from schedopt.instance import Instance
+from schedopt.tolerances import capacity_limit
 
 
 def replay_utilization(instance: Instance, plan, proof) -> float:
@@ -22,7 +23,7 @@ def replay_utilization(instance: Instance, plan, proof) -> float:
     mu = price_vector(instance, proof.prices)
     total = instance.capacity_total
     live = total > 0
-    bound = float(mu @ (total + CAPACITY_TOL * np.maximum(1.0, total)))
+    bound = float(mu @ capacity_limit(total))
     for job in instance.jobs:
         role = job.roles[job.role_names[0]]
         d = instance.vector(role.demand)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from schedopt.backends.lp import INF, IncrementalLp
 from schedopt.partition.problem import TOL, fill_first_fit
 
 if TYPE_CHECKING:
@@ -175,8 +176,6 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
     """Column generation for the class model of P2 (module docstring). ``start``:
     placements x (A, S) whose servers' contents seed the patterns. Applications
     with previous containers are not supported here (the caller checks)."""
-    import highspy
-
     t0 = time.perf_counter()
     d = model.data
     A, T, C = d.A, len(shapes), len(classes)
@@ -193,30 +192,24 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
     fair_share = model.fair * d.delta
 
     # -- the master LP (a minimisation of -Σ util·n), rows: cover (T), class (C), loss (2A), budget (1)
-    inf = highspy.kHighsInf
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("random_seed", int(seed or 0))
+    inf = INF
+    h = IncrementalLp(seed=int(seed or 0))
     rows_lower = np.full(T + C + 2 * A + 1, -inf)
     rows_upper = np.concatenate([np.zeros(T), sizes, fair_share, -fair_share, [model.fairness_budget]])
-    h.addRows(len(rows_lower), rows_lower, rows_upper, 0, np.zeros(len(rows_lower), dtype=np.int32),
-              np.zeros(0, dtype=np.int32), np.zeros(0))
+    h.add_rows(rows_lower, rows_upper)
     cover, klass, above, below, budget = 0, T, T + C, T + C + A, T + C + 2 * A
     # n_i: cover row of its shape (+1), loss rows (+δ_i, -δ_i)
     idx = np.stack([cover + shape_of, above + np.arange(A), below + np.arange(A)], axis=1).reshape(-1)
     val = np.stack([np.ones(A), d.delta, -d.delta], axis=1).reshape(-1)
-    h.addCols(A, -d.util.astype(float), d.n_min.astype(float), np.maximum(n_upper, d.n_min).astype(float), 3 * A,
-              np.arange(0, 3 * A, 3, dtype=np.int32), idx.astype(np.int32), val)
+    h.add_cols(-d.util.astype(float), d.n_min.astype(float), np.maximum(n_upper, d.n_min).astype(float),
+               np.arange(0, 3 * A, 3), idx, val)
     # l_i: loss rows (-1, -1), budget (+1)
     idx = np.stack([above + np.arange(A), below + np.arange(A), np.full(A, budget)], axis=1).reshape(-1)
     val = np.tile([-1.0, -1.0, 1.0], A)
-    h.addCols(A, np.zeros(A), np.zeros(A), np.full(A, inf), 3 * A, np.arange(0, 3 * A, 3, dtype=np.int32),
-              idx.astype(np.int32), val)
+    h.add_cols(np.zeros(A), np.zeros(A), np.full(A, inf), np.arange(0, 3 * A, 3), idx, val)
     # artificial slots per shape (phase 1): a big penalty, never in the answer of a feasible P2
     penalty = ARTIFICIAL_COST * max(1.0, float(d.util.max(initial=0.0)))
-    h.addCols(T, np.full(T, penalty), np.zeros(T), np.full(T, inf), T, np.arange(T, dtype=np.int32),
-              (cover + np.arange(T)).astype(np.int32), -np.ones(T))
+    h.add_cols(np.full(T, penalty), np.zeros(T), np.full(T, inf), np.arange(T), cover + np.arange(T), -np.ones(T))
     first_pattern_col = 2 * A + T
 
     patterns: list[list[np.ndarray]] = [[] for _ in range(C)]
@@ -233,7 +226,7 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
         nz = np.flatnonzero(a)
         ri = np.concatenate([cover + nz, [klass + c]]).astype(np.int32)
         rv = np.concatenate([-a[nz].astype(float), [1.0]])
-        h.addCol(0.0, 0.0, inf, len(ri), ri, rv)
+        h.add_col(0.0, 0.0, inf, ri, rv)
         return True
 
     # -- seed columns: each shape alone, and every server's contents in the starting placements
@@ -255,16 +248,15 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
     iterations = exact_rounds = screened = 0
     deadline = None if time_limit is None else t0 + time_limit
     while True:
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        lp = h.solve()
+        if not lp.optimal:
             break
         iterations += 1
-        sol = h.getSolution()
-        duals = np.asarray(sol.row_dual)
+        duals = lp.row_dual
         pi = np.maximum(-duals[cover:cover + T], 0.0)
         mu = np.maximum(-duals[klass:klass + C], 0.0)
-        value = -float(h.getInfo().objective_function_value)
-        col_value = np.asarray(sol.col_value)
+        value = -lp.objective
+        col_value = lp.x
         n_lp, lam_all = col_value[:A].copy(), col_value[first_pattern_col:].copy()
         feasible = bool(col_value[2 * A:first_pattern_col].max(initial=0.0) <= 1e-7)
         if deadline is not None and time.perf_counter() >= deadline:

@@ -29,6 +29,7 @@ import numpy as np
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
+from schedopt.tolerances import BOUND_NOISE
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 
 OBJECTIVE_NAME = "resource_utilization"
@@ -216,7 +217,7 @@ def build_plan(data: PartitionData, x: np.ndarray | None, *, solver: str, status
     else:
         value = float(data.util @ x.sum(axis=1))
     if value is not None and bound is not None and bound < value:
-        if value - bound > 1e-7 * max(1.0, abs(value)):
+        if value - bound > BOUND_NOISE * max(1.0, abs(value)):
             metrics["bound_rejected"] = bound  # a bound below a feasible plan's value is a bug: state none
             bound = None
         else:

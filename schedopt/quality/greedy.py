@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from schedopt.allocation.lagrange import heuristic_plan
+from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import FIT_TOL
 from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.errors import InputError
