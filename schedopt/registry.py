@@ -144,7 +144,7 @@ def _load_builtin() -> None:
 def solver_info(name: str) -> SolverInfo:
     _load_builtin()
     if "+" in name:
-        return _joint_info(name)
+        return _composed_info(name)
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -154,33 +154,21 @@ def solver_info(name: str) -> SolverInfo:
         raise UnknownSolverError("solver", f'unknown solver "{name}"; known: {", ".join(sorted(_REGISTRY))}') from None
 
 
-def _joint_info(name: str) -> SolverInfo:
-    """``ALLOCATION+PLACEMENT``: the two solvers in sequence (:mod:`schedopt.placement.joint`)."""
-    from schedopt.placement.joint import Pipeline, check_parts
+#: composers of solver names with a "+" (``ALLOCATION+PLACEMENT``), registered by the problem
+#: packages that define them (the placement package registers its allocation-then-placement pipeline)
+_COMPOSERS: list[Callable[[str], SolverInfo]] = []
 
-    parts = name.split("+")
-    if len(parts) != 2:
-        raise UnknownSolverError("solver", f'"{name}": a joint solver names exactly two solvers, ALLOCATION+PLACEMENT')
-    first, second = (solver_info(p) for p in parts)
-    check_parts(name, first.problem, second.problem)
-    # options: PART.KEY for either part, or a bare KEY that only one part declares
-    options = {f"{part.name}.{k}": v for part in (first, second) for k, v in part.options.items()}
-    shared = set(first.options) & set(second.options)
-    options.update({k: v for part in (first, second) for k, v in part.options.items() if k not in shared})
 
-    def make(**given: Any) -> Solver:
-        split: dict[str, dict[str, Any]] = {first.name: {}, second.name: {}}
-        for key, value in given.items():
-            part, dot, option = key.partition(".")
-            if dot:
-                split[part][option] = value
-            else:
-                split[first.name if key in first.options else second.name][key] = value
-        return Pipeline(name, first.make(**split[first.name]), second.make(**split[second.name]))
+def register_composer(compose: Callable[[str], SolverInfo]) -> None:
+    """Let ``compose(name)`` describe solver names that join two solvers with "+"."""
+    if compose not in _COMPOSERS:
+        _COMPOSERS.append(compose)
 
-    return SolverInfo(name=name, problem=first.problem, exact=False, backend=f"{first.backend} then {second.backend}",
-                      description=f"{first.name}, then {second.name} on its counts", factory=make, options=options,
-                      supports_time_limit=first.supports_time_limit or second.supports_time_limit)
+
+def _composed_info(name: str) -> SolverInfo:
+    if not _COMPOSERS:
+        raise UnknownSolverError("solver", f'"{name}": no package composes solvers with "+"')
+    return _COMPOSERS[0](name)
 
 
 def registered(name: str) -> SolverInfo | None:

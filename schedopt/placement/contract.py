@@ -24,6 +24,7 @@ from schedopt.placement.paa import assignment_metrics, ps_counts
 from schedopt.placement.problem import compile_placement
 from schedopt.plan import Plan
 from schedopt.problems import ObjectiveSpec, Problem, register_problem
+from schedopt.registry import register_composer
 
 
 def _given(instance: Instance) -> list[Any]:
@@ -90,3 +91,12 @@ PS_ASSIGNMENT = register_problem(Problem(
     families=dict(PS_ASSIGNMENT_FAMILIES),
     rank=10,
 ))
+
+
+def _compose(name: str):  # the joint module is imported when a joint solver is asked for
+    from schedopt.placement.joint import joint_info
+
+    return joint_info(name)
+
+
+register_composer(_compose)

@@ -16,8 +16,9 @@ even alone on the cluster.
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from schedopt.errors import InputError
+from schedopt.errors import InputError, UnknownSolverError
 from schedopt.instance import Instance
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.plan import Plan, Status
@@ -111,3 +112,32 @@ def check_parts(name: str, first_problem: str, second_problem: str) -> None:
         raise InputError("solver", f'"{name}": a joint solver is ALLOCATION+PLACEMENT (e.g. optimus-greedy+optimus-placement); '
                                      f"got a {first_problem} solver then a {second_problem} solver")
 
+
+def joint_info(name: str) -> SolverInfo:
+    """``ALLOCATION+PLACEMENT``: the two solvers in sequence, as one registered-like
+    solver (registered as the registry's composer by :mod:`schedopt.placement.contract`)."""
+    from schedopt.registry import SolverInfo, solver_info
+
+    parts = name.split("+")
+    if len(parts) != 2:
+        raise UnknownSolverError("solver", f'"{name}": a joint solver names exactly two solvers, ALLOCATION+PLACEMENT')
+    first, second = (solver_info(p) for p in parts)
+    check_parts(name, first.problem, second.problem)
+    # options: PART.KEY for either part, or a bare KEY that only one part declares
+    options = {f"{part.name}.{k}": v for part in (first, second) for k, v in part.options.items()}
+    shared = set(first.options) & set(second.options)
+    options.update({k: v for part in (first, second) for k, v in part.options.items() if k not in shared})
+
+    def make(**given: Any) -> Pipeline:
+        split: dict[str, dict[str, Any]] = {first.name: {}, second.name: {}}
+        for key, value in given.items():
+            part, dot, option = key.partition(".")
+            if dot:
+                split[part][option] = value
+            else:
+                split[first.name if key in first.options else second.name][key] = value
+        return Pipeline(name, first.make(**split[first.name]), second.make(**split[second.name]))
+
+    return SolverInfo(name=name, problem=first.problem, exact=False, backend=f"{first.backend} then {second.backend}",
+                      description=f"{first.name}, then {second.name} on its counts", factory=make, options=options,
+                      supports_time_limit=first.supports_time_limit or second.supports_time_limit)
