@@ -287,10 +287,18 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
     """The multiple-choice configurations of ``jobs`` (default: all)."""
     jobs = np.arange(data.J) if jobs is None else np.asarray(jobs)
     wanted = set(jobs.tolist())
+    batched = _one_role_batch(data, jobs)
     parts_job, parts_counts, parts_cost, start = [], [], [], [0]
     enumerated = 0
     for j in range(data.J):
-        if j in wanted:
+        if j in batched:
+            counts, cost = batched[j]
+            enumerated += len(cost)
+            if prune:  # one role: a count survives when it costs less than every smaller count
+                before = np.minimum.accumulate(np.concatenate([[np.inf], cost[:-1]]))
+                keep = cost < before
+                counts, cost = counts[keep], cost[keep]
+        elif j in wanted:
             counts, cost = job_configurations(data, j)
             enumerated += len(cost)
             if prune:
@@ -307,6 +315,33 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
     cost = np.concatenate(parts_cost) if parts_cost else np.zeros(0)
     use = (counts[:, :, None] * data.demand[job]).sum(axis=1) if len(job) else np.zeros((0, data.R))
     return ChoiceSet(job=job, counts=counts, cost=cost, use=use, start=np.array(start), enumerated=enumerated)
+
+
+def _one_role_batch(data: AllocationData, jobs: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Counts (n, 2) and costs (n,) of the one-role formula-speed jobs among
+    ``jobs``, all costed in one call when the data can (``costs``: SLAQ's quality
+    data); {} otherwise. Only allowed (finite-cost) counts are kept."""
+    costs = getattr(data, "costs", None)
+    if costs is None:
+        return {}
+    picked = np.array([j for j in jobs.tolist() if data.n_roles[j] == 1 and not isinstance(data.jobs[j].speed, TableSpeed)],
+                      dtype=np.int64)
+    if not len(picked):
+        return {}
+    lo, hi = data.lo[picked, 0], data.hi[picked, 0]
+    n = np.maximum(hi - lo + 1, 0)
+    owner = np.repeat(np.arange(len(picked)), n)
+    first = np.concatenate([[0], np.cumsum(n)[:-1]])
+    c0 = lo[owner] + np.arange(int(n.sum())) - first[owner]
+    cost = np.asarray(costs(picked, owner, c0), dtype=float)
+    out = {}
+    bounds = np.concatenate([[0], np.cumsum(n)])
+    for i, j in enumerate(picked.tolist()):
+        seg = slice(int(bounds[i]), int(bounds[i + 1]))
+        ok = np.isfinite(cost[seg])
+        counts = np.stack([c0[seg][ok], np.zeros(int(ok.sum()), dtype=np.int64)], axis=1).astype(np.int64)
+        out[j] = (counts, cost[seg][ok])
+    return out
 
 
 # ---- admission ---------------------------------------------------------------------------
