@@ -213,5 +213,27 @@ def test_outside_package_example_runs_with_the_plugin_summary(tmp_path: Path) ->
 
 def test_docs_show_the_example_package_files() -> None:
     doc = (ROOT / "docs" / "testing.md").read_text()
-    for path in (PLUGIN_PATH / "schedopt_demo_plugin" / "__init__.py", PLUGIN_PATH / "test_first_come_minimum.py"):
+    for path in (PLUGIN_PATH / "schedopt_demo_plugin" / "__init__.py", PLUGIN_PATH / "test_first_come_minimum.py",
+                 PLUGIN_PATH / "pyproject.toml"):
         assert path.read_text() in doc, f"docs/testing.md does not show {path.name} as it is"
+
+
+@pytest.mark.slow
+def test_example_package_installs_as_copied(tmp_path: Path) -> None:
+    """The three files docs/testing.md shows, copied as they stand, install with pip
+    (build isolation, as a user would) and run their contract and gap tests."""
+    import shutil
+
+    src = tmp_path / "src"
+    shutil.copytree(PLUGIN_PATH / "schedopt_demo_plugin", src / "schedopt_demo_plugin")
+    for name in ("pyproject.toml", "test_first_come_minimum.py"):
+        shutil.copy(PLUGIN_PATH / name, src / name)
+    target = tmp_path / "site"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(src)],
+                         capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stderr[-2000:]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}
+    res = subprocess.run([sys.executable, "-m", "pytest", str(src / "test_first_come_minimum.py"), "-q", "-o", "addopts=",
+                          "-p", "no:cacheprovider", "--rootdir", str(src)], cwd=src, env=env, capture_output=True,
+                         text=True, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
