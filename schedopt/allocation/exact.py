@@ -37,6 +37,7 @@ from schedopt.allocation.problem import (
     enumerate_choices,
 )
 from schedopt.allocation.admission import admit as admit_by_rule, admitted_upper_bound_priced, all_fit_at_minimum
+from schedopt.deadline import Deadline
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
@@ -201,16 +202,11 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     """Solve a multiple-choice allocation problem (``compile`` turns the instance
     into arrays; ``heuristic`` supplies the incumbent) with ``backend``, anytime."""
     check_time_limit(time_limit, name)
-    started = time.perf_counter()
-    deadline = None if time_limit is None else started + time_limit
+    clock = Deadline(time_limit)
+    started = clock.started
     data = compile(instance)
     metrics: dict[str, Any] = {}
-
-    def left() -> float | None:
-        return None if deadline is None else max(1e-3, deadline - time.perf_counter())
-
-    def expired() -> bool:
-        return deadline is not None and time.perf_counter() >= deadline
+    left, expired = clock.left, clock.expired
 
     def plan(config: dict[int, tuple[int, int]], status: Status, term: Termination, **kw: Any) -> Plan:
         return build_plan(data, solver=name, config=config, status=status, termination=term, started=started,
@@ -230,7 +226,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
 
     # enumerate the configurations, unless the time left cannot pay for it
     grid = int(np.prod(np.maximum(data.hi - data.lo + 1, 1), axis=1).sum())
-    if best and deadline is not None and deadline - time.perf_counter() < ENUMERATE_SECONDS_PER_CONFIGURATION * grid:
+    if best and not clock.affords(ENUMERATE_SECONDS_PER_CONFIGURATION * grid):
         metrics["stopped_in"] = f"before enumerating {grid:,} configurations"
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT,
                     message=f"time limit reached before enumerating {grid:,} configurations "
@@ -280,7 +276,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         cs_min = cs.subset(count_minimal(cs)) if cs is not None else _count_minimal_choices(data, oracle)  # type: ignore[arg-type]
         metrics["admit_configurations"] = int(cs_min.K)
         hint = cs_min.indices_present({j: min_configuration(data, j) for j in best}) or None  # type: ignore[misc]
-        if deadline is not None and deadline - time.perf_counter() < getattr(backend, "seconds_per_choice", 0.0) * cs_min.K:
+        if not clock.affords(getattr(backend, "seconds_per_choice", 0.0) * cs_min.K):
             s1 = StageResult(Termination.TIME_LIMIT, None, info={"skipped": "too little time left to build the model"})
         else:
             s1 = backend.solve_stage(data, cs_min, stage="admit", every_job=False, min_admitted=0,
@@ -330,13 +326,13 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if len(reduced_best) >= len(best):
             best = reduced_best
     else:
-        if expired() or (deadline is not None and deadline - time.perf_counter() < LP_SECONDS_PER_CHOICE * cs.K):
+        if expired() or not clock.affords(LP_SECONDS_PER_CHOICE * cs.K):
             return stopped(f"before the LP bound (about {LP_SECONDS_PER_CHOICE * cs.K:.2g} s for {cs.K:,} configurations)",
                            admitted_bound=admitted_bound)
         cs, lp_bound, best, lp_proof = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min,
                                                stage1=stage1)
     build_s = getattr(backend, "seconds_per_choice", 0.0) * cs.K
-    if expired() or (deadline is not None and deadline - time.perf_counter() < build_s):
+    if expired() or not clock.affords(build_s):
         return stopped(f"after the LP bound (building the model would take about {build_s:.2g} s for {cs.K:,} configurations)",
                        bound=lp_bound, admitted_bound=admitted_bound, admit_proven=admit_proven, proof=lp_proof)
     s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,

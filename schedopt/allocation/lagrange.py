@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from schedopt.backends.lp import solve_lp_colwise
-from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet, enumerate_choices
+from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet
 
 
 @dataclass

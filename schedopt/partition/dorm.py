@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from schedopt.deadline import Deadline
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Policy
 from schedopt.partition.checker import check_partition
@@ -474,7 +475,8 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
                time_limit: float | None, seed: int | None, options: dict[str, Any], mode: str = "auto") -> Plan:
     if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
         raise InputError(name, f"time_limit: expected a number of seconds > 0, got {time_limit!r}")
-    started = time.perf_counter()
+    clock = Deadline(time_limit)
+    started = clock.started
     data = compile_partition(instance)
     b1, b2 = budgets(data, *theta)
     model = DormModel(data=data, fair=drf_containers(data), fairness_budget=b1, adjustment_budget=b2)
@@ -494,7 +496,7 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     # time limit it is built before the backend runs, so the backend gets only the time left;
     # without one, only when the backend has not proven optimality (below)
     incumbent = None if impossible or time_limit is None else _drf_incumbent(data, model, name, opts, started, seed)
-    left = None if time_limit is None else time_limit - (time.perf_counter() - started)
+    left = clock.remaining()
     if impossible:
         res = BackendResult(Termination.INFEASIBLE, None, info={"reason": "an application's n_min exceeds what the servers can hold"})
     elif left is not None and left <= 0.01:

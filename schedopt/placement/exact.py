@@ -35,6 +35,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from schedopt.deadline import Deadline
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, build_class_model
@@ -139,7 +140,8 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
     "auto" (default) takes the class model unless running tasks are kept in
     place (``moves="first"`` with ``previous``) or its shapes or patterns are
     too many. ``metrics["model"]`` says which one ran."""
-    started = time.perf_counter()
+    clock = Deadline(time_limit)
+    started = clock.started
     if objective not in OBJECTIVES:
         raise InputError(name, f'objective: "{objective}" is not one of {", ".join(OBJECTIVES)}')
     if moves not in MOVES:
@@ -166,13 +168,8 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
                                          time_limit=left(), seed=seed)
         return backend.solve_stage(data, stage=stage, objective=objective, min_placed=min_placed, time_limit=left(),
                                    seed=seed, max_moved=max_moved)
-    deadline = None if time_limit is None else started + time_limit
 
-    def left() -> float | None:
-        return None if deadline is None else max(1e-3, deadline - time.perf_counter())
-
-    def expired() -> bool:
-        return deadline is not None and time.perf_counter() >= deadline
+    left, expired = clock.left, clock.expired
 
     def plan(where: list[JobPlacement | None], status: Status, term: Termination, bound: float | None = None,
              message: str | None = None) -> Plan:

@@ -16,13 +16,16 @@ even alone on the cluster.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schedopt.errors import InputError, UnknownSolverError
 from schedopt.instance import Instance
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.plan import Plan, Status
 from schedopt.problems import get_problem
+
+if TYPE_CHECKING:
+    from schedopt.registry import SolverInfo
 
 ALLOCATION_PROBLEMS = ("allocation", "quality")
 

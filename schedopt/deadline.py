@@ -1,0 +1,43 @@
+"""One clock for a time-limited solve, shared by the exact drivers (allocation,
+placement, partition): when it started, how much is left, whether a phase that
+costs a known number of seconds still fits."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Deadline:
+    """``limit_s`` seconds (None: no limit) from ``started`` (``time.perf_counter()``)."""
+
+    limit_s: float | None
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def at(self) -> float | None:
+        """The perf_counter time the limit falls at (None: never)."""
+        return None if self.limit_s is None else self.started + self.limit_s
+
+    def spent(self) -> float:
+        """Seconds since the start."""
+        return time.perf_counter() - self.started
+
+    def remaining(self) -> float | None:
+        """Seconds left (may be <= 0), None without a limit."""
+        return None if self.limit_s is None else self.limit_s - self.spent()
+
+    def left(self, floor: float = 1e-3) -> float | None:
+        """Seconds left for a backend call, at least ``floor``; None without a limit."""
+        rem = self.remaining()
+        return None if rem is None else max(floor, rem)
+
+    def expired(self) -> bool:
+        rem = self.remaining()
+        return rem is not None and rem <= 0
+
+    def affords(self, seconds: float) -> bool:
+        """Whether a phase expected to take ``seconds`` fits in the time left."""
+        rem = self.remaining()
+        return rem is None or rem >= seconds
