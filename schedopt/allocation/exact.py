@@ -22,9 +22,10 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from schedopt.allocation.dual import PricingOracle, enumerate_within, solve_dual
+from schedopt.allocation.dual import PricingOracle, enumerate_within
 from schedopt.allocation.greedy import greedy_allocate
-from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
+from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp
+from schedopt.allocation.relaxation import relax_by_columns, relax_in_price_space
 from schedopt.allocation.problem import (
     AllocationData,
     admission_proof,
@@ -119,7 +120,8 @@ def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], incumb
     choices, the LP bound, the best incumbent (the LP rounding's included) and
     the bound's certificate (the LP's capacity prices)."""
     t0 = time.perf_counter()
-    lag = solve_lp(data, cs, admit=admit, seed_columns=stage1)
+    relaxed = relax_by_columns(data, cs, admit=admit, seed_columns=stage1)
+    lag = relaxed.result
     candidates = [c for c in incumbents if admit is None or len(c) >= admit]
     rounded = round_lp(data, cs, lag.x, admit=admit)
     if rounded is not None:
@@ -131,7 +133,7 @@ def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], incumb
         "lp_bound": lag.bound, "lp_rounds": lag.rounds, "lp_columns": lag.columns, "incumbent": incumbent,
         "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
     })
-    return reduced, float(lag.bound), best, lagrangian_proof(data, lag.lam, lag.nu, admit)
+    return reduced, relaxed.bound, best, relaxed.proof
 
 
 def _price_space(data: AllocationData) -> bool:
@@ -169,7 +171,8 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
     from schedopt.allocation.price_guided import allocate_at_prices, dual_admission, minimum_counts
 
     t0 = time.perf_counter()
-    dual = solve_dual(data, admit=admit, oracle=oracle, rel_tol=1e-9, max_iter=200)
+    relaxed = relax_in_price_space(data, admit=admit, oracle=oracle, rel_tol=1e-9, max_iter=200)
+    dual = relaxed.result
     candidates = [c for c in incumbents if c and (admit is None or len(c) >= admit)]
     minimums = minimum_counts(data)
     member_sets = {tuple(sorted(c)) for c in candidates}
@@ -192,7 +195,7 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
         "lp_bound": dual.bound, "lp_rounds": dual.iterations, "lp_method": "lagrangian-dual", "incumbent": incumbent,
         "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
     })
-    return reduced, float(dual.bound), best, lagrangian_proof(data, dual.lam, dual.nu, admit)
+    return reduced, relaxed.bound, best, relaxed.proof
 
 
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,

@@ -52,7 +52,7 @@ def heuristic_plan(data: AllocationData, config: dict[int, tuple[int, int]], adm
     in the metrics certifies how far it may be below the LP bound. ``dual``: a
     :class:`~schedopt.allocation.dual.DualResult` already solved over every job
     with no admission row, reused when every job is admitted."""
-    from schedopt.allocation.dual import solve_dual
+    from schedopt.allocation.relaxation import from_dual, relax_in_price_space
 
     lp_bound = admitted_bound = proof = admitted_proof = None
     if bound:
@@ -63,10 +63,10 @@ def heuristic_plan(data: AllocationData, config: dict[int, tuple[int, int]], adm
             admitted_bound = data.J
         if admitted_bound == len(admitted) and admitted:
             every = len(admitted) == data.J
-            if dual is None or not every:
-                dual = solve_dual(data, admit=None if every else len(admitted))
-            lp_bound = dual.bound
-            proof = lagrangian_proof(data, dual.lam, dual.nu, None if every else len(admitted))
+            admit = None if every else len(admitted)
+            relaxed = from_dual(data, dual, admit) if dual is not None and every else relax_in_price_space(data, admit=admit)
+            dual = relaxed.result
+            lp_bound, proof = relaxed.bound, relaxed.proof
             metrics = {**metrics, "bound_method": "lagrangian-dual", "bound_iterations": dual.iterations,
                        "bound_seconds": dual.seconds, "bound_lp_gap": dual.lp_gap}
         elif admitted_bound == len(admitted) and data.J == 0:

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.allocation.dual import DualResult, PricingOracle, solve_dual
+from schedopt.allocation.dual import DualResult, PricingOracle
+from schedopt.allocation.relaxation import relax_in_price_space
 from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import FIT_TOL, AllocationData, compile_allocation
@@ -353,7 +354,7 @@ def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.n
     """Prices over ``members``, rounding at the least feasible price scale, eq. 9
     filling, then at most ``max_moves`` local-search moves (until ``deadline``)."""
     oracle = PricingOracle(data, members)
-    dual = solve_dual(data, oracle=oracle)
+    dual = relax_in_price_space(data, oracle=oracle).result
     counts = round_at_prices(data, oracle, dual.lam, members, np.maximum(minimums, 0))
     rounded = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()}
     filled, counters = greedy_allocate(data, rounded, priority_factor=1.0)
@@ -377,7 +378,7 @@ def dual_admission(data: AllocationData, k: int, minimums: np.ndarray, *, oracle
     ``k`` jobs that fit at their minimums; None when they do not fit. ``oracle``
     (over every job) and ``dual`` (solved with ``admit=k``) are reused when given."""
     oracle = oracle or PricingOracle(data)
-    dual = dual or solve_dual(data, admit=k, oracle=oracle)
+    dual = dual or relax_in_price_space(data, admit=k, oracle=oracle).result
     best, _, _ = oracle.price(dual.lam)
     ok = minimums[:, 0] >= 0
     order = np.flatnonzero(ok)[np.argsort(best[ok] - dual.nu, kind="stable")]
