@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from schedopt.errors import InputError
-from schedopt.instance import Instance
+from schedopt.instance import Instance, as_instance
 from schedopt.logs import solver_logging
 from schedopt.checking import Violation, check
 from schedopt.plan import Plan
@@ -28,6 +28,10 @@ def solve(instance: Instance, solver: str | None = None, *, time_limit: float | 
     raises :class:`InputError` naming the solvers that fit. ``log``: stream the
     backend's progress to Python logging (:mod:`schedopt.logs`); silent otherwise.
     """
+    instance = as_instance(instance)
+    if solver is not None and not isinstance(solver, str):
+        raise TypeError(f"solver: expected a registered solver name (a string, see schedopt.solvers()), got "
+                        f"{type(solver).__name__}; pass options as keywords")
     check_run_settings(time_limit, seed)
     if solver is None:
         problem = get_problem(infer_problem(instance))
@@ -115,6 +119,7 @@ def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_l
     """Run several solvers (default: every solver of ``problem``, by default
     :func:`infer_problem`) and check each plan. ``options``: per solver name,
     its options; ``progress(k, name)`` is called before the k-th solve."""
+    instance = as_instance(instance)
     if problem is not None:
         check_fits(instance, get_problem(problem).name)
     if solvers_ is None:

@@ -61,8 +61,11 @@ def check(instance: Instance, plan: Plan, *, strict: bool = False) -> list[Viola
 def check_report(instance: Instance, plan: Plan) -> CheckReport:
     """:func:`check` with what was verified and what was only trusted."""
     from schedopt.certification import check_certificates
+    from schedopt.instance import as_instance
+    from schedopt.plan import as_plan
     from schedopt.problems import find_problem  # the problem registry (discovers the problem packages)
 
+    instance, plan = as_instance(instance), as_plan(plan)
     out: list[Violation] = []
     if plan.instance != instance.name:
         out.append(Violation("instance", f'plan is for "{plan.instance}", instance is "{instance.name}"'))

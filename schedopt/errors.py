@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: the most characters of one problem's message shown (echoed values are cut, never megabytes)
+MAX_MESSAGE_CHARS = 300
+
+
+def brief(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
 
 @dataclass(frozen=True)
 class FieldProblem:
@@ -18,7 +26,7 @@ class FieldProblem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        return brief(f"{self.path}: {self.message}" if self.path else self.message)
 
 
 class InputError(ValueError):

@@ -424,3 +424,17 @@ def load_instance(path: str | os.PathLike[str]) -> Instance:
 
 def save_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
     write_document(path, instance.to_dict())
+
+
+def as_instance(value: Any, what: str = "instance") -> Instance:
+    """``value`` as an :class:`Instance`: an Instance as it is, a path (str or
+    PathLike) loaded with :func:`load_instance`, a mapping validated as an
+    instance document. Anything else is a :class:`TypeError` saying what to pass."""
+    if isinstance(value, Instance):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return load_instance(value)
+    if isinstance(value, dict):
+        return Instance.from_dict(value)
+    raise TypeError(f"{what}: expected an Instance, a path to an instance file or an instance mapping, got "
+                    f"{type(value).__name__}; load one with schedopt.load_instance(path)")

@@ -61,7 +61,7 @@ def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _check_size(src: str, data: Any) -> None:
+def check_size(src: str, data: Any) -> None:
     """Depth <= MAX_DEPTH and values (aliases expanded) <= MAX_VALUES, counted
     once per shared node, so a YAML alias bomb is refused in linear time."""
     sizes: dict[int, int] = {}
@@ -254,7 +254,7 @@ def read_document(path: str | os.PathLike[str]) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(src, f"cannot read file: {exc}") from None
     data = parse_text(text, suffix, src)
-    _check_size(src, data)
+    check_size(src, data)
     return data
 
 
@@ -276,7 +276,9 @@ def parse_text(text: str, suffix: str, src: str) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
+        problem = (getattr(exc, "problem", None) or str(exc)).splitlines()[0]  # one line: the position is in `where`
+        if mark is None and getattr(exc, "position", None) is not None:
+            where = f" at character {exc.position + 1}"
         kind = "YAML error" if isinstance(exc, yaml.constructor.ConstructorError) else "YAML syntax error"
         raise InputError(src, f"{kind}{where}: {problem}") from None
     except RecursionError:

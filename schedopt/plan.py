@@ -13,7 +13,7 @@ import os
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
 from schedopt.errors import InputError
 from schedopt.io import problems_from_validation, read_document, with_field_docs, write_document
@@ -87,6 +87,24 @@ class Certificate(BaseModel):
     admitted_bound: Proof | None = Field(None, description="the proof of objective.admitted_bound")
 
 
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON data: mappings (string keys), lists, str, bool,
+    int, float, None. Array types are recognised by their ``tolist`` (arrays and
+    their scalars), so this module needs no array library."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain(v) for v in value]
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        return plain(tolist())
+    if isinstance(value, Enum):
+        return plain(value.value)
+    return value  # pydantic refuses what is left
+
+
 def relative_gap(value: float | None, bound: float | None) -> float | None:
     """``|value - bound| / |value|`` (0 when both are 0; None when undefined)."""
     if value is None or bound is None:
@@ -109,15 +127,23 @@ class Plan(BaseModel):
     termination: Termination = Field(description="why the solve stopped: optimal, completed, time_limit, infeasible, unbounded, error")
     objective: Objective = Field(description="value, bound, gap (and admitted jobs)")
     solve_seconds: float = Field(description="wall time of the solve, seconds")
-    allocation: dict[str, dict[str, int]] = Field(default_factory=dict, description="job -> role -> tasks (for Dorm: containers)")
-    placement: dict[str, dict[str, dict[str, int]]] | None = Field(None, description="job -> server -> role -> tasks")
-    ps_assignment: dict[str, list[dict[str, int]]] | None = Field(None, description="job -> [{ps, block, size}, ...]: parameter blocks to parameter servers")
+    allocation: dict[str, dict[str, StrictInt]] = Field(default_factory=dict, description="job -> role -> tasks (for Dorm: containers)")
+    placement: dict[str, dict[str, dict[str, StrictInt]]] | None = Field(None, description="job -> server -> role -> tasks")
+    ps_assignment: dict[str, list[dict[str, StrictInt]]] | None = Field(None, description="job -> [{ps, block, size}, ...]: parameter blocks to parameter servers")
     paused: list[str] = Field(default_factory=list, description="jobs given nothing")
     metrics: dict[str, Any] = Field(default_factory=dict, description="problem metrics (utilization, fairness loss, ...) and solver diagnostics")
     seed: int | None = Field(None, description="the seed the solve used")
     options: dict[str, Any] = Field(default_factory=dict, description="the solver options used")
     message: str | None = Field(None, description="why a plan is what it is (time limit, fallback), for people")
     certificate: Certificate | None = Field(None, description="the numbers that prove the bounds (docs/certificates.md); check replays them")
+
+    @field_validator("metrics", "options", "allocation", "placement", "ps_assignment", mode="before")
+    @classmethod
+    def _plain_data(cls, value: Any) -> Any:
+        """Metrics and options are plain JSON data: array scalars and arrays a
+        solver leaves in them (``numpy.bool_``, ``float64``, arrays) become
+        Python's bool, float, int and lists, so every plan can be written."""
+        return plain(value)
 
     @property
     def has_solution(self) -> bool:
@@ -145,3 +171,16 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
 
 def save_plan(plan: Plan, path: str | os.PathLike[str]) -> None:
     write_document(path, plan.to_dict(), tidy=True)
+
+
+def as_plan(value: Any, what: str = "plan") -> Plan:
+    """``value`` as a :class:`Plan`: a Plan as it is, a path loaded with
+    :func:`load_plan`, a mapping validated as a plan document; else a :class:`TypeError`."""
+    if isinstance(value, Plan):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return load_plan(value)
+    if isinstance(value, dict):
+        return Plan.from_dict(value)
+    raise TypeError(f"{what}: expected a Plan, a path to a plan file or a plan mapping, got {type(value).__name__}; "
+                    f"load one with schedopt.load_plan(path)")

@@ -76,14 +76,20 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise InputError("--option", f'expected KEY=VALUE, got "{pair}"')
-        options[key.strip()] = option_value(value)
+        options[key.strip()] = option_value(value, key.strip())
     return options
 
 
-def option_value(text: str) -> Any:
+def option_value(text: str, key: str = "") -> Any:
     """An option's value as YAML reads it, except that numbers YAML 1.1 leaves as
-    strings (``1e-3``, ``5E+2``: no dot in the mantissa) are numbers."""
-    value = yaml.safe_load(text)
+    strings (``1e-3``, ``5E+2``: no dot in the mantissa) are numbers. Read by the
+    same guarded loader as files (syntax errors, duplicate keys, nesting and
+    alias limits become an :class:`InputError` naming the option)."""
+    from schedopt.io import check_size, parse_text
+
+    src = f"--option {key}" if key else "--option"
+    value = parse_text(text, ".yaml", src)
+    check_size(src, value)
     if isinstance(value, str) and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+", value.strip()):
         return float(value)
     return value

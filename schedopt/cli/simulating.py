@@ -45,6 +45,8 @@ def simulate(
         raise InputError("--scheduler", "give a scheduler (--scheduler NAME) or several (--compare a,b,c)")
     as_json = check_format(format_) == "json"
     check_out_path(out_path)
+    if not 0 <= seed < 2**32:  # the seeds solve takes
+        raise InputError("--seed", f"expected an integer in [0, 2**32), got {seed}")
     if plot is not None and plot.exists() and not plot.is_dir():
         raise InputError(str(plot), "--plot names a file; give a directory (it is created if absent)")
     if plot is not None:

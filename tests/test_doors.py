@@ -1,0 +1,71 @@
+"""Bad input refused at the door (issue 41): option values, the simulator's seed,
+the Python API's arguments, plan counts given as strings. One line, exit 2,
+nothing written, bounded time and memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import schedopt
+from schedopt.cli import app
+from schedopt.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = str(ROOT / "instances" / "small-hand.yaml")
+
+
+def alias_bomb(levels: int = 10) -> str:
+    parts = ["&a0 [x,x,x,x,x,x,x,x,x,x]"] + [f"&a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    return "[" + ",".join(parts) + "]"
+
+
+@pytest.mark.parametrize("value, phrase", [
+    ("[unclosed", "YAML syntax error"),
+    (": :", "YAML"),
+    ("\x07", "YAML"),
+    ('!!python/object/apply:os.system ["echo pwned"]', "could not determine a constructor"),
+    (alias_bomb(), "values (YAML aliases expanded)"),
+    ("x" * 100_000, "more characters"),
+])
+def test_bad_option_values_exit_2_in_one_short_line(tmp_path: Path, value: str, phrase: str) -> None:
+    out = tmp_path / "plan.yaml"
+    res = CliRunner().invoke(app, ["solve", SMALL, "--solver", "optimus-greedy", "--option", f"stop_rule={value}",
+                                   "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "stop_rule" in lines[0] and phrase in lines[0], lines
+    assert len(lines[0]) < 600
+    assert not out.exists()
+
+
+def test_simulate_refuses_the_seeds_solve_refuses(tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["simulate", SMALL, "--scheduler", "optimus-greedy", "--seed", "-1",
+                                   "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 2 and "--seed" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_api_takes_a_path_and_says_what_it_expects() -> None:
+    plan = schedopt.solve(SMALL, "optimus-greedy")  # a newcomer's first guess works
+    assert plan.has_solution
+    with pytest.raises(TypeError, match="load_instance"):
+        schedopt.solve(None, "optimus-greedy")
+    with pytest.raises(TypeError, match="solver name"):
+        schedopt.solve(SMALL, 42)
+    instance = schedopt.load_instance(SMALL)
+    assert schedopt.check(instance, plan.to_dict()) == []  # a plan mapping is read as a plan
+    with pytest.raises(TypeError, match="load_plan"):
+        schedopt.check(instance, 5)
+
+
+def test_plan_counts_are_integers_not_strings() -> None:
+    plan = schedopt.solve(SMALL, "optimus-greedy").to_dict()
+    job = next(iter(plan["allocation"]))
+    role = next(iter(plan["allocation"][job]))
+    plan["allocation"][job][role] = "2"
+    with pytest.raises(InputError, match=f"allocation.{job}.{role}"):
+        schedopt.Plan.from_dict(plan, "plan.yaml")
