@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import typer
-import yaml
 from rich.console import Console
 
 from schedopt.errors import InputError
