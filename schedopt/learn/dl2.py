@@ -39,6 +39,7 @@ and lets a policy trained with J rows run with another J.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -56,6 +57,7 @@ from schedopt.learn.nets import MLP, softmax
 from schedopt.plan import Plan
 from schedopt.profiles import models_dir
 from schedopt.registry import register
+from schedopt.tolerances import capacity_limit
 
 #: the job types of the workloads shipped here: DL2's eight measured models, then Optimus' Table 1 profiles
 DL2_TYPES = ("cnn-text-classification", "dssm", "inception-bn", "resnet-50", "resnext-110", "seq2seq", "vgg-16", "wlm")
@@ -196,18 +198,35 @@ class Policy:
                    value=ValueNet(J, F, MLP.from_arrays(arrays, "v")), features=features)
 
     def save(self, path: str | Path) -> None:
-        np.savez_compressed(path, **self.arrays())
+        """Write the policy atomically: to a temporary file beside ``path``, then
+        renamed over it, so a kill while saving never leaves a truncated policy."""
+        import os
+        import tempfile
+
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")  # as numpy's savez names it
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez_compressed(fh, **self.arrays())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
     @classmethod
     def load(cls, path: str | Path) -> "Policy":
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
-        except (OSError, ValueError) as exc:
-            raise InputError(str(path), f"cannot read a DL2 policy (.npz): {exc}") from None
-        if str(arrays.get("layout", "")) != LAYOUT:
+        """Read and check a policy file (:mod:`schedopt.learn.policy_file`); any
+        problem is an :class:`InputError` naming the file and the member."""
+        from schedopt.learn.policy_file import check_policy_arrays, read_policy_arrays
+
+        arrays = read_policy_arrays(path)
+        layout = arrays.get("layout")
+        if layout is None or layout.shape != () or layout.dtype.kind != "U" or str(layout) != LAYOUT:
             raise InputError(str(path), f"layout: not a {LAYOUT} DL2 policy (written by another version of schedopt?); "
                                         "train one with `schedopt learn`")
+        check_policy_arrays(arrays, str(path), row_size, global_size)
         try:
             return cls.from_arrays(arrays)
         except (KeyError, ValueError) as exc:
@@ -500,6 +519,8 @@ class Dl2:
     one, the shipped policy for the dl2 workload when it knows every job's model, else untrained."""
 
     def __init__(self, *, policy: str | None = None, bound: bool = True):
+        if policy is not None and not (isinstance(policy, str) and policy.strip()):
+            raise InputError("dl2", f"policy: expected the path of a policy file (.npz), got {policy!r}")
         self.policy_path = policy
         self.bound = bool(bound)
         self._policy: Policy | None = Policy.load(policy) if policy else None
@@ -522,10 +543,28 @@ class Dl2:
         data = compile_allocation(instance)
         pol, source = self.policy_for(instance)
         config = self.infer(data, pol).config()
-        return heuristic_plan(data, config, sorted(config), solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
+        used = sum((c0 * data.demand[j, 0] + c1 * data.demand[j, 1] for j, (c0, c1) in config.items()),
+                   np.zeros(data.R))
+        if np.any(used > capacity_limit(data.cap)):  # a corrupt network (non-finite weights given in code)
+            raise InputError(self.policy_path or "dl2 policy", "the policy's allocation exceeds the cluster's capacity: "
+                                                               "its weights are corrupt (NaN or infinite?)")
+        unknown = sorted({job.model or "(none)" for job in instance.jobs} - set(pol.types))
+        note = None
+        if source == "untrained" and instance.jobs:
+            note = (f"untrained policy: the shipped policy does not know the models {', '.join(unknown)}; "
+                    "train one with `schedopt learn` and pass --option policy=FILE")
+        elif unknown:
+            note = f"the policy does not know the models {', '.join(unknown)}: their jobs are seen as 'other'"
+        if note:
+            logging.getLogger("schedopt").warning("dl2: %s", note)
+        plan = heuristic_plan(data, config, sorted(config), solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                               options={"policy": self.policy_path, "bound": self.bound},
                               metrics={"heuristic_seconds": time.perf_counter() - started,
-                                       "trained": source != "untrained", "policy_source": source}, bound=self.bound)
+                                       "trained": source != "untrained", "policy_source": source,
+                                       **({"unknown_models": unknown} if unknown else {})}, bound=self.bound)
+        if note:
+            plan.message = note if not plan.message else f"{plan.message}; {note}"
+        return plan
 
 
 def solver_for(pol: Policy) -> Dl2:
