@@ -212,3 +212,19 @@ def test_assert_gap_when_nothing_fits() -> None:
     inst = make_instance([job], {"cpu": 8, "gpu": 2}, name="nothing-fits")
     report = assert_gap(inst, "optimus-milp", max_gap=0.0)
     assert report.gap == 0.0
+
+
+def test_large_price_on_a_resource_of_capacity_zero_still_replays() -> None:
+    """Found by the hypothesis property: a job needing a GPU on a cluster without
+    one drives the GPU's price up; the stated bound accounts for the checker's
+    capacity tolerance, so the replay proves it."""
+    from schedopt.testing import make_instance, two_role_job
+
+    jobs = [two_role_job("j0", {"form": "optimus-sync", "theta": [0, 0, 0, 0, 3.0], "batch": 16}, 128, pmax=1, wmax=1,
+                         worker={"cpu": 1, "gpu": 1}, ps={"cpu": 2, "gpu": 0}),
+            two_role_job("j1", {"form": "optimus-sync", "theta": [0, 0, 0, 0, 1.0], "batch": 16}, 1, pmax=1, wmax=1,
+                         worker={"cpu": 1, "gpu": 0}, ps={"cpu": 1, "gpu": 0})]
+    inst = make_instance(jobs, {"cpu": 2, "gpu": 0}, name="no-gpu")
+    for solver in ("optimus-greedy", "optimus-lagrange", "drf", "optimus-milp", "optimus-cpsat"):
+        plan = get_solver(solver).solve(inst, seed=0)
+        assert check(inst, plan) == [], solver

@@ -22,6 +22,7 @@ from schedopt.backends.lp import LpResult, solve_lp_colwise
 from schedopt.errors import InputError
 from schedopt.allocation.problem import FIT_TOL, AllocationData, fits, job_configurations, min_configuration, use_of
 from schedopt.speed import TableSpeed
+from schedopt.tolerances import capacity_limit
 
 #: the admitted jobs (sorted) and their starting configurations (p_j, w_j)
 Admission = tuple[list[int], dict[int, tuple[int, int]]]
@@ -340,7 +341,7 @@ def admitted_upper_bound_priced(data: AllocationData) -> tuple[int, np.ndarray |
     mu = np.maximum(-res.row_dual[: data.R], 0.0)
     # the bound the prices prove (whatever the LP's accuracy), floored
     use = np.array(rows)
-    proven = float(mu @ data.cap) + float(np.maximum(0.0, 1.0 - use @ mu).sum())
+    proven = float(mu @ capacity_limit(data.cap)) + float(np.maximum(0.0, 1.0 - use @ mu).sum())
     return min(len(ok), int(math.floor(proven + 1e-7))), mu
 
 

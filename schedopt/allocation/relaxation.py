@@ -27,6 +27,7 @@ import numpy as np
 
 from schedopt.allocation.problem import AllocationData, ChoiceSet, lagrangian_proof
 from schedopt.plan import Proof
+from schedopt.tolerances import capacity_limit
 
 
 @dataclass
@@ -54,9 +55,16 @@ def relax_in_price_space(data: AllocationData, *, admit: int | None = None, orac
     return from_dual(data, dual, admit)
 
 
+def stated(data: AllocationData, bound: float, lam: np.ndarray) -> float:
+    """The bound to state: L at the capacities every check accepts (C + FIT_TOL·max(1, C),
+    :func:`schedopt.tolerances.capacity_limit`), never more than what the replay
+    recomputes, even with large prices on a resource of capacity 0."""
+    return float(bound) - float(np.maximum(lam, 0.0) @ (capacity_limit(data.cap) - data.cap))
+
+
 def from_dual(data: AllocationData, dual: Any, admit: int | None) -> Relaxation:
     """A :class:`Relaxation` from a :class:`~schedopt.allocation.dual.DualResult` already solved."""
-    return Relaxation(float(dual.bound), dual.lam, float(dual.nu), admit,
+    return Relaxation(stated(data, dual.bound, dual.lam), dual.lam, float(dual.nu), admit,
                       lagrangian_proof(data, dual.lam, dual.nu, admit), dual)
 
 
@@ -67,4 +75,5 @@ def relax_by_columns(data: AllocationData, cs: ChoiceSet, *, admit: int | None =
     from schedopt.allocation.lagrange import solve_lp
 
     lag = solve_lp(data, cs, admit=admit, seed_columns=seed_columns)
-    return Relaxation(float(lag.bound), lag.lam, float(lag.nu), admit, lagrangian_proof(data, lag.lam, lag.nu, admit), lag)
+    return Relaxation(stated(data, lag.bound, lag.lam), lag.lam, float(lag.nu), admit,
+                      lagrangian_proof(data, lag.lam, lag.nu, admit), lag)

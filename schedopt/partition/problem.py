@@ -29,7 +29,7 @@ import numpy as np
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
-from schedopt.tolerances import BOUND_NOISE
+from schedopt.tolerances import BOUND_NOISE, capacity_limit
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 
 OBJECTIVE_NAME = "resource_utilization"
@@ -269,7 +269,7 @@ def utilization_relaxation(data: PartitionData) -> tuple[float, Proof]:
                                col_upper=data.n_max[apps].astype(float))
         if res.optimal:
             mu[rows] = np.maximum(-res.row_dual, 0.0)  # HiGHS: a binding <= row of a minimisation has dual <= 0
-    bound = float(mu @ data.total) + float((data.n_max[apps] * np.maximum(0.0, data.util[apps] - data.demand[apps] @ mu)).sum())
+    bound = float(mu @ capacity_limit(data.total)) + float((data.n_max[apps] * np.maximum(0.0, data.util[apps] - data.demand[apps] @ mu)).sum())
     proof = Proof(kind="utilization-lagrangian", prices={r: float(v) for r, v in zip(data.instance.resources, mu)})
     return bound, proof
 
