@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,testing,plot,ray]'
+	$(BIN)/python -m pip install --quiet -e '.[test,testing,plot,ray,cpsat]'
 	@touch $(STAMP)
 
 install: $(STAMP)

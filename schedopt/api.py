@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -72,11 +71,12 @@ def check_fits(instance: Instance, problem_name: str, solver: str | None = None)
 
 
 def check_run_settings(time_limit: Any, seed: Any) -> None:
-    """``time_limit``: None or a finite number of seconds > 0 (heuristics too);
+    """``time_limit``: None or a finite number of seconds >= 0 (0: the best plan
+    available now, the heuristic incumbent; heuristics run to their end);
     ``seed``: None or an integer in [0, 2**32)."""
-    if time_limit is not None and not (isinstance(time_limit, (int, float)) and not isinstance(time_limit, bool)
-                                       and math.isfinite(time_limit) and time_limit > 0):
-        raise InputError("time_limit", f"expected a number of seconds > 0, got {time_limit!r}")
+    from schedopt.deadline import check_time_limit
+
+    check_time_limit(time_limit, "time_limit")
     if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**32):
         raise InputError("seed", f"expected an integer in [0, 2**32), got {seed!r}")
 

@@ -41,3 +41,18 @@ class Deadline:
         """Whether a phase expected to take ``seconds`` fits in the time left."""
         rem = self.remaining()
         return rem is None or rem >= seconds
+
+
+def check_time_limit(time_limit: object, who: str) -> None:
+    """``time_limit``: None (no limit) or a finite number of seconds >= 0. Zero
+    asks for the best plan available now: the heuristic incumbent (a host passes
+    what is left of its round, which may be nothing)."""
+    import math
+
+    from schedopt.errors import InputError
+
+    if time_limit is None:
+        return
+    if not (isinstance(time_limit, (int, float)) and not isinstance(time_limit, bool) and math.isfinite(time_limit)
+            and time_limit >= 0):
+        raise InputError(who, f"time_limit: expected a number of seconds >= 0, got {time_limit!r}")

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, PrivateAttr, ValidationError, model_validator
 
 from schedopt.convergence import CurveFitError, LossCurve, fit_history
 from schedopt.errors import FieldProblem, InputError
@@ -43,6 +43,18 @@ Positive = Annotated[float, PlainValidator(number_validator(gt=0))]
 Count = Annotated[int, PlainValidator(number_validator(ge=0, integer=True))]
 PositiveCount = Annotated[int, PlainValidator(number_validator(ge=1, integer=True))]
 Name = Annotated[str, Field(min_length=1)]
+
+
+def _id_text(value: Any) -> Any:
+    """Integer ids (as a host scheduler's job ids often are) read as their decimal
+    text: job 7 is "7" in plans. Booleans and other types are left to validation."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+#: a job id: a non-empty string, or an integer (kept as its decimal text)
+JobId = Annotated[str, BeforeValidator(_id_text), Field(min_length=1)]
 
 #: canonical role order of a two-role job: c0 = p (parameter servers), c1 = w (workers)
 TWO_ROLES = ("ps", "worker")
@@ -94,7 +106,7 @@ class SpeedSamples(_Strict):
 class Job(_Strict):
     """A training job. Time in seconds, work in training steps."""
 
-    id: Name = Field(description="unique job id")
+    id: JobId = Field(description="unique job id (an integer id is read as its decimal text)")
     model: str | None = Field(None, description="name of the DL model (informational; profiles in models/)")
     arrival: NonNeg = Field(0.0, description="arrival time, seconds (simulation workloads)")
     weight: Positive = Field(1.0, description="priority weight (weighted DRF, Dorm's fair share)")
@@ -156,8 +168,8 @@ class Instance(_Strict):
     servers: list[Server] = Field(default_factory=list, description="the cluster's servers")
     jobs: list[Job] = Field(max_length=MAX_JOBS, description="the jobs (applications) to schedule")
     policy: Policy | None = Field(None, description="policy parameters (Dorm θ1/θ2, SLAQ epoch)")
-    previous: dict[str, dict[str, dict[str, Count]]] | None = Field(None, description="running placement: job -> server -> role -> tasks (Dorm's adjustments, restarts)")
-    allocation: dict[str, dict[str, Count]] | None = Field(None, description="given counts: job -> role -> tasks (the placement and ps-assignment problems)")
+    previous: dict[JobId, dict[str, dict[str, Count]]] | None = Field(None, description="running placement: job -> server -> role -> tasks (Dorm's adjustments, restarts)")
+    allocation: dict[JobId, dict[str, Count]] | None = Field(None, description="given counts: job -> role -> tasks (the placement and ps-assignment problems)")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     _source: str = PrivateAttr(default="<instance>")

@@ -42,8 +42,24 @@ class SolverInfo:
     factory: Callable[..., Solver] = field(repr=False)
     options: dict[str, Any] = field(default_factory=dict)  # option -> default
     supports_time_limit: bool = False
+    requires: tuple[str, ...] = ()  # optional backends it needs (schedopt.backends.deps.REQUIREMENTS)
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why this solver cannot run in this environment (None: it can)."""
+        from schedopt.backends.deps import why_unavailable
+
+        for requirement in self.requires:
+            why = why_unavailable(requirement)
+            if why is not None:
+                return why
+        return None
 
     def make(self, **options: Any) -> Solver:
+        from schedopt.backends.deps import require
+
+        for requirement in self.requires:
+            require(requirement, f"solver {self.name}")
         unknown = sorted(set(options) - set(self.options))
         if unknown:
             known = ", ".join(sorted(self.options)) or "none"
@@ -94,7 +110,8 @@ def option_problem(key: str, value: Any, default: Any) -> tuple[str, str] | None
 _REGISTRY: dict[str, SolverInfo] = {}
 
 
-def register(name: str, *, problem: str, exact: bool, backend: str, supports_time_limit: bool = False) -> Callable[[type], type]:
+def register(name: str, *, problem: str, exact: bool, backend: str, supports_time_limit: bool = False,
+             requires: tuple[str, ...] = ()) -> Callable[[type], type]:
     """Class decorator: register ``cls`` under ``name``. Options are the keyword
     arguments of ``cls.__init__`` with their defaults; the docstring's first line
     is the description."""
@@ -113,7 +130,7 @@ def register(name: str, *, problem: str, exact: bool, backend: str, supports_tim
         _REGISTRY[name] = SolverInfo(
             name=name, problem=problem, exact=exact, backend=backend,
             description=doc[0] if doc else "", factory=cls, options=options,
-            supports_time_limit=supports_time_limit,
+            supports_time_limit=supports_time_limit, requires=tuple(requires),
         )
         return cls
 

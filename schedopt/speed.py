@@ -105,6 +105,16 @@ class Amdahl(_Form):
         return self.formula(*self.params(), c0, c1)
 
 
+def _step_times(speed: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:
+    """1 / speed (s per step), inf where the speed is 0 (measured tables say "cannot
+    run here" so) or, interpolating, where a neighbour it is drawn from cannot run
+    (``runs`` < 1: the interpolated share of runnable neighbours)."""
+    ok = speed > 0
+    if runs is not None:
+        ok &= runs >= 1.0 - 1e-12
+    return np.where(ok, 1.0 / np.where(ok, speed, 1.0), np.inf)
+
+
 #: a table's task counts may span at most this many configurations (its dense grid)
 MAX_TABLE_CELLS = 4_000_000
 
@@ -130,8 +140,8 @@ class TableSpeed(_Form):
             counts, speed = pt[:-1], pt[-1]
             if any(c != int(c) or c < 1 for c in counts):
                 raise ValueError(f"points[{i}]: task counts must be integers >= 1, got {counts}")
-            if speed <= 0:
-                raise ValueError(f"points[{i}]: speed must be > 0, got {speed}")
+            if speed < 0:
+                raise ValueError(f"points[{i}]: speed must be >= 0 (0: the configuration cannot run), got {speed}")
             key = tuple(int(c) for c in counts)
             if key in seen:
                 raise ValueError(f"points[{i}]: configuration {list(key)} is listed twice")
@@ -165,23 +175,26 @@ class TableSpeed(_Form):
             if self.interpolate:
                 order = np.argsort(n)
                 every = np.arange(int(n.min()), int(n.max()) + 1)
-                grid[every, 0] = 1.0 / np.interp(every, n[order], f[order])
+                grid[every, 0] = _step_times(np.interp(every, n[order], f[order]),
+                                             np.interp(every, n[order], (f[order] > 0).astype(float)))
             else:
-                grid[n, 0] = 1.0 / f
+                grid[n, 0] = _step_times(f)
         else:
             p, w, f = pts[:, 0].astype(np.int64), pts[:, 1].astype(np.int64), pts[:, 2]
             grid = np.full((int(p.max()) + 1, int(w.max()) + 1), np.inf)
             if self.interpolate:  # bilinear on the full grid of measured (p, w)
                 ps, ws = np.unique(p), np.unique(w)
-                speed = np.empty((len(ps), len(ws)))
-                speed[np.searchsorted(ps, p), np.searchsorted(ws, w)] = f
                 every_w = np.arange(int(ws[0]), int(ws[-1]) + 1)
-                along_w = np.array([np.interp(every_w, ws, row) for row in speed])  # (len(ps), len(every_w))
                 every_p = np.arange(int(ps[0]), int(ps[-1]) + 1)
-                full = np.array([np.interp(every_p, ps, col) for col in along_w.T]).T  # (len(every_p), len(every_w))
-                grid[np.ix_(every_p, every_w)] = 1.0 / full
+                planes = []
+                for values in (f, (f > 0).astype(float)):  # the speed, and where it may run
+                    plane = np.empty((len(ps), len(ws)))
+                    plane[np.searchsorted(ps, p), np.searchsorted(ws, w)] = values
+                    along_w = np.array([np.interp(every_w, ws, row) for row in plane])  # (len(ps), len(every_w))
+                    planes.append(np.array([np.interp(every_p, ps, col) for col in along_w.T]).T)
+                grid[np.ix_(every_p, every_w)] = _step_times(*planes)
             else:
-                grid[p, w] = 1.0 / f
+                grid[p, w] = _step_times(f)
         self.__dict__["_grid_cache"] = grid
         return grid
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, make_solver
+from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
 from schedopt.allocation.exact import StageResult, solve_exact
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.instance import Instance
@@ -38,7 +38,7 @@ class CpSatBackend:
     def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
                     min_admitted: int, time_limit: float | None, seed: int | None,
                     hint: list[int] | None = None) -> StageResult:
-        from ortools.sat.python import cp_model  # imported when a model is built: `import schedopt` stays light
+        cp_model = load_cp_model()  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         # -- data, scaled to integers
         unit, exact_units = integer_scale(np.concatenate([data.demand.ravel(), data.cap]))
@@ -119,7 +119,7 @@ class CpSatBackend:
                            bound=bound, info=info)
 
 
-@register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True)
+@register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",))
 class OptimusCpSat:
     """Exact multiple-choice model of Optimus eq. 5-8 (OR-Tools CP-SAT, integer-scaled)."""
 

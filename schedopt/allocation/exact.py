@@ -38,8 +38,7 @@ from schedopt.allocation.problem import (
     enumerate_choices,
 )
 from schedopt.allocation.admission import admit as admit_by_rule, admitted_upper_bound_priced, all_fit_at_minimum
-from schedopt.deadline import Deadline
-from schedopt.errors import InputError
+from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
 
@@ -87,11 +86,6 @@ def _no_plan_message(stage: str, result: StageResult) -> str:
         detail = ", ".join(f"{k}={v}" for k, v in result.info.items() if "status" in k)
         return f"{stage}: the backend stopped with an error ({detail or 'no detail'}); no plan"
     return f"{stage} found no plan ({result.termination.value})"
-
-
-def check_time_limit(time_limit: float | None, solver: str) -> None:
-    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise InputError(solver, f"time_limit: expected a number of seconds > 0, got {time_limit!r}")
 
 
 #: a heuristic that grows a feasible start (job -> counts) into a plan (an incumbent for fixing)

@@ -24,6 +24,15 @@ CPSAT_TERMINATION = {
 }
 
 
+def load_cp_model(who: str = "CP-SAT") -> Any:
+    """``ortools.sat.python.cp_model``, imported on first use; when OR-Tools is
+    missing or cannot load here, one :class:`~schedopt.backends.deps.MissingDependencyError`
+    line naming the extra (``schedopt[cpsat]``)."""
+    from schedopt.backends.deps import load
+
+    return load("ortools.sat.python.cp_model", "ortools", who)
+
+
 def cpsat_termination(solver: "cp_model.CpSolver", code: Any) -> Termination:
     """Our termination for CP-SAT's status ``code``."""
     return CPSAT_TERMINATION.get(solver.status_name(code), Termination.ERROR)
@@ -46,8 +55,7 @@ LOAD_SECONDS_PER_VARIABLE = 1.5e-6
 def make_solver(workers: int, seed: int | None, time_limit: float | None, *, variables: int = 0) -> cp_model.CpSolver:
     """A CP-SAT solver with our determinism settings (threads, seed) and the time
     limit; presolve is off when ``variables`` make it likely to overrun half the limit."""
-    from ortools.sat.python import cp_model
-
+    cp_model = load_cp_model()
     solver = cp_model.CpSolver()
     logger = backend_logger("cpsat")  # progress lines only when the caller asked (log=True)
     if logger is not None:

@@ -72,6 +72,10 @@ def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: 
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus
 
+    from schedopt.backends.lp import highspy_module
+
+    highspy_module()  # loadable here, and its banner kept off stdout
+
     t0 = time.perf_counter()
     handover = HANDOVER_PER_BUILD_SECOND * max(0.0, build_seconds)
     if time_limit is not None and time_limit - handover < MIN_HIGHS_SECONDS:

@@ -4,9 +4,50 @@ about 60 ms, ``scipy.optimize`` about 290 ms)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
 from dataclasses import dataclass
+from typing import Any, Iterator
 
 import numpy as np
+
+_BANNER_LOCK = threading.Lock()
+_BANNER = {"shown": False}
+
+
+@contextlib.contextmanager
+def _stdout_silenced() -> Iterator[None]:
+    """File descriptor 1 to /dev/null for the duration (C code's prints included)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def highspy_module(who: str = "HiGHS") -> Any:
+    """``highspy``, imported on first use (a load failure is one
+    :class:`~schedopt.backends.deps.MissingDependencyError` line). Recent highspy
+    prints its banner on stdout when the process's first ``Highs`` is built,
+    before any option can be set: that first one is built here with stdout
+    silenced, so a host's stdout (or ``--format json``) stays clean."""
+    from schedopt.backends.deps import load
+
+    highspy = load("highspy", "highspy", who)
+    if not _BANNER["shown"]:
+        with _BANNER_LOCK:
+            if not _BANNER["shown"]:
+                with _stdout_silenced():
+                    highspy.Highs()
+                _BANNER["shown"] = True
+    return highspy
 
 
 @dataclass
@@ -28,7 +69,7 @@ def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, val
     """min cost·x  s.t.  row_lower <= A x <= row_upper,  col_lower <= x <= col_upper,
     with A given column-wise (CSC: ``start`` (n+1,), ``index``/``value`` (nnz,)).
     Infinite bounds are ±inf. Single-threaded and deterministic."""
-    import highspy
+    highspy = highspy_module()
 
     n, m = len(cost), len(row_lower)
     h = highspy.Highs()
@@ -67,7 +108,7 @@ class IncrementalLp:
     Minimisation; row duals follow HiGHS's sign (<= 0 on a binding ``<=`` row)."""
 
     def __init__(self, *, seed: int = 0, threads: int | None = 1):
-        import highspy
+        highspy = highspy_module()
 
         self._highspy = highspy
         self._h = highspy.Highs()
@@ -121,3 +162,34 @@ class IncrementalLp:
         x = np.asarray(sol.col_value, dtype=float)
         duals = np.asarray(sol.row_dual, dtype=float)
         return LpResult(optimal, h.modelStatusToString(status), x, duals, float(h.getInfo().objective_function_value))
+
+
+@dataclass
+class MilpResult:
+    """``x`` the best integer solution found (None if none); ``dual_bound`` HiGHS's
+    proven bound on the minimum (None if it has none); ``optimal``."""
+
+    optimal: bool
+    x: np.ndarray | None
+    dual_bound: float | None
+
+
+def solve_milp_dense(cost: np.ndarray, rows: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
+                     col_upper: np.ndarray, *, time_limit: float | None = None, seed: int | None = None) -> MilpResult:
+    """min cost·x s.t. rows·x <= row_upper (dense (m, n)), bounds, x integer; on HiGHS."""
+    import math
+
+    lp = IncrementalLp(seed=int(seed or 0))
+    lp.pass_dense(cost, rows, row_upper, col_lower, col_upper)
+    h, hs = lp._h, lp._highspy
+    h.changeColsIntegrality(len(cost), np.arange(len(cost), dtype=np.int32),
+                            np.array([hs.HighsVarType.kInteger] * len(cost)))
+    if time_limit is not None:
+        h.setOptionValue("time_limit", max(1e-3, float(time_limit)))
+    h.run()
+    status = h.getModelStatus()
+    info = h.getInfo()
+    has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    x = np.asarray(h.getSolution().col_value, dtype=float) if has_x else None
+    bound = float(info.mip_dual_bound)
+    return MilpResult(status == hs.HighsModelStatus.kOptimal, x, bound if math.isfinite(bound) else None)

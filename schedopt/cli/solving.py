@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from schedopt.api import compare as compare_solvers
@@ -158,16 +159,17 @@ def solvers(
     infos = list_solvers()
     if as_json:
         print_json([{"name": i.name, "problem": i.problem, "exact": i.exact, "backend": i.backend,
-                     "supports_time_limit": i.supports_time_limit, "options": i.options, "description": i.description}
+                     "supports_time_limit": i.supports_time_limit, "available": i.unavailable is None,
+                     "unavailable_because": i.unavailable, "options": i.options, "description": i.description}
                     for i in infos])
         return
     table = Table(title="schedopt solvers" + ("" if long else " (--long for options and descriptions)"))
-    cols = ["name", "problem", "kind", "backend", "time limit"] + (["options", "description"] if long else [])
+    cols = ["name", "problem", "kind", "backend", "time limit", "available"] + (["options", "description"] if long else [])
     for col in cols:
         table.add_column(col, no_wrap=col in ("name", "problem"))
     for info in infos:
         row = [info.name, info.problem, "exact" if info.exact else "heuristic", info.backend,
-               "yes" if info.supports_time_limit else "-"]
+               "yes" if info.supports_time_limit else "-", "yes" if info.unavailable is None else escape(f"no: {info.unavailable}")]
         if long:
             row += [", ".join(f"{k}={v}" for k, v in info.options.items()) or "-", info.description]
         table.add_row(*row)

@@ -137,10 +137,15 @@ def exact_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most
     capacities down to ``PRICE_UNITS`` per capacity (every pattern that fits still
     fits: a relaxation), values to ``PRICE_VALUE_UNITS`` per largest; the bound adds back what
     rounding the values can hide, and a pattern that the rounding let in but
-    the true capacities do not is dropped."""
-    from ortools.sat.python import cp_model
+    the true capacities do not is dropped. Without OR-Tools (an optional extra)
+    the same knapsack is solved by HiGHS (:func:`exact_pattern_highs`)."""
+    from schedopt.backends.deps import why_unavailable
 
-    from schedopt.backends.cpsat import has_solution, make_solver
+    if why_unavailable("ortools") is not None:
+        return exact_pattern_highs(value, shapes, limit, most, time_limit=time_limit, seed=seed)
+    from schedopt.backends.cpsat import has_solution, load_cp_model, make_solver
+
+    cp_model = load_cp_model()
 
     T = len(value)
     a = np.zeros(T, dtype=np.int64)
@@ -168,6 +173,27 @@ def exact_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most
         upper = float(solver.best_objective_bound) / k + slack
     else:
         upper = float(value[cols] @ most[cols])
+    return a, max(upper, float(value @ a))
+
+
+def exact_pattern_highs(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most: np.ndarray, *,
+                        time_limit: float, seed: int | None) -> tuple[np.ndarray, float]:
+    """The pricing knapsack of :func:`exact_pattern` as a MIP on HiGHS: (the best
+    pattern found (T,), HiGHS's proven upper bound on the maximum)."""
+    from schedopt.backends.lp import solve_milp_dense
+
+    T = len(value)
+    a = np.zeros(T, dtype=np.int64)
+    cols = np.flatnonzero((value > 0) & (most > 0))
+    if len(cols) == 0:
+        return a, 0.0
+    res = solve_milp_dense(-value[cols], shapes[cols].T, limit, np.zeros(len(cols)), most[cols].astype(float),
+                           time_limit=time_limit, seed=seed)
+    upper = float(value[cols] @ most[cols]) if res.dual_bound is None else -res.dual_bound
+    if res.x is not None:
+        a[cols] = np.round(res.x).astype(np.int64)
+        if np.any(shapes.T @ a > limit + 1e-9):
+            a[:] = 0
     return a, max(upper, float(value @ a))
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, make_solver
+from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
 from schedopt.instance import Instance
 from schedopt.partition.dorm import BackendResult, DormModel, solve_dorm, thresholds
 from schedopt.plan import Plan, Termination
@@ -56,7 +56,7 @@ class CpSatDorm:
 
     def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None,
                     rel_gap: float | None = None) -> BackendResult:
-        from ortools.sat.python import cp_model  # imported when a model is built: `import schedopt` stays light
+        cp_model = load_cp_model()  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         d = model.data
         # -- data, as integers
@@ -142,7 +142,7 @@ class CpSatDorm:
                              note=None if exact else "shares rounded at 1e-9 for CP-SAT: optimality is not proven")
 
 
-@register("dorm-cpsat", problem="partition", exact=True, backend="cp-sat", supports_time_limit=True)
+@register("dorm-cpsat", problem="partition", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",))
 class DormCpSat:
     """Dorm's P2 (eq. 6-18) in OR-Tools CP-SAT, exactly integer-scaled; θ from the instance's policy."""
 

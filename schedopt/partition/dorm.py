@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from schedopt.deadline import Deadline
+from schedopt.deadline import Deadline, check_time_limit
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Policy
 from schedopt.partition.checker import check_partition
@@ -473,8 +473,7 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
 
 def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tuple[float, float],
                time_limit: float | None, seed: int | None, options: dict[str, Any], mode: str = "auto") -> Plan:
-    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise InputError(name, f"time_limit: expected a number of seconds > 0, got {time_limit!r}")
+    check_time_limit(time_limit, name)
     clock = Deadline(time_limit)
     started = clock.started
     data = compile_partition(instance)

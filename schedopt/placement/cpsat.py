@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, make_solver
+from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, decode
 from schedopt.placement.exact import Objective, StageResult, coefficients, dense_previous, solve_placement_exact
@@ -53,7 +53,7 @@ class CpSatPlacement:
 
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
                     time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult:
-        from ortools.sat.python import cp_model  # imported when a model is built: `import schedopt` stays light
+        cp_model = load_cp_model()  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         # -- data, scaled to integers
         c_ps, c_w = coefficients(data)
@@ -167,7 +167,7 @@ class CpSatPlacement:
     def solve_classes(self, data: PlacementData, cm: ClassModel, *, stage: str, objective: Objective, min_placed: int,
                       time_limit: float | None, seed: int | None) -> StageResult:
         """The aggregated class model (:mod:`schedopt.placement.classes`): shapes per job, patterns per class."""
-        from ortools.sat.python import cp_model
+        cp_model = load_cp_model()
         t0 = time.perf_counter()
         # -- data: each shape's cost as an integer (exact by a power of ten, else 10^9 of the largest, rounded)
         costs = np.concatenate(cm.cost) if cm.cost else np.zeros(0)
@@ -225,7 +225,7 @@ class CpSatPlacement:
         return StageResult(term, P, W, value, bound, info)
 
 
-@register("placement-cpsat", problem="placement", exact=True, backend="cp-sat", supports_time_limit=True)
+@register("placement-cpsat", problem="placement", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",))
 class PlacementCpSat:
     """Exact placement (max placed jobs, then fewest moved running tasks with ``moves="first"``, then
     min Σ T_j / max T_j / cross-node pairs), OR-Tools CP-SAT."""

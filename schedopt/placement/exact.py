@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from schedopt.deadline import Deadline
+from schedopt.deadline import Deadline, check_time_limit
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, build_class_model
@@ -148,8 +148,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         raise InputError(name, f'moves: "{moves}" is not one of {", ".join(MOVES)}')
     if model not in MODELS:
         raise InputError(name, f'model: "{model}" is not one of {", ".join(MODELS)}')
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(name, f"time_limit: must be > 0 seconds, got {time_limit}")
+    check_time_limit(time_limit, name)
     data = compile_placement(instance)
     keep = moves == "first" and data.prev is not None  # the fewest-moved-tasks stage runs
     metrics: dict[str, Any] = {"objective_kind": objective}

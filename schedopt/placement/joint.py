@@ -143,4 +143,5 @@ def joint_info(name: str) -> SolverInfo:
 
     return SolverInfo(name=name, problem=first.problem, exact=False, backend=f"{first.backend} then {second.backend}",
                       description=f"{first.name}, then {second.name} on its counts", factory=make, options=options,
-                      supports_time_limit=first.supports_time_limit or second.supports_time_limit)
+                      supports_time_limit=first.supports_time_limit or second.supports_time_limit,
+                      requires=tuple(dict.fromkeys(first.requires + second.requires)))

@@ -34,7 +34,7 @@ class SlaqMilp:
                            compile=compile_quality, heuristic=_greedy_incumbent)
 
 
-@register("slaq-cpsat", problem="quality", exact=True, backend="cp-sat", supports_time_limit=True)
+@register("slaq-cpsat", problem="quality", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",))
 class SlaqCpSat:
     """The same model in OR-Tools CP-SAT (reductions integer-scaled; the bound accounts for it)."""
 

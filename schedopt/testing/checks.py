@@ -379,8 +379,15 @@ def parametrize_with_checks(solvers: Iterable[Any], *, problem: str | None = Non
     ``def test_contract(solver, check): check(solver)``."""
     import pytest
 
+    from schedopt.registry import solver_info
+
     params = []
     for s in solvers:
+        if isinstance(s, str):  # a solver this environment cannot run is skipped, saying why
+            why = solver_info(s).unavailable
+            if why is not None:
+                params.append(pytest.param(None, None, id=f"{s}-unavailable", marks=pytest.mark.skip(reason=why)))
+                continue
         subject = resolve(s, problem)
         k = kit(subject.problem)
         for c in applicable(subject, k):
