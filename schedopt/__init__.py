@@ -6,7 +6,7 @@
     assert not schedopt.check(inst, plan)
 """
 
-from schedopt.api import Comparison, compare, solve
+from schedopt.api import Comparison, compare, solve, warm_up
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Job, Role, Server, load_instance, save_instance
 from schedopt.checking import Violation, check
@@ -16,6 +16,7 @@ from schedopt.registry import SolverInfo, get_solver, register, solver_info, sol
 from schedopt.sweeps import sweep
 
 __all__ = [
+    "warm_up",
     "Comparison", "InputError", "Instance", "Job", "Plan", "Problem", "Role", "Server", "SolverInfo", "Status",
     "Termination", "Violation", "check", "compare", "get_problem", "get_solver", "infer_problem", "load_instance",
     "load_plan", "problems", "register", "save_instance", "save_plan", "solve", "solver_info", "solvers", "sweep",

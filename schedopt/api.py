@@ -146,3 +146,29 @@ def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_l
         plan = solve(instance, name, time_limit=time_limit, seed=seed, log=log, **options.get(name, {}))
         rows.append(CompareRow(name, plan, check(instance, plan)))
     return Comparison(instance.name, rows)
+
+
+def warm_up(solvers_: Iterable[str] | None = None) -> dict[str, float]:
+    """Pay imports and first-call costs now, at a host's start-up, rather than in
+    its first scheduling round: each named solver (default: every registered
+    solver this environment can run) solves a tiny instance of its problem once.
+    Returns seconds per solver. Solvers that cannot run here are skipped."""
+    import time
+
+    from schedopt.testing.instances import kit
+
+    names = list(solvers_) if solvers_ is not None else [i.name for i in solvers() if i.unavailable is None]
+    spent: dict[str, float] = {}
+    for name in names:
+        info = solver_info(name)
+        if info.unavailable is not None:
+            continue
+        t0 = time.perf_counter()
+        try:
+            instance = kit(info.problem).tiny(0)
+        except Exception:  # a problem without a testing kit: importing its solver is the warm-up
+            info.make()
+        else:
+            info.make().solve(instance, seed=0)
+        spent[name] = time.perf_counter() - t0
+    return spent
