@@ -337,12 +337,19 @@ def write_document(path: str | os.PathLike[str], data: Any, tidy: bool = False) 
         raise InputError(str(path), f"directory {str(directory)!r} does not exist")
     if p.is_dir():
         raise InputError(str(path), "is a directory, expected a file name")
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=directory)
+    except OSError as exc:
+        raise InputError(str(path), f"cannot write here: {exc.strerror or exc}") from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # the user's umask, as open() would give (mkstemp makes 0600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, p)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise InputError(str(path), f"cannot write: {exc.strerror or exc}") from None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -69,3 +69,43 @@ def test_plan_counts_are_integers_not_strings() -> None:
     plan["allocation"][job][role] = "2"
     with pytest.raises(InputError, match=f"allocation.{job}.{role}"):
         schedopt.Plan.from_dict(plan, "plan.yaml")
+
+
+def _with_huge_job() -> schedopt.Instance:
+    from schedopt.generate import generate_instance
+
+    data = generate_instance("optimus-workload", jobs=5, servers=4, seed=1, max_tasks=4).to_dict()
+    big = {**data["jobs"][0], "id": "huge"}
+    big["roles"] = {k: dict(v) for k, v in big["roles"].items()}
+    big["roles"]["worker"]["demand"] = {**big["roles"]["worker"]["demand"], "gpu": 1000}
+    data["jobs"].append(big)
+    return schedopt.Instance.from_dict(data)
+
+
+def test_a_job_that_can_never_fit_is_reported_at_once() -> None:
+    from schedopt.sim import simulate
+
+    inst = _with_huge_job()
+    plan = schedopt.solve(inst, "optimus-greedy")
+    assert "huge" in plan.paused and "1000 gpu" in plan.metrics["cannot_run"]["huge"]
+    assert schedopt.check(inst, plan) == []
+    result = simulate(inst, "optimus-greedy", interval_s=600)  # stops when the others finish, not at the horizon
+    assert result.finished == 5 and result.unfinished == 1 and "huge" in result.unfinishable
+    assert result.plans < 1000
+
+
+def test_generate_help_lists_the_families() -> None:
+    res = CliRunner().invoke(app, ["generate", "--help"])
+    assert res.exit_code == 0
+    for family in ("optimus", "slaq", "dorm-table2", "placement"):
+        assert f"{family}:" in res.output
+
+
+def test_out_into_an_unwritable_folder_is_refused_before_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == tmp_path and mode == os.W_OK else real(p, mode))
+    res = CliRunner().invoke(app, ["solve", SMALL, "--solver", "optimus-greedy", "--out", str(tmp_path / "plan.yaml")])
+    assert res.exit_code == 2 and "not writable" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "plan.yaml").exists()

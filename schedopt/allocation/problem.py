@@ -360,6 +360,23 @@ def min_configuration(data: AllocationData, j: int) -> tuple[int, int] | None:
     return int(counts[k, 0]), int(counts[k, 1])
 
 
+def cannot_run(data: AllocationData, jobs: Any = None) -> dict[str, str]:
+    """Jobs (of ``jobs``, default all) that no plan can ever run, with the reason:
+    no allowed configuration, or more than the whole cluster at their least use."""
+    out: dict[str, str] = {}
+    for j in (range(data.J) if jobs is None else jobs):
+        c = min_configuration(data, j)
+        if c is None:
+            out[data.jobs[j].id] = "no allowed configuration (its speed is undefined or 0 at every count)"
+            continue
+        over = np.flatnonzero(use_of(data, j, c) > capacity_limit(data.cap))
+        if len(over):
+            r = int(over[0])
+            out[data.jobs[j].id] = (f"needs {use_of(data, j, c)[r]:g} {data.instance.resources[r]} at its least, "
+                                    f"the whole cluster has {data.cap[r]:g}")
+    return out
+
+
 def use_of(data: AllocationData, j: int, c: tuple[int, int]) -> np.ndarray:
     return c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1]
 
@@ -416,6 +433,9 @@ def build_plan(
     value = None if cost is None else data.sign * cost + 0.0
     bound = None if bound is None else data.sign * bound + 0.0
     all_metrics = allocation_metrics(instance, allocation)
+    never = cannot_run(data, [j for j in range(data.J) if j not in config]) if len(config) < data.J else {}
+    if never:
+        all_metrics["cannot_run"] = never  # paused for good: no plan can ever run them
     all_metrics.update(metrics)
     if proof is not None:
         proof = proof.model_copy(update={"value": bound})

@@ -175,3 +175,5 @@ def check_out_path(path: Optional[Path]) -> None:
         raise InputError(str(path), "unknown file type; expected .json, .yaml or .yml")
     if path is not None and not path.parent.is_dir():
         raise InputError(str(path), f"directory {str(path.parent)!r} does not exist")
+    if path is not None and not os.access(path.parent, os.W_OK):  # found before any work is done
+        raise InputError(str(path), f"directory {str(path.parent)!r} is not writable")

@@ -6,15 +6,29 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from typer.core import TyperCommand
 
 from schedopt.cli.common import app, check_out_path, handles_bad_input, out
 from schedopt.instance import save_instance
 
 
-@app.command()
+class FamiliesHelp(TyperCommand):
+    """``generate --help`` ends with the registered families, one line each (found
+    when help is asked for, so other commands do not pay for the discovery)."""
+
+    def format_help(self, ctx, formatter) -> None:  # type: ignore[no-untyped-def]
+        from schedopt.problems import families
+
+        lines = [f"{name}: {problem}" + (f", {fam.description}" if fam.description else "")
+                 for name, (problem, fam) in sorted(families().items())]
+        self.epilog = "Families:\n\n" + "\n\n".join(lines)
+        super().format_help(ctx, formatter)
+
+
+@app.command(cls=FamiliesHelp)
 @handles_bad_input
 def generate(
-    family: str = typer.Argument(..., help="instance family (e.g. optimus)"),
+    family: str = typer.Argument(..., help="instance family; `schedopt generate --help` lists them"),
     jobs: int = typer.Option(..., "--jobs", min=0),
     servers: int = typer.Option(..., "--servers", min=1),
     seed: int = typer.Option(0, "--seed"),

@@ -53,6 +53,7 @@ class SimulationResult(BaseModel):
     finished: int = Field(0, description="jobs finished")
     restarts: int = Field(0, description="configuration changes of jobs that had started (a resume after a pause counts)")
     unfinished: int = Field(0, description="jobs unfinished when the run stopped")
+    unfinishable: dict[str, str] = Field(default_factory=dict, description="job id -> why it can never run on this cluster (left out of every round; counted as unfinished)")
     scaling_overhead_share: float = Field(0.0, description="restart seconds / running seconds")
     avg_utilization: dict[str, float] = Field(default_factory=dict, description="resource -> mean share in use over intervals with work")
     scheduler_seconds: float = Field(0.0, description="wall time inside the scheduler, seconds")
@@ -107,7 +108,7 @@ def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str,
               ps_assignment: str | None = None, mean_transfer_share: float | None = None, error_steps: float, error_speed: float, overhead_s: float,
               run_s: float, scheduler_s: float, plans: int, violations: int | None, first_violation: str | None,
               horizon_s: float | None, estimation: str = "truth", estimate_error_steps: float | None = None,
-              estimate_error_speed: float | None = None) -> SimulationResult:
+              estimate_error_speed: float | None = None, unfinishable: dict[str, str] | None = None) -> SimulationResult:
     jobs = {s.job.id: JobOutcome(arrival_s=float(s.job.arrival), completion_s=s.completion_s) for s in states}
     jct = np.array([s.completion_s - s.job.arrival for s in states if s.completion_s is not None])
     finished = len(jct)
@@ -125,7 +126,7 @@ def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str,
         horizon_s=horizon_s, estimation=estimation, estimate_error_steps=estimate_error_steps,
         estimate_error_speed=estimate_error_speed, jobs=jobs, avg_jct_s=float(jct.mean()) if finished else None, makespan_s=makespan,
         jct_percentiles_s={f"p{q}": float(np.percentile(jct, q)) for q in (50, 90, 99)} if finished else {},
-        finished=finished, unfinished=unfinished, restarts=int(sum(s.restarts for s in states)),
+        finished=finished, unfinished=unfinished, unfinishable=dict(unfinishable or {}), restarts=int(sum(s.restarts for s in states)),
         scaling_overhead_share=overhead_s / run_s if run_s > 0 else 0.0, avg_utilization=util,
         scheduler_seconds=scheduler_s, plans=plans, check_violations=violations,
         first_violation=first_violation,

@@ -166,7 +166,10 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             s.estimate = est
     err_steps: list[float] = []
     err_speed: list[float] = []
-    order = sorted(range(len(states)), key=lambda i: states[i].job.arrival)
+    from schedopt.allocation.problem import cannot_run, compile_allocation
+
+    never = cannot_run(compile_allocation(workload))  # reported at once, never scheduled (no round could run them)
+    order = sorted((i for i in range(len(states)) if states[i].job.id not in never), key=lambda i: states[i].job.arrival)
     limit = horizon_s if horizon_s is not None else MAX_HORIZON_S
     cap = workload.capacity_total
     tl = Timeline(utilization={r: [] for r in workload.resources})
@@ -176,7 +179,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     first_violation: str | None = None
     t = 0.0
     done = 0
-    n = len(states)
+    n = len(order)
     nxt = 0  # next arrival (index into order)
     while done < n and t < limit:
         while nxt < n and states[order[nxt]].job.arrival <= t:
@@ -265,7 +268,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                      violations=violations if check_plans else None,
                      first_violation=first_violation, horizon_s=horizon_s, estimation=estimation,
                      estimate_error_steps=float(np.mean(err_steps)) if err_steps else None,
-                     estimate_error_speed=float(np.mean(err_speed)) if err_speed else None)
+                     estimate_error_speed=float(np.mean(err_speed)) if err_speed else None, unfinishable=never)
 
 
 class _PsImbalance:
