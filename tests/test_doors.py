@@ -109,3 +109,36 @@ def test_out_into_an_unwritable_folder_is_refused_before_work(tmp_path: Path, mo
     res = CliRunner().invoke(app, ["solve", SMALL, "--solver", "optimus-greedy", "--out", str(tmp_path / "plan.yaml")])
     assert res.exit_code == 2 and "not writable" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "plan.yaml").exists()
+
+
+SWEEP_CASES = {
+    "unknown scheduler": ({"schedulers": [{"name": "optimus-greedyy"}]}, "schedulers[0]", "unknown solver"),
+    "unknown option": ({"schedulers": [{"name": "optimus-greedy", "options": {"stop_rulez": 1}}]},
+                       "schedulers[0].options.stop_rulez", "unknown option"),
+    "bad option value": ({"schedulers": [{"name": "optimus-greedy", "options": {"stop_rule": 3}}]},
+                         "schedulers[0].options", "stop_rule"),
+    "unknown family": ({"workloads": [{"family": "optimus-workloadz"}]}, "workloads[0].family", "unknown family"),
+    "infinite interval": ({"simulator": {"interval_s": float("inf")}}, "simulator.interval_s", "finite"),
+    "negative seed": ({"seeds": [-1]}, "seeds[0]", "greater than or equal to 0"),
+    "infinite load": ({"loads": [float("inf")]}, "loads[0]", "finite"),
+    "not an instance": ({"workloads": [{"file": "/etc/passwd"}]}, "workloads[0].file", "/etc/passwd"),
+    "a folder": ({"workloads": [{"file": "/tmp"}]}, "workloads[0].file", "/tmp"),
+    "not an allocation solver": ({"schedulers": [{"name": "dorm-milp"}]}, "schedulers[0].name", "allocation solver"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SWEEP_CASES))
+def test_bad_sweep_spec_is_refused_before_any_cell(tmp_path: Path, case: str) -> None:
+    import yaml
+
+    change, field, phrase = SWEEP_CASES[case]
+    doc = {"schema": "schedopt/sweep@1", "workloads": [{"family": "optimus-workload", "jobs": 3, "servers": 4}],
+           "schedulers": [{"name": "optimus-greedy"}], **change}
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(out), "--workers", "1"])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    assert str(spec) in res.output and field in res.output and phrase in res.output, res.output
+    assert not out.exists()

@@ -87,7 +87,24 @@ def test_rerun_computes_only_missing_cells(tmp_path: Path, monkeypatch: pytest.M
     assert len(ran) == 1 and len(table.rows) == 8
 
 
-def test_a_failing_cell_is_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
+class _FailsAtRunTime:
+    """A scheduler that raises in every cell (the sweep records it and goes on)."""
+
+    def solve(self, instance, *, time_limit=None, seed=None):  # type: ignore[no-untyped-def]
+        raise RuntimeError("broke on purpose")
+
+
+@pytest.fixture
+def failing_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fails-at-run-time`` registered for this test only."""
+    from schedopt import registry
+
+    registry.solvers()  # the built-in registry first
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    schedopt.register("fails-at-run-time", problem="allocation", exact=False, backend="python")(_FailsAtRunTime)
+
+
+def test_a_failing_cell_is_recorded_and_the_rest_go_on(tmp_path: Path, failing_scheduler: None) -> None:
     spec = {**SPEC, "seeds": [0], "loads": [1.0], "schedulers": [{"name": "drf"}, {"name": "tetris"}]}
     spec["workloads"] = [{"family": "optimus-workload", "jobs": 4, "servers": 3}, {"file": "missing.yaml"}]
     res = runner.invoke(app, ["sweep", _write(tmp_path, spec), "--out", str(tmp_path / "o"), "--workers", "1"])
@@ -95,10 +112,14 @@ def test_a_failing_cell_is_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
     spec["workloads"][1] = {"family": "optimus-workload", "jobs": 4, "servers": 3, "max_tasks": 4}
     spec["schedulers"][1] = {"name": "drf", "options": {"tie_break": "coin"}}
     res = runner.invoke(app, ["sweep", _write(tmp_path, spec), "--out", str(tmp_path / "o"), "--workers", "1"])
+    assert res.exit_code == 2 and "schedulers[1].options" in res.output and "tie_break" in res.output  # before any cell
+    assert not (tmp_path / "o").exists()
+    spec["schedulers"][1] = {"name": "fails-at-run-time"}  # valid at the door, fails in every cell
+    res = runner.invoke(app, ["sweep", _write(tmp_path, spec), "--out", str(tmp_path / "o"), "--workers", "1"])
     assert res.exit_code == 1, res.output
     rows = read_csv(tmp_path / "o" / "results.csv")
     bad = [r for r in rows if r["ok"] == "False"]
-    assert len(rows) == 4 and len(bad) == 2 and all("tie_break" in r["error"] for r in bad)
+    assert len(rows) == 4 and len(bad) == 2 and all("broke on purpose" in r["error"] for r in bad)
     assert len(list((tmp_path / "o" / "cells").glob("*.error.json"))) == 2
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from schedopt.sweeps.cells import PARAM_COLUMNS, TIMING_COLUMNS, run_cell
 from schedopt.sweeps.engine import CellCache, Progress, atomic_write, run_cells
-from schedopt.sweeps.spec import SweepSpec, expand, load_spec, spec_from_dict
+from schedopt.sweeps.spec import SweepSpec, check_spec, expand, load_spec, spec_from_dict
 
 RESULTS_SCHEMA = "schedopt/sweep-results@1"
 #: metrics summarised across seeds, per kind
@@ -171,6 +171,7 @@ def sweep(spec: str | os.PathLike[str] | SweepSpec | dict[str, Any], out_dir: st
     else:
         parsed = spec if isinstance(spec, SweepSpec) else spec_from_dict(spec)
         base = Path(base_dir or ".").resolve()
+        check_spec(parsed, base)
     if base_dir is not None:
         base = Path(base_dir).resolve()
     cells = expand(parsed, base)

@@ -12,14 +12,19 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from schedopt.errors import InputError
+from schedopt.errors import FieldProblem, InputError
 from schedopt.io import problems_from_validation, read_document
 
 SWEEP_SCHEMA = "schedopt/sweep@1"
+
+#: a finite number of seconds (no .inf, no NaN)
+Seconds = Annotated[float, Field(allow_inf_nan=False)]
+#: a seed every solver and the simulator take
+Seed = Annotated[int, Field(ge=0, lt=2**32)]
 
 
 class _Strict(BaseModel):
@@ -59,15 +64,15 @@ class SchedulerSpec(_Strict):
 class SimulatorSpec(_Strict):
     """Settings of `schedopt simulate`, the same for every cell."""
 
-    interval_s: float = Field(600.0, gt=0, description="scheduling interval, seconds")
-    restart_overhead_s: float = Field(60.0, ge=0, description="seconds lost per restart")
+    interval_s: Seconds = Field(600.0, gt=0, description="scheduling interval, seconds")
+    restart_overhead_s: Seconds = Field(60.0, ge=0, description="seconds lost per restart")
     restart_aware: bool = Field(True, description="the scheduler sees restart costs")
     communication_aware: bool = Field(True, description="placement changes PS jobs' speed")
     ps_assignment: str | None = Field(None, description="ps-assignment solver setting PS imbalance")
     error_steps: float = Field(0.0, ge=0, lt=1, description="estimation error of remaining steps")
     error_speed: float = Field(0.0, ge=0, lt=1, description="estimation error of speeds")
     estimation: Literal["truth", "online"] = Field("truth", description="what the scheduler sees: the truth (with the errors) or online fits of loss curves and speeds")
-    horizon_s: float | None = Field(None, gt=0, description="stop after this many seconds")
+    horizon_s: Seconds | None = Field(None, gt=0, description="stop after this many seconds")
 
 
 class SweepSpec(_Strict):
@@ -78,10 +83,10 @@ class SweepSpec(_Strict):
     name: str = Field("sweep", description="name of the sweep")
     kind: Literal["simulate", "solve"] = Field("simulate", description="simulations or solves")
     workloads: list[WorkloadSpec] = Field(min_length=1, description="workloads (simulate) or instances (solve)")
-    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, description="seeds: generation, simulation, solver")
-    loads: list[float] = Field(default_factory=lambda: [1.0], min_length=1, description="arrival-rate factors (simulate)")
+    seeds: list[Seed] = Field(default_factory=lambda: [0], min_length=1, description="seeds in [0, 2**32): generation, simulation, solver")
+    loads: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=lambda: [1.0], min_length=1, description="arrival-rate factors > 0 (simulate)")
     schedulers: list[SchedulerSpec] = Field(min_length=1, description="schedulers (simulate) or solvers (solve)")
-    time_limits: list[float | None] = Field(default_factory=lambda: [None], min_length=1, description="time limits, seconds (solve)")
+    time_limits: list[Annotated[float, Field(ge=0, allow_inf_nan=False)] | None] = Field(default_factory=lambda: [None], min_length=1, description="time limits, seconds >= 0 (solve)")
     simulator: SimulatorSpec = Field(default_factory=SimulatorSpec, description="simulator settings (simulate)")
     data_dir: str | None = Field(None, description="shared data folder for families that read it")
 
@@ -98,7 +103,60 @@ def load_spec(path: str | os.PathLike[str]) -> tuple[SweepSpec, Path]:
     """The spec in ``path`` and the folder its relative file names start from."""
     doc = read_document(path)
     spec = spec_from_dict(doc, source=str(path))
-    return spec, Path(path).resolve().parent
+    base = Path(path).resolve().parent
+    check_spec(spec, base, str(path))
+    return spec, base
+
+
+def check_spec(spec: SweepSpec, base: Path, source: str = "<spec>") -> None:
+    """Everything a cell would refuse, refused now, before any folder is made or
+    any cell runs: solver and placement names (and that they compose), each
+    solver's options, families, workload files that are readable instances.
+    One :class:`InputError` naming ``source`` and each field."""
+    from schedopt.instance import load_instance
+    from schedopt.problems import families
+    from schedopt.registry import solver_info
+
+    problems: list[FieldProblem] = []
+    known = families()
+    for i, w in enumerate(spec.workloads):
+        if w.family is not None and w.family not in known:
+            problems.append(FieldProblem(f"workloads[{i}].family", f'unknown family "{w.family}"; known: {", ".join(sorted(known))}'))
+        if w.file is not None:
+            path = (base / w.file).resolve()
+            try:
+                load_instance(path)
+            except InputError as exc:
+                problems.append(FieldProblem(f"workloads[{i}].file", str(exc).splitlines()[0]))
+    for i, s in enumerate(spec.schedulers):
+        names = [("name", s.name)] + ([("placement", s.placement)] if s.placement else [])
+        try:
+            infos = {field: solver_info(value) for field, value in names}
+        except InputError as exc:
+            problems.append(FieldProblem(f"schedulers[{i}]", str(exc).split(": ", 1)[-1]))
+            continue
+        if spec.kind == "simulate" and infos["name"].problem not in ("allocation", "quality"):
+            problems.append(FieldProblem(f"schedulers[{i}].name", f'"{s.name}" solves problem "{infos["name"].problem}"; '
+                                                                  "the simulator needs an allocation solver"))
+        if s.placement:
+            try:
+                solver_info(f"{s.name}+{s.placement}")
+            except InputError as exc:
+                problems.append(FieldProblem(f"schedulers[{i}].placement", str(exc).split(": ", 1)[-1]))
+        try:
+            infos["name"].make(**s.options)
+        except InputError as exc:
+            for p in exc.problems:
+                problems.append(FieldProblem(f"schedulers[{i}].options" + (f".{p.path.removeprefix('option ')}" if p.path else ""),
+                                             p.message))
+    if spec.simulator.ps_assignment is not None:
+        try:
+            if solver_info(spec.simulator.ps_assignment).problem != "ps-assignment":
+                problems.append(FieldProblem("simulator.ps_assignment", f'"{spec.simulator.ps_assignment}" is no ps-assignment solver'))
+        except InputError as exc:
+            problems.append(FieldProblem("simulator.ps_assignment", str(exc).split(": ", 1)[-1]))
+    if problems:
+        raise InputError(source, problems)
 
 
 def spec_from_dict(doc: Any, source: str = "<spec>") -> SweepSpec:
