@@ -88,12 +88,16 @@ def test_oversubscribed_gap_closes() -> None:
     assert report.admitted == report.optimum_admitted
 
 
+#: the baselines admit as their own systems do by default (issue 35); lp is their option
+OWN_ADMISSION = {"drf": "arrival", "fifo": "arrival", "srtf": "shortest", "tetris": "policy"}
+
+
 @pytest.mark.parametrize("name", HEURISTICS)
 def test_every_heuristic_uses_lp_by_default_and_keeps_its_contract(name: str) -> None:
     assert DEFAULT_ADMISSION == "lp"
     inst = random_packing_instance(0, n_jobs=40, servers=4)
     plan = assert_checked(inst, schedopt.solve(inst, name))
-    assert plan.options["admission"] == "lp"
+    assert plan.options["admission"] == OWN_ADMISSION.get(name, "lp")
     assert plan.objective.admitted_bound is not None and plan.objective.admitted <= plan.objective.admitted_bound
     for rule in ADMISSION_RULES:
         solver = schedopt.get_solver(name, admission=rule)
@@ -156,3 +160,16 @@ def test_lp_admission_is_feasible_and_admits_the_most_jobs(inst) -> None:
     assert fits(np.zeros(data.R), sum((use_of(data, j, start[j]) for j in admitted), np.zeros(data.R)), data.cap)
     assert len(admitted) == _brute_force(data)[0]
     assert all(len(admit(data, rule)[0]) <= len(admitted) for rule in ADMISSION_RULES)
+
+
+def test_baselines_admit_as_their_systems_on_the_drf_example() -> None:
+    """Issue 35: one server with 4 cpu and 2 gpu; A (first) needs 4 cpu and 2 gpu, B
+    and C 2 cpu and 1 gpu each. Published DRF (progressive filling, ties by
+    arrival), FIFO and SRTF (equal times: by arrival) admit A; admission=lp admits B and C."""
+    job = lambda job_id, cpu, gpu, arrival: {  # noqa: E731
+        "id": job_id, "arrival": arrival, "roles": {"worker": {"demand": {"cpu": cpu, "gpu": gpu}, "min": 1, "max": 1}},
+        "speed": {"form": "amdahl", "serial": 0, "parallel": 1}, "remaining_steps": 100}
+    inst = make_instance([job("A", 4, 2, 0), job("B", 2, 1, 1), job("C", 2, 1, 2)], {"cpu": 4, "gpu": 2})
+    for name in ("drf", "fifo", "srtf"):
+        assert sorted(assert_checked(inst, schedopt.solve(inst, name)).allocation) == ["A"], name
+        assert sorted(assert_checked(inst, schedopt.solve(inst, name, admission="lp")).allocation) == ["B", "C"], name

@@ -51,7 +51,8 @@ def test_tetris_prefers_short_jobs_and_fills_the_cluster() -> None:
     inst = make_instance([one_role("long", {"cpu": 1}, 1000, hi=8), one_role("short", {"cpu": 1}, 100, hi=8)], {"cpu": 8})
     plan = assert_checked(inst, schedopt.solve(inst, "tetris"))
     assert plan.metrics["utilization"]["cpu"] == pytest.approx(1.0)
-    assert plan.allocation["short"]["worker"] >= plan.allocation["long"]["worker"]
+    workers = {j: plan.allocation.get(j, {}).get("worker", 0) for j in ("long", "short")}
+    assert workers["short"] >= workers["long"]  # by default Tetris's own score admits too: the long job may wait
 
 
 def test_two_role_jobs_grow_one_to_one() -> None:

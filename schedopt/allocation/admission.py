@@ -97,11 +97,27 @@ ADMISSION_RULES = ("lp", "smallest", "swap", "arrival")
 DEFAULT_ADMISSION = "lp"
 
 
-def check_admission(solver: str, rule: str) -> str:
-    """``rule`` if it names an admission rule, else an InputError naming ``solver``'s option."""
-    if rule not in ADMISSION_RULES:
-        raise InputError(solver, f"admission: expected one of {', '.join(ADMISSION_RULES)}, got {rule!r}")
+def check_admission(solver: str, rule: str, extra: tuple[str, ...] = ()) -> str:
+    """``rule`` if it names an admission rule (or one of the solver's own ``extra``
+    rules), else an InputError naming ``solver``'s option."""
+    known = ADMISSION_RULES + tuple(extra)
+    if rule not in known:
+        raise InputError(solver, f"admission: expected one of {', '.join(known)}, got {rule!r}")
     return rule
+
+
+def admit_in_order(data: AllocationData, order: list[int]) -> Admission:
+    """First fit in ``order``: each job with an allowed minimum that still fits is
+    admitted at it (the queue order of a baseline's own system)."""
+    mins, ok, use = _minimum_use(data)
+    chosen = np.array([j for j in order if ok[j]], dtype=np.int64)
+    return _starts(mins, _first_fit(chosen, use, data.cap))
+
+
+def least_configurations(data: AllocationData) -> dict[int, tuple[int, int]]:
+    """Every job's minimum configuration (jobs with none left out)."""
+    mins, ok, _ = _minimum_use(data)
+    return {int(j): (int(mins[j, 0]), int(mins[j, 1])) for j in np.flatnonzero(ok)}
 
 
 def admit(data: AllocationData, rule: str = DEFAULT_ADMISSION) -> Admission:

@@ -20,11 +20,23 @@ Optimus evaluation, (k, k) for k = 1, 2, ... clamped to the roles' bounds
 - ``srtf``: jobs by remaining time at their largest configuration, shortest
   first, each the largest ladder step that fits.
 
-Admission is DESIGN.md's for every allocation heuristic: when not every job
-fits at its minimum, the most jobs are admitted (smallest dominant demand
-first, ties by arrival), each at its minimum; the policy then decides who
-grows. So a FIFO queue here never blocks a small job behind a big one: the
-paper-era FIFO's head-of-line blocking is not modelled.
+Each behaves as its own system by default, admission included (docs/fidelity.md):
+
+- ``drf`` admits as progressive filling does: every job starts at share 0, so
+  jobs take their first tasks in arrival order (ties by listing order, Mesos'
+  sorter), each that still fits (``admission=arrival``).
+- ``tetris`` admits by its own score (``admission=policy``): jobs with nothing
+  yet are the furthest below their fair share, so Tetris's fairness knob serves
+  them first, in the order of the packing score × remaining-time preference of
+  their minimum configuration; then the running jobs grow by the same score.
+- ``fifo`` admits in arrival order (``admission=arrival``); a job that does not
+  fit is skipped, so head-of-line blocking is not modelled.
+- ``srtf`` admits shortest remaining time first, at the largest configuration
+  (``admission=shortest``).
+
+``admission=lp`` (the most jobs, by the admission LP, as schedopt's own
+heuristics do), ``smallest`` (DESIGN.md's rule) and ``swap`` stay available as
+options: improvements over the published systems, never their default.
 """
 
 from __future__ import annotations
@@ -47,7 +59,8 @@ from schedopt.allocation.problem import (
     job_configurations,
     use_of,
 )
-from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
+from schedopt.allocation.admission import (DEFAULT_ADMISSION, admit, admit_in_order, check_admission,
+                                          least_configurations)
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -76,12 +89,19 @@ def ladder(data: AllocationData, j: int, start: tuple[int, int]) -> list[tuple[i
 
 
 class _Ladders:
-    """The admitted jobs' ladders (DESIGN.md admission: the most jobs, smallest
-    dominant demand first, each at its minimum) and the use of each step."""
+    """The admitted jobs' ladders and the use of each step. ``admission``: a rule
+    of :func:`~schedopt.allocation.admission.admit`, or ``order`` given (first fit
+    in that order), or ``policy`` (nobody admitted yet: every job's ladder starts
+    at its minimum and the policy's own order admits)."""
 
-    def __init__(self, data: AllocationData, admission: str = DEFAULT_ADMISSION):
+    def __init__(self, data: AllocationData, admission: str = DEFAULT_ADMISSION, order: list[int] | None = None):
         self.data = data
-        admitted, start = admit(data, admission)
+        if admission == "policy":
+            admitted, start = [], least_configurations(data)
+        elif order is not None:
+            admitted, start = admit_in_order(data, order)
+        else:
+            admitted, start = admit(data, admission)
         self.admitted = admitted
         self.steps = [ladder(data, j, start[j]) if j in start else [] for j in range(data.J)]
         self.use = [np.array([use_of(data, j, c) for c in s]).reshape(len(s), data.R) for j, s in enumerate(self.steps)]
@@ -150,28 +170,34 @@ def tetris_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
     """Tetris-style: the best packing score × remaining-time preference moves first."""
     level, used = _start(data, lad)
     inv_cap = inverse_capacity(data.cap)
+    # jobs not admitted yet whose minimum competes with the others' steps (admission=policy)
+    waiting = {j for j in range(data.J) if level[j] < 0 and lad.steps[j]} if not lad.admitted else set()
     # per job: the next step's extra use (J, R) and time (J,); inactive jobs have nan
     extra = np.full((data.J, data.R), np.nan)
     t_next = np.full(data.J, np.inf)
 
     def refresh(j: int) -> None:
         nxt = int(level[j]) + 1
-        if level[j] < 0 or nxt >= len(lad.steps[j]):
+        if (level[j] < 0 and j not in waiting) or nxt >= len(lad.steps[j]):
             extra[j], t_next[j] = np.nan, np.inf
             return
-        cur = lad.use[j][level[j]]
+        cur = lad.use[j][level[j]] if level[j] >= 0 else np.zeros(data.R)  # a waiting job's first step: its minimum
         extra[j] = lad.use[j][nxt] - cur
         t_next[j] = data.time_s(j, *lad.steps[j][nxt])
 
     for j in range(data.J):
         refresh(j)
     alive = np.isfinite(t_next)
+    is_waiting = np.zeros(data.J, dtype=bool)
+    is_waiting[list(waiting)] = True
     while alive.any():
         free = data.cap - used
         fit = alive & np.all(np.nan_to_num(extra, nan=np.inf) <= (lad.limit - used), axis=1)
         alive = fit  # use only grows: a step that does not fit now never will
         if not fit.any():
             break
+        if (fit & is_waiting).any():  # fairness knob: jobs with nothing (furthest below their share) first
+            fit = fit & is_waiting
         align = (np.nan_to_num(extra) * inv_cap * (free * inv_cap)).sum(axis=1)
         t_min = t_next[fit].min()
         pref = np.where(fit, t_min / np.maximum(t_next, 1e-300), 0.0) if t_min > 0 else fit.astype(float)
@@ -179,6 +205,8 @@ def tetris_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
         j = int(np.argmax(score))  # ties: lowest index
         used = used + extra[j]
         level[j] += 1
+        is_waiting[j] = False
+        waiting.discard(j)
         refresh(j)
         alive[j] = np.isfinite(t_next[j])
     return level
@@ -199,13 +227,22 @@ def ordered_allocate(data: AllocationData, lad: _Ladders, order: list[int]) -> n
 
 
 class _Baseline:
-    def __init__(self, *, bound: bool = True, admission: str = DEFAULT_ADMISSION):
-        check_admission(type(self).__name__.lower(), admission)
+    #: the published system's own admission (its default), and rules only this baseline has
+    own_admission: str = "arrival"
+    extra_admissions: tuple[str, ...] = ()
+
+    def __init__(self, *, bound: bool = True, admission: str | None = None):
+        admission = self.own_admission if admission is None else admission
+        check_admission(type(self).__name__.lower(), admission, self.extra_admissions)
         self.bound = bool(bound)
         self.admission = admission
 
     def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
         raise NotImplementedError
+
+    def admission_order(self, data: AllocationData) -> list[int] | None:
+        """The queue order of this baseline's own admission rule (None: a shared rule)."""
+        return None
 
     def options_used(self) -> dict[str, Any]:
         return {"bound": self.bound, "admission": self.admission}
@@ -213,7 +250,7 @@ class _Baseline:
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_allocation(instance)
-        lad = _Ladders(data, self.admission)
+        lad = _Ladders(data, self.admission, self.admission_order(data))
         level = self.allocate(data, lad)
         return _plan(data, level, lad, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                      options=self.options_used(), bound=self.bound)
@@ -229,7 +266,7 @@ class Drf(_Baseline):
     stops, the others go on, as the DRF paper; "first-failure": the filling
     stops at the first task that does not fit, as the DL2 repository's DRF)."""
 
-    def __init__(self, *, bound: bool = True, admission: str = DEFAULT_ADMISSION, tie_break: str = "arrival", stop: str = "job"):
+    def __init__(self, *, bound: bool = True, admission: str = "arrival", tie_break: str = "arrival", stop: str = "job"):
         super().__init__(bound=bound, admission=admission)
         for name, value, allowed in (("tie_break", tie_break, DRF_TIE_BREAKS), ("stop", stop, DRF_STOPS)):
             if value not in allowed:
@@ -247,6 +284,12 @@ class Drf(_Baseline):
 class Tetris(_Baseline):
     """Tetris: packing alignment × shortest-remaining-time preference, work-conserving, PS:worker 1:1."""
 
+    own_admission = "policy"
+    extra_admissions = ("policy",)
+
+    def __init__(self, *, bound: bool = True, admission: str = "policy"):
+        super().__init__(bound=bound, admission=admission)
+
     def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
         return tetris_allocate(data, lad)
 
@@ -254,6 +297,9 @@ class Tetris(_Baseline):
 @register("fifo", problem="allocation", exact=False, backend="python")
 class Fifo(_Baseline):
     """First in, first out: each admitted job in arrival order grows to its largest fitting configuration."""
+
+    def __init__(self, *, bound: bool = True, admission: str = "arrival"):
+        super().__init__(bound=bound, admission=admission)
 
     def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
         order = sorted(range(data.J), key=lambda j: (data.arrival[j], j))
@@ -264,7 +310,28 @@ class Fifo(_Baseline):
 class Srtf(_Baseline):
     """Shortest remaining time first (at each job's largest configuration) grows to its largest fitting configuration."""
 
+    own_admission = "shortest"
+    extra_admissions = ("shortest",)
+
+    def __init__(self, *, bound: bool = True, admission: str = "shortest"):
+        super().__init__(bound=bound, admission=admission)
+
+    def admission_order(self, data: AllocationData) -> list[int] | None:
+        if self.admission != "shortest":
+            return None
+        rt = [_largest_time(data, j) for j in range(data.J)]
+        return sorted(range(data.J), key=lambda j: (rt[j], data.arrival[j], j))
+
     def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
         rt = [data.time_s(j, *lad.steps[j][-1]) if lad.steps[j] else math.inf for j in range(data.J)]
         order = sorted(range(data.J), key=lambda j: (rt[j], data.arrival[j], j))
         return ordered_allocate(data, lad, order)
+
+
+def _largest_time(data: AllocationData, j: int) -> float:
+    """Job j's remaining time at its largest allowed configuration (s; inf if none)."""
+    counts, cost = job_configurations(data, j)
+    if not len(counts):
+        return math.inf
+    k = int(np.lexsort((cost, -counts.sum(axis=1)))[0])  # the most tasks, then the least time
+    return float(cost[k])
