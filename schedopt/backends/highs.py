@@ -61,7 +61,8 @@ class HighsResult:
 
 
 def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: float, threads: int,
-                seed: int | None, abs_gap: float = 0.0, build_seconds: float = 0.0) -> HighsResult:
+                seed: int | None, abs_gap: float = 0.0, build_seconds: float = 0.0,
+                presolve: bool = True) -> HighsResult:
     """Solve ``model`` with HiGHS; on a feasible or optimal answer the values are
     loaded into the model's variables. Never raises on a non-optimal result.
 
@@ -90,7 +91,8 @@ def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: 
             model, time_limit=left, rel_gap=rel_gap, abs_gap=abs_gap, threads=threads,
             load_solutions=False, raise_exception_on_nonoptimal_result=False,
             tee=logger if logger is not None else False,
-            solver_options={"random_seed": int(seed or 0), "output_flag": logger is not None},
+            solver_options={"random_seed": int(seed or 0), "output_flag": logger is not None,
+                            **({} if presolve else {"presolve": "off"})},
         )
         has = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
         if has:
