@@ -58,6 +58,9 @@ def fewest_prefix_split(free: np.ndarray, order: np.ndarray, p: int, w: int,
     (max, +) convolution over b. Exact; O(prefix · (w+1)²). Returns
     (servers, PS per server, workers per server) for the servers that got a task.
     """
+    need = p * d_ps + w * d_w
+    if np.any(need > free[order].sum(axis=0) * (1 + TOL) + TOL * len(order)):
+        return None  # not even the free capacity summed over every server holds the job
     b = np.arange(w + 1)
     reach = np.full(w + 1, -1, dtype=np.int64)  # R[b]; -1 = b workers cannot be placed
     reach[0] = 0
@@ -214,7 +217,8 @@ def _load(data: PlacementData, j: int, pl: JobPlacement) -> np.ndarray:
     return pl[1][:, None] * data.demand[j, 0] + pl[2][:, None] * data.demand[j, 1]
 
 
-def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500) -> tuple[list[JobPlacement | None], dict[str, int]]:
+def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500,
+                  deadline: float = float("inf")) -> tuple[list[JobPlacement | None], dict[str, int]]:
     """The paper's placement, then four passes where the paper leaves room; the
     placed count never drops and Σ T_j never rises:
 
@@ -226,7 +230,14 @@ def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500) ->
     3. swap: a split job gives way to a paused job whose T_j is lower (at most
        ``max_swaps`` tries), then fill again;
     4. consolidate: a split job moves whole onto one server that can hold it.
-    Returns the placement and how many jobs each pass changed."""
+    Returns the placement and how many jobs each pass changed. ``deadline``
+    (``time.perf_counter()``): passes not begun by then are skipped, and the
+    swaps stop, so an exact solver's starting placement keeps its time limit."""
+    import time
+
+    def late() -> bool:
+        return time.perf_counter() >= deadline
+
     share = dominant_share(data)
     tasks = data.counts.sum(axis=1)
     where = optimus_place(data, sort_by)
@@ -236,6 +247,8 @@ def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500) ->
         if (sum(pl is not None for pl in bf), -job_times(data, bf).sum()) > (sum(pl is not None for pl in where), -job_times(data, where).sum()):
             where = bf
     counters = {"replaced": 0, "filled": 0, "swapped": 0, "consolidated": 0}
+    if late():
+        return where, counters
     placed = [j for j, pl in enumerate(where) if pl is not None]
     cost = split_cost(data)
     # 1. the costliest to split first, best fit for whole jobs
@@ -264,7 +277,7 @@ def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500) ->
     tries = 0
     paused = sorted((j for j, pl in enumerate(where) if pl is None), key=lambda j: (cost[j], j))
     for v in np.argsort(-times, kind="stable").tolist():
-        if times[v] <= 0 or tries >= max_swaps or not paused:
+        if times[v] <= 0 or tries >= max_swaps or not paused or late():
             break
         out = where[v]
         assert out is not None
