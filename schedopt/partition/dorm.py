@@ -513,7 +513,10 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
             res.bound, proof = relaxed, relaxed_proof
             metrics["bound_source"] = "the relaxation over the cluster total (Lagrangian prices in the certificate)"
         else:
-            proof = Proof(kind="backend", backend=getattr(backend, "label", type(backend).__name__))
+            by = getattr(backend, "label", type(backend).__name__)
+            if any(k.startswith("colgen_") for k in res.info):
+                by += " (column generation: Farley's bound on the pattern LP)"
+            proof = Proof(kind="backend", backend=by)
     proven_optimal = res.x is not None and res.termination == Termination.OPTIMAL and res.proven
     if res.termination == Termination.INFEASIBLE or proven_optimal:
         incumbent = None  # nothing beats a proven optimum, and nothing meets an infeasible P2

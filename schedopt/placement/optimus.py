@@ -231,8 +231,9 @@ def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500,
        ``max_swaps`` tries), then fill again;
     4. consolidate: a split job moves whole onto one server that can hold it.
     Returns the placement and how many jobs each pass changed. ``deadline``
-    (``time.perf_counter()``): passes not begun by then are skipped, and the
-    swaps stop, so an exact solver's starting placement keeps its time limit."""
+    (``time.perf_counter()``): the swaps (pass 3, the costly one) stop and
+    consolidation is skipped once it has passed, so an exact solver's starting
+    placement keeps its time limit; passes 1-2 (one placement each) always run."""
     import time
 
     def late() -> bool:
@@ -247,8 +248,6 @@ def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500,
         if (sum(pl is not None for pl in bf), -job_times(data, bf).sum()) > (sum(pl is not None for pl in where), -job_times(data, where).sum()):
             where = bf
     counters = {"replaced": 0, "filled": 0, "swapped": 0, "consolidated": 0}
-    if late():
-        return where, counters
     placed = [j for j, pl in enumerate(where) if pl is not None]
     cost = split_cost(data)
     # 1. the costliest to split first, best fit for whole jobs
@@ -304,7 +303,7 @@ def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500,
         counters["filled"] += fill()
         times = job_times(data, where)
     # 4. consolidate split jobs onto one server
-    for v in np.argsort(-times, kind="stable").tolist():
+    for v in (np.argsort(-times, kind="stable").tolist() if not late() else []):
         pl = where[v]
         if times[v] <= 0 or pl is None:
             continue
