@@ -8,14 +8,8 @@ One module per verb group: ``solving`` (solve, compare, check, solvers),
 
 from __future__ import annotations
 
-import time
-
-#: when the command started running schedopt's code (before its imports): the clock
-#: ``solve --time-limit`` counts from (the interpreter's own start-up comes before)
-STARTED = time.perf_counter()
-
-from schedopt.cli import fitting, generating, learning, simulating, solving, sweeping  # noqa: E402,F401  (registers the verbs)
-from schedopt.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, app  # noqa: E402
+from schedopt.cli import fitting, generating, learning, simulating, solving, sweeping  # noqa: F401  (registers the verbs)
+from schedopt.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, app
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "main"]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -40,7 +38,7 @@ FORMAT_HELP = "table (for people) or json (one JSON document on standard output)
 def solve(
     file: Path = typer.Argument(..., help="instance file (.yaml/.json)"),
     solver: str = typer.Option(..., "--solver", "-s", help="solver name (see `schedopt solvers`)"),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds for the whole call, counted from the start of schedopt's code (imports and reading FILE included); 0: the best plan available at once"),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="seconds for the solve, counted once FILE is read and validated (start-up and reading come before it, the plan's check and writing after; 0: the best plan available at once)"),
     seed: Optional[int] = typer.Option(None, "--seed"),
     out_path: Optional[Path] = typer.Option(None, "--out", help="write the plan here (.yaml/.json; - for standard output)"),
     option: list[str] = typer.Option([], "--option", "-o", help="solver option KEY=VALUE (repeatable)"),
@@ -56,10 +54,6 @@ def solve(
     check_out_path(out_path)
     to_stdout = out_path is not None and str(out_path) == "-"
     instance = load_instance(file)
-    if time_limit is not None and math.isfinite(time_limit) and time_limit >= 0:
-        from schedopt.cli import STARTED
-
-        time_limit = max(0.0, time_limit - (time.perf_counter() - STARTED))  # imports and reading count too
     with busy(f"solving {instance.name} with {solver}", log), stderr_logging(log):
         plan = solve_instance(instance, solver, time_limit=time_limit, seed=seed, log=log, **parse_options(option))
     violations = check_plan(instance, plan)
