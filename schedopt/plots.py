@@ -87,32 +87,51 @@ def plot_loss(steps: np.ndarray, loss: np.ndarray, curve: LossCurve, path: str |
 def plot_simulations(results: list[Any], directory: str | os.PathLike[str]) -> list[Path]:
     """The papers' simulation figures for one or more runs on the same workload
     (Optimus Fig. 11, 14; DL2 Fig. 6): ``jct_makespan.png`` (average JCT and
-    makespan per scheduler, hours), ``jct_cdf.png`` and ``utilization.png``
-    (share of the cluster's resources allocated over time). Returns the paths."""
+    makespan per scheduler, hours; with several seeds the mean and its 95 %
+    interval), ``jct_cdf.png`` and ``utilization.png`` (share of the cluster's
+    resources allocated over time, the first seed). Every figure names the
+    workload and seeds, its axes start at 0 and carry units, and each line has
+    its own marker and dash so none hides another. Returns the paths."""
+    from schedopt.sweeps import ci95
+
     plt = pyplot()
     d = Path(directory)
-    labels = [r.scheduler + (f"+{r.placement}" if r.placement else "") for r in results]
+    label_of = lambda r: r.scheduler + (f"+{r.placement}" if r.placement else "")  # noqa: E731
+    labels = list(dict.fromkeys(label_of(r) for r in results))
+    seeds = sorted({r.seed for r in results})
+    where = f"{results[0].workload if results else ''}, seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+    first = {lab: next(r for r in results if label_of(r) == lab) for lab in labels}  # the first seed's run
+    markers = "osD^v<>pxh*"
+    styles = ["-", "--", "-.", ":"]
     paths = []
 
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5))
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.8))
     for ax, key, title in ((axes[0], "avg_jct_s", "average JCT (h)"), (axes[1], "makespan_s", "makespan (h)")):
-        vals = [(getattr(r, key) or 0.0) / 3600.0 for r in results]
-        ax.bar(range(len(vals)), vals, color=[f"C{i}" for i in range(len(vals))])
-        ax.set_xticks(range(len(vals)), labels, rotation=30, ha="right", fontsize="small")
-        ax.set_title(title)
+        stats = [ci95([(getattr(r, key) or 0.0) / 3600.0 for r in results if label_of(r) == lab]) for lab in labels]
+        ax.bar(range(len(labels)), [m for m, _ in stats], yerr=[h for _, h in stats] if len(seeds) > 1 else None,
+               capsize=4, color=[f"C{i}" for i in range(len(labels))])
+        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize="small")
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(title)
+        ax.set_title(title + (" (mean, 95 % interval)" if len(seeds) > 1 else ""), fontsize="medium")
+    fig.suptitle(where, fontsize="small")
     fig.tight_layout()
     paths.append(d / "jct_makespan.png")
     fig.savefig(paths[-1])
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for label, r in zip(labels, results):
+    for k, lab in enumerate(labels):
+        r = first[lab]
         jct = np.sort([(o.completion_s - o.arrival_s) / 3600.0 for o in r.jobs.values() if o.completion_s is not None])
         if len(jct):
-            ax.step(jct, np.arange(1, len(jct) + 1) / len(r.jobs), where="post", label=label)
+            ax.step(jct, np.arange(1, len(jct) + 1) / len(r.jobs), where="post", label=lab,
+                    linestyle=styles[k % len(styles)], marker=markers[k % len(markers)], markevery=max(1, len(jct) // 8))
+    ax.set_xlim(left=0)
+    ax.set_ylim(0, 1.02)
     ax.set_xlabel("job completion time (h)")
     ax.set_ylabel("fraction of jobs")
-    ax.set_title("CDF of JCT")
+    ax.set_title(f"CDF of JCT ({results[0].workload if results else ''}, seed {seeds[0] if seeds else ''})", fontsize="medium")
     ax.legend(fontsize="small")
     fig.tight_layout()
     paths.append(d / "jct_cdf.png")
@@ -121,15 +140,24 @@ def plot_simulations(results: list[Any], directory: str | os.PathLike[str]) -> l
 
     resources = list(results[0].timeline.get("utilization", {})) if results else []
     fig, axes = plt.subplots(len(resources) + 1, 1, figsize=(7, 2.2 * (len(resources) + 1)), sharex=True, squeeze=False)
-    for label, r in zip(labels, results):
+    for k, lab in enumerate(labels):
+        r = first[lab]
         t = np.array(r.timeline.get("time_s", [])) / 3600.0
-        for k, res in enumerate(resources):
-            axes[k, 0].step(t, r.timeline["utilization"][res], where="post", label=label)
-            axes[k, 0].set_ylabel(f"{res} allocated")
-        axes[-1, 0].step(t, r.timeline.get("running_tasks", []), where="post", label=label)
+        step = max(1, len(t) // 10)
+        style = {"where": "post", "label": lab, "linestyle": styles[k % len(styles)], "marker": markers[k % len(markers)],
+                 "markevery": ((k * max(1, step // max(1, len(labels)))) % step, step), "ms": 4}  # staggered: none hides another
+        for i, res in enumerate(resources):
+            axes[i, 0].step(t, r.timeline["utilization"][res], **style)
+            axes[i, 0].set_ylabel(f"{res} allocated\n(share of total)")
+            axes[i, 0].set_ylim(0, 1.05)
+        axes[-1, 0].step(t, r.timeline.get("running_tasks", []), **style)
     axes[-1, 0].set_ylabel("running tasks")
+    axes[-1, 0].set_ylim(bottom=0)
+    axes[-1, 0].set_xlim(left=0)
     axes[-1, 0].set_xlabel("time (h)")
     axes[0, 0].legend(fontsize="small")
+    axes[0, 0].set_title(f"allocation over time ({results[0].workload if results else ''}, seed {seeds[0] if seeds else ''})",
+                         fontsize="medium")
     fig.tight_layout()
     paths.append(d / "utilization.png")
     fig.savefig(paths[-1])

@@ -142,3 +142,19 @@ def test_bad_sweep_spec_is_refused_before_any_cell(tmp_path: Path, case: str) ->
     assert "Traceback" not in res.output
     assert str(spec) in res.output and field in res.output and phrase in res.output, res.output
     assert not out.exists()
+
+
+def test_simulate_over_several_seeds_prints_intervals_and_names_the_sense(tmp_path: Path) -> None:
+    from schedopt.generate import generate_instance
+
+    wl = tmp_path / "wl.yaml"
+    schedopt.save_instance(generate_instance("optimus-workload", jobs=6, servers=4, seed=1, max_tasks=4), wl)
+    res = CliRunner().invoke(app, ["simulate", str(wl), "--compare", "optimus-greedy,drf", "--seeds", "2",
+                                   "--error-steps", "0.2", "--out", str(tmp_path / "r.json"), "--plot", str(tmp_path / "figs")])
+    assert res.exit_code == 0, res.output
+    assert "95 % interval over 2 seeds" in res.output and "±" in res.output and "lower" in res.output
+    from schedopt.sim import load_results
+
+    results = load_results(tmp_path / "r.json")
+    assert sorted((r.scheduler, r.seed) for r in results) == [("drf", 0), ("drf", 1), ("optimus-greedy", 0), ("optimus-greedy", 1)]
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["jct_cdf.png", "jct_makespan.png", "utilization.png"]

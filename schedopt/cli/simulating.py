@@ -26,6 +26,7 @@ def simulate(
     communication_aware: bool = typer.Option(True, "--communication-aware/--communication-blind", help="with --placement, a PS job's transfer time follows its placement (co-located pairs free); blind: every job at its profile speed"),
     ps_assignment: Optional[str] = typer.Option(None, "--ps-assignment", help="ps-assignment solver (paa, mxnet-default) whose parameter split sets the PS imbalance of jobs with param_blocks; default: even"),
     seed: int = typer.Option(0, "--seed"),
+    seeds: int = typer.Option(1, "--seeds", min=1, max=100, help="runs per scheduler, seeds --seed, --seed+1, ...; the table shows means with 95 % intervals (seeds vary the run's randomness: estimation errors, online fits, solver seeds; for other workloads use `schedopt sweep`)"),
     error_steps: float = typer.Option(0.0, "--error-steps", help="estimation error of remaining steps in [0, 1) (Fig. 15)"),
     error_speed: float = typer.Option(0.0, "--error-speed", help="estimation error of speeds in [0, 1) (Fig. 15)"),
     estimation: str = typer.Option("truth", "--estimation", help="what the scheduler sees: truth (with --error-steps/--error-speed) or online (eq. 1 fitted to the losses each job emits, eq. 3/4 refitted to the speeds observed; needs jobs with loss_curve)"),
@@ -45,7 +46,7 @@ def simulate(
         raise InputError("--scheduler", "give a scheduler (--scheduler NAME) or several (--compare a,b,c)")
     as_json = check_format(format_) == "json"
     check_out_path(out_path)
-    if not 0 <= seed < 2**32:  # the seeds solve takes
+    if not 0 <= seed < 2**32 or seed + seeds > 2**32:  # the seeds solve takes
         raise InputError("--seed", f"expected an integer in [0, 2**32), got {seed}")
     if plot is not None and plot.exists() and not plot.is_dir():
         raise InputError(str(plot), "--plot names a file; give a directory (it is created if absent)")
@@ -62,11 +63,13 @@ def simulate(
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs done"),
                   TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as bar:
         for name in names:
-            task = bar.add_task(name, total=len(wl.jobs))
-            results.append(run(wl, name, placement=placement, interval_s=interval, restart_overhead_s=restart_overhead,
-                               restart_aware=restart_aware, communication_aware=communication_aware,
-                               ps_assignment=ps_assignment, seed=seed, error_steps=error_steps, error_speed=error_speed, estimation=estimation, horizon_s=horizon,
-                               progress=lambda t, done, n, task=task: bar.update(task, completed=done)))
+            for run_seed in range(seed, seed + seeds):
+                task = bar.add_task(name if seeds == 1 else f"{name} seed {run_seed}", total=len(wl.jobs))
+                results.append(run(wl, name, placement=placement, interval_s=interval, restart_overhead_s=restart_overhead,
+                                   restart_aware=restart_aware, communication_aware=communication_aware,
+                                   ps_assignment=ps_assignment, seed=run_seed, error_steps=error_steps, error_speed=error_speed,
+                                   estimation=estimation, horizon_s=horizon,
+                                   progress=lambda t, done, n, task=task: bar.update(task, completed=done)))
     document = results[0].to_dict() if len(results) == 1 else results_document(results)
     if as_json and not (out_path is not None and str(out_path) == "-"):
         print_json(document)
@@ -82,14 +85,37 @@ def simulate(
             err.print(f"figure written to {p}", highlight=False)
     if as_json or (out_path is not None and str(out_path) == "-"):
         return
-    table = Table(title=f"{wl.name}: {len(wl.jobs)} jobs, {len(wl.server_names)} servers, interval {interval:g} s")
-    for col in ("scheduler", "avg JCT (h)", "p90 JCT (h)", "makespan (h)", "finished", "restarts", "overhead %", "scheduler s"):
-        table.add_column(col, justify="left" if col == "scheduler" else "right")
-    for r in results:
-        h = lambda x: "-" if x is None else f"{x / 3600:.3f}"  # noqa: E731
-        table.add_row(r.scheduler + (f"+{r.placement}" if r.placement else ""), h(r.avg_jct_s),
-                      h(r.jct_percentiles_s.get("p90")), h(r.makespan_s), f"{r.finished}/{len(r.jobs)}", str(r.restarts),
-                      f"{100 * r.scaling_overhead_share:.2f}", f"{r.scheduler_seconds:.2f}")
-    out.print(table)
+    print_summary_table(wl, results, interval, seeds)
 
+
+def print_summary_table(wl, results, interval: float, seeds: int) -> None:  # type: ignore[no-untyped-def]
+    """One row per scheduler: with several seeds, mean ± the 95 % interval's half-width."""
+    from schedopt.sweeps import ci95
+
+    label_of = lambda r: r.scheduler + (f"+{r.placement}" if r.placement else "")  # noqa: E731
+    labels = list(dict.fromkeys(label_of(r) for r in results))
+    many = seeds > 1
+    title = (f"{wl.name}: {len(wl.jobs)} jobs, {len(wl.server_names)} servers, interval {interval:g} s; "
+             f"{'mean ± 95 % interval over ' + str(seeds) + ' seeds' if many else 'seed ' + str(results[0].seed)}; "
+             "every metric is better lower (JCT, makespan: minimised)")
+    table = Table(title=title)
+    for col in ("scheduler", "avg JCT (h) ↓", "p90 JCT (h) ↓", "makespan (h) ↓", "finished", "restarts", "overhead %", "scheduler s"):
+        table.add_column(col, justify="left" if col == "scheduler" else "right")
+
+    def cell(values: list, scale: float = 1.0, digits: int = 3) -> str:
+        vals = [v / scale for v in values if v is not None]
+        if not vals:
+            return "-"
+        mean, half = ci95(vals)
+        return f"{mean:.{digits}f} ± {half:.{digits}f}" if many else f"{mean:.{digits}f}"
+
+    for lab in labels:
+        runs = [r for r in results if label_of(r) == lab]
+        table.add_row(lab, cell([r.avg_jct_s for r in runs], 3600), cell([r.jct_percentiles_s.get("p90") for r in runs], 3600),
+                      cell([r.makespan_s for r in runs], 3600),
+                      cell([float(r.finished) for r in runs], digits=1) + f"/{len(runs[0].jobs)}",
+                      cell([float(r.restarts) for r in runs], digits=1),
+                      cell([100 * r.scaling_overhead_share for r in runs], digits=2),
+                      cell([r.scheduler_seconds for r in runs], digits=2))
+    out.print(table)
 

@@ -100,7 +100,16 @@ def compare(
         print_json({"instance": result.instance, "rows": result.records(),
                     "violations": {row.solver: [str(v) for v in row.violations] for row in result.rows if row.violations}})
     else:
-        table = Table(title=f"{instance.name}: {len(instance.jobs)} jobs, {len(instance.server_names)} servers")
+        from schedopt.problems import get_problem
+
+        def says(plan) -> str:  # type: ignore[no-untyped-def]
+            first = get_problem(plan.problem).objectives
+            before = f"; first {first[0].name}, {'maximised' if first[0].sense == 'max' else 'minimised'}" if len(first) > 1 else ""
+            return (f"objective {plan.objective.name} ({'minimised' if plan.objective.sense == 'min' else 'maximised'}"
+                    f"{before})")
+
+        sense = "; ".join(sorted({says(row.plan) for row in result.rows}))
+        table = Table(title=f"{instance.name}: {len(instance.jobs)} jobs, {len(instance.server_names)} servers; {sense}")
         for col, justify in [("solver", "left"), ("status", "left"), ("admitted", "right"), ("objective", "right"),
                              ("bound", "right"), ("gap %", "right"), ("seconds", "right"), ("check", "left")]:
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
