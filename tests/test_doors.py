@@ -153,7 +153,7 @@ def test_simulate_over_several_seeds_prints_intervals_and_names_the_sense(tmp_pa
                                    "--error-steps", "0.2", "--out", str(tmp_path / "r.json"), "--plot", str(tmp_path / "figs")])
     assert res.exit_code == 0, res.output
     assert "95 % interval over 2 seeds" in res.output and "±" in res.output and "lower" in res.output
-    from schedopt.sim import load_results
+    from schedopt.sim.result import load_results
 
     results = load_results(tmp_path / "r.json")
     assert sorted((r.scheduler, r.seed) for r in results) == [("drf", 0), ("drf", 1), ("optimus-greedy", 0), ("optimus-greedy", 1)]
