@@ -158,3 +158,14 @@ def test_simulate_over_several_seeds_prints_intervals_and_names_the_sense(tmp_pa
     results = load_results(tmp_path / "r.json")
     assert sorted((r.scheduler, r.seed) for r in results) == [("drf", 0), ("drf", 1), ("optimus-greedy", 0), ("optimus-greedy", 1)]
     assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["jct_cdf.png", "jct_makespan.png", "utilization.png"]
+
+
+def test_scaling_a_table_keeps_interpolation() -> None:
+    """Issue 35 §2: an interpolated table's in-between counts stay possible when the simulator scales it."""
+    from schedopt.sim.simulator import scaled_speed
+    from schedopt.speed import TableSpeed
+
+    table = TableSpeed(form="table", points=[[1, 1.0], [4, 4.0]], interpolate=True)
+    table.step_time_s(2, 0)  # its grid cached before scaling
+    scaled = scaled_speed(table, 2.0)
+    assert scaled.interpolate and scaled.step_time_s(2, 0) == pytest.approx(table.step_time_s(2, 0) / 2)

@@ -63,7 +63,8 @@ def scaled_speed(speed: Any, factor: float) -> Any:
     if isinstance(speed, Amdahl):
         return speed.model_copy(update={"serial": speed.serial / factor, "parallel": speed.parallel / factor})
     if isinstance(speed, TableSpeed):
-        return TableSpeed(points=[[*pt[:-1], pt[-1] * factor] for pt in speed.points])
+        # a new model (not model_copy: that would carry the cached step-time grid), interpolation kept
+        return TableSpeed(points=[[*pt[:-1], pt[-1] * factor] for pt in speed.points], interpolate=speed.interpolate)
     raise TypeError(f"cannot scale speed form {type(speed).__name__}")
 
 
