@@ -102,19 +102,21 @@ def print_summary_table(wl, results, interval: float, seeds: int) -> None:  # ty
     for col in ("scheduler", "avg JCT (h) ↓", "p90 JCT (h) ↓", "makespan (h) ↓", "finished", "restarts", "overhead %", "scheduler s"):
         table.add_column(col, justify="left" if col == "scheduler" else "right")
 
-    def cell(values: list, scale: float = 1.0, digits: int = 3) -> str:
+    def cell(values: list, scale: float = 1.0, digits: int = 3, count: bool = False) -> str:
         vals = [v / scale for v in values if v is not None]
         if not vals:
             return "-"
         mean, half = ci95(vals)
-        return f"{mean:.{digits}f} ± {half:.{digits}f}" if many else f"{mean:.{digits}f}"
+        if not many:
+            return str(int(round(mean))) if count else f"{mean:.{digits}f}"
+        return f"{mean:.{digits}f} ± {half:.{digits}f}"
 
     for lab in labels:
         runs = [r for r in results if label_of(r) == lab]
         table.add_row(lab, cell([r.avg_jct_s for r in runs], 3600), cell([r.jct_percentiles_s.get("p90") for r in runs], 3600),
                       cell([r.makespan_s for r in runs], 3600),
-                      cell([float(r.finished) for r in runs], digits=1) + f"/{len(runs[0].jobs)}",
-                      cell([float(r.restarts) for r in runs], digits=1),
+                      cell([float(r.finished) for r in runs], digits=1, count=True) + f"/{len(runs[0].jobs)}",
+                      cell([float(r.restarts) for r in runs], digits=1, count=True),
                       cell([100 * r.scaling_overhead_share for r in runs], digits=2),
                       cell([r.scheduler_seconds for r in runs], digits=2))
     out.print(table)
