@@ -92,13 +92,20 @@ class Timeline:
     utilization: dict[str, list[float]] = field(default_factory=dict)
 
 
-def _check_workload(workload: Instance) -> None:
+def _check_workload(workload: Instance, placement: str | None = None) -> None:
+    """Everything the run will need, said before the first interval: each job's
+    speed and work, and with ``placement`` each PS/worker job's model size and
+    bandwidths (the placement problem's transfer times need them)."""
     problems = []
     for i, job in enumerate(workload.jobs):
         if job.speed is None:
             problems.append(FieldProblem(f"jobs[{i}].speed", "the simulator needs each job's true speed"))
         if job.remaining_steps is None or job.remaining_steps <= 0:
             problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "the simulator needs each job's total work (> 0 steps)"))
+        if placement is not None and len(job.roles) == 2 and (job.model_size is None or job.bandwidth is None):
+            missing = " and ".join(f for f, v in (("model_size", job.model_size), ("bandwidth", job.bandwidth)) if v is None)
+            problems.append(FieldProblem(f"jobs[{i}]", f"--placement {placement} needs each PS/worker job's {missing} "
+                                                       "(MB per step and MB/s; the Optimus-family workloads carry them)"))
     if problems:
         raise InputError(workload.source, problems)
 
@@ -144,7 +151,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         raise InputError("--estimation", f"expected one of {', '.join(ESTIMATION_MODES)}, got {estimation!r}")
     if estimation == "online" and (error_steps or error_speed):
         raise InputError("--error-steps", "the Fig. 15 errors distort the truth; with --estimation online the errors are the fits' own")
-    _check_workload(workload)
+    _check_workload(workload, placement)
     imbalance = _PsImbalance(workload, ps_assignment, seed) if ps_assignment is not None else None
     if isinstance(scheduler, str):
         name = scheduler if placement is None else f"{scheduler}+{placement}"
