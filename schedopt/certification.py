@@ -12,7 +12,7 @@ and an "optimal" status rest on the bound, so they are verified with it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from schedopt.checking import REL_TOL, Violation
 from schedopt.instance import Instance
@@ -49,46 +49,46 @@ def check_certificates(instance: Instance, plan: Plan, problem: Any) -> tuple[li
     verified: list[str] = []
     obj = plan.objective
     cert = plan.certificate
-    if obj.value is not None and obj.bound is not None:
-        proof = cert.bound if cert is not None else None
-        claim = f"{'lower' if obj.sense == 'min' else 'upper'} bound {obj.bound:.9g}"
+
+    def judge(field: str, stated: float, claim: str, proof: Proof | None,
+              shortfall: Callable[[float], tuple[bool, str]]) -> None:
+        """One claim: not verified without a replayable proof, wrong when the proof's
+        numbers fall short (``shortfall(proven)`` says whether, and how much they prove)."""
+        path = f"objective.{field}"
         if proof is None:
-            unverified.append(Violation("objective.bound", f"{claim} not verified: the plan carries no certificate"))
+            unverified.append(Violation(path, f"{claim} not verified: the plan carries no certificate"))
+            return
+        proven, bad, why = _replay(instance, plan, problem, proof, field)
+        if bad is not None:
+            wrong.append(bad)
+        elif why is not None:
+            unverified.append(Violation(path, f"{claim} not verified: {why}"))
         else:
-            proven, bad, why = _replay(instance, plan, problem, proof, "bound")
-            if bad is not None:
-                wrong.append(bad)
-            elif why is not None:
-                unverified.append(Violation("objective.bound", f"{claim} not verified: {why}"))
+            assert proven is not None
+            short, proves = shortfall(proven)
+            if short:
+                wrong.append(Violation(path, f"{claim} is not proven: its certificate ({proof.kind}) proves {proves}"))
             else:
-                assert proven is not None
-                tol = REL_TOL * max(1.0, abs(obj.value), abs(obj.bound))
-                short = obj.bound - proven if obj.sense == "min" else proven - obj.bound
-                if short > tol:
-                    wrong.append(Violation("objective.bound", f"{claim} is not proven: its certificate ({proof.kind}) "
-                                                              f"proves {proven:.9g}"))
-                else:
-                    verified.append(f"objective.bound {obj.bound:.9g} ({proof.kind}: proves {proven:.9g})")
+                verified.append(f"{path} {stated:.9g} ({proof.kind}: proves {proven:.9g})")
+
+    if obj.value is not None and obj.bound is not None:
+        value, bound, sense = obj.value, obj.bound, obj.sense
+
+        def bound_short(proven: float) -> tuple[bool, str]:
+            tol = REL_TOL * max(1.0, abs(value), abs(bound))
+            return (bound - proven if sense == "min" else proven - bound) > tol, f"{proven:.9g}"
+
+        judge("bound", bound, f"{'lower' if sense == 'min' else 'upper'} bound {bound:.9g}",
+              cert.bound if cert is not None else None, bound_short)
     elif plan.status == Status.OPTIMAL and obj.value is not None:
         unverified.append(Violation("status", "optimal not verified: the plan states no bound"))
-    jobs = len(instance.jobs)
-    if obj.admitted_bound is not None and obj.admitted_bound < jobs:
-        proof = cert.admitted_bound if cert is not None else None
-        claim = f"at most {obj.admitted_bound} jobs admitted"
-        if proof is None:
-            unverified.append(Violation("objective.admitted_bound", f"{claim} not verified: the plan carries no certificate"))
-        else:
-            proven, bad, why = _replay(instance, plan, problem, proof, "admitted_bound")
-            if bad is not None:
-                wrong.append(bad)
-            elif why is not None:
-                unverified.append(Violation("objective.admitted_bound", f"{claim} not verified: {why}"))
-            else:
-                assert proven is not None
-                most = math.floor(proven + 1e-6)
-                if most > obj.admitted_bound:
-                    wrong.append(Violation("objective.admitted_bound", f"{claim} is not proven: its certificate "
-                                                                       f"({proof.kind}) proves at most {most}"))
-                else:
-                    verified.append(f"objective.admitted_bound {obj.admitted_bound} ({proof.kind}: proves {proven:.9g})")
+    if obj.admitted_bound is not None and obj.admitted_bound < len(instance.jobs):
+        most_stated = obj.admitted_bound
+
+        def count_short(proven: float) -> tuple[bool, str]:
+            most = math.floor(proven + 1e-6)
+            return most > most_stated, f"at most {most}"
+
+        judge("admitted_bound", most_stated, f"at most {most_stated} jobs admitted",
+              cert.admitted_bound if cert is not None else None, count_short)
     return wrong, unverified, verified
