@@ -87,7 +87,31 @@ class MutatesInstance(_Heuristic):
         return super().solve(instance, time_limit=time_limit, seed=seed)
 
 
+class ClaimsItsValueIsOptimal(_Heuristic):
+    """States bound = value (gap 0) with no certificate: a bound on the wrong side of the optimum."""
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        plan = super().solve(instance, time_limit=time_limit, seed=seed)
+        if plan.objective.value is not None:
+            plan.objective.bound, plan.objective.gap, plan.certificate = plan.objective.value, 0.0, None
+        return plan
+
+
+class UsesAnUndeclaredTimeLimit(_Heuristic):
+    """Registered without time-limit support (the default), yet a limit changes its plan."""
+
+    def counts(self, instance: Instance) -> dict[str, dict[str, int]]:
+        out = super().counts(instance)
+        return dict(list(out.items())[:-1]) if self.limited and out else out
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        self.limited = time_limit is not None
+        return super().solve(instance, time_limit=time_limit, seed=seed)
+
+
 @pytest.mark.parametrize("broken,check,words", [
+    (ClaimsItsValueIsOptimal(), "bound_valid", "wrong side of the optimum"),
+    (UsesAnUndeclaredTimeLimit(), "time_limit_unused", "supports_time_limit=False"),
     (OverCapacity(), "feasible_plans", "fails schedopt.check"),
     (Nondeterministic(), "deterministic", "not deterministic"),
     (Prints(), "no_printing", "printed"),
