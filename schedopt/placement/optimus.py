@@ -282,10 +282,13 @@ def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500,
         assert out is not None
         np.add.at(free, out[0], _load(data, v, out))
         swapped = False
+        room = free.sum(axis=0) * (1 + TOL) + TOL * data.S  # what all servers hold together, v's share freed
         for u in paused:
             if tries >= max_swaps:
                 break
             tries += 1
+            if np.any(data.counts[u, 0] * data.demand[u, 0] + data.counts[u, 1] * data.demand[u, 1] > room):
+                continue  # cannot fit even with every server's free capacity pooled: no placement to try
             trial = free.copy()
             got = optimus_place(data, sort_by, jobs=np.array([u]), free=trial, best_fit=True)[u]
             t_u = 0.0 if got is None else transfer_time_s(data.size_mb[u], int(data.counts[u, 0]), int(data.counts[u, 1]),
