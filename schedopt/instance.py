@@ -20,7 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidat
 
 from schedopt.convergence import CurveFitError, LossCurve, fit_history
 from schedopt.errors import FieldProblem, InputError
-from schedopt.io import number_validator, problems_from_validation, read_document, with_field_docs, write_document
+from schedopt.io import as_document, number_validator, problems_from_validation, read_document, with_field_docs, write_document
 from schedopt.speed import SPEED_FORMS, FitError, SpeedForm, fit_speed
 
 INSTANCE_SCHEMA = "schedopt/instance@1"
@@ -438,15 +438,6 @@ def save_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
     write_document(path, instance.to_dict())
 
 
-def as_instance(value: Any, what: str = "instance") -> Instance:
-    """``value`` as an :class:`Instance`: an Instance as it is, a path (str or
-    PathLike) loaded with :func:`load_instance`, a mapping validated as an
-    instance document. Anything else is a :class:`TypeError` saying what to pass."""
-    if isinstance(value, Instance):
-        return value
-    if isinstance(value, (str, os.PathLike)):
-        return load_instance(value)
-    if isinstance(value, dict):
-        return Instance.from_dict(value)
-    raise TypeError(f"{what}: expected an Instance, a path to an instance file or an instance mapping, got "
-                    f"{type(value).__name__}; load one with schedopt.load_instance(path)")
+def as_instance(value: Any) -> Instance:
+    """``value`` as an :class:`Instance` (an Instance, a path, or a mapping; :func:`schedopt.io.as_document`)."""
+    return as_document(value, Instance, load_instance, "instance")

@@ -415,3 +415,19 @@ def with_field_docs(*models: type[BaseModel]) -> None:
             default = "required" if info.is_required() else f"default {info.default!r}" if info.default_factory is None else "default empty"
             lines.append(f"    {info.alias or name} ({default}): {info.description or ''}")
         model.__doc__ = (model.__doc__ or "").rstrip() + "\n" + "\n".join(lines) + "\n"
+
+
+def as_document(value: Any, model: Any, load: Callable[[Any], Any], what: str) -> Any:
+    """``value`` as a ``model`` document: a ``model`` as it is, a path (str or
+    PathLike) read by ``load``, a mapping validated by ``model.from_dict``. Anything
+    else is a :class:`TypeError` saying what to pass (``what``: instance, plan)."""
+    if isinstance(value, model):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return load(value)
+    if isinstance(value, dict):
+        return model.from_dict(value)
+    a = "an" if what[0] in "aeiou" else "a"
+    raise TypeError(f"{what}: expected {a} {model.__name__}, a path to {a} {what} file or {a} {what} mapping, "
+                    f"got {type(value).__name__}; load one with schedopt.{load.__name__}(path)")
+

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
 from schedopt.errors import InputError
-from schedopt.io import problems_from_validation, read_document, with_field_docs, write_document
+from schedopt.io import as_document, problems_from_validation, read_document, with_field_docs, write_document
 
 PLAN_SCHEMA = "schedopt/plan@1"
 
@@ -173,14 +173,6 @@ def save_plan(plan: Plan, path: str | os.PathLike[str]) -> None:
     write_document(path, plan.to_dict(), tidy=True)
 
 
-def as_plan(value: Any, what: str = "plan") -> Plan:
-    """``value`` as a :class:`Plan`: a Plan as it is, a path loaded with
-    :func:`load_plan`, a mapping validated as a plan document; else a :class:`TypeError`."""
-    if isinstance(value, Plan):
-        return value
-    if isinstance(value, (str, os.PathLike)):
-        return load_plan(value)
-    if isinstance(value, dict):
-        return Plan.from_dict(value)
-    raise TypeError(f"{what}: expected a Plan, a path to a plan file or a plan mapping, got {type(value).__name__}; "
-                    f"load one with schedopt.load_plan(path)")
+def as_plan(value: Any) -> Plan:
+    """``value`` as a :class:`Plan` (a Plan, a path, or a mapping; :func:`schedopt.io.as_document`)."""
+    return as_document(value, Plan, load_plan, "plan")

@@ -242,7 +242,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     grid = int(np.prod(np.maximum(data.hi - data.lo + 1, 1), axis=1).sum())
     if best and not clock.affords(ENUMERATE_SECONDS_PER_CONFIGURATION * grid):
         metrics["stopped_in"] = f"before enumerating {grid:,} configurations"
-        early_bound, early_proof = cheap_bound() if best else (None, None)
+        early_bound, early_proof = cheap_bound()
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT, bound=early_bound, proof=early_proof,
                     message=f"time limit reached before enumerating {grid:,} configurations "
                             f"(about {ENUMERATE_SECONDS_PER_CONFIGURATION * grid:.2g} s); the heuristic's plan is returned")
@@ -269,7 +269,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if bound is None and best:
             bound, proof = cheap_bound()
         gap = relative_gap(_cost(data, best), bound)
-        kw = {"admitted_bound": admitted_bound, "admitted_proof": admitted_proof["proof"]}
+        kw = {"admitted_bound": admitted_bound, "admitted_proof": admitted_proof}
         if best and admit_proven and gap is not None and gap <= 1e-7:  # the incumbent meets the bound: proven
             return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, proof=proof, **kw)
         if not best:
@@ -279,7 +279,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                     message=note or f"time limit reached {message}; the best plan found is returned", **kw)
 
     backend_proof = Proof(kind="backend", backend=getattr(backend, "label", type(backend).__name__))
-    admitted_proof: dict[str, Proof | None] = {"proof": None}
+    admitted_proof: Proof | None = None  # read by stopped() when it is called
 
     every_job = candidates == data.J and all_fit_at_minimum(data)
     k_min, admitted_bound, admit_proven = data.J, data.J, True
@@ -311,17 +311,17 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if admit_proven:
             admitted_bound = k_min
             count, mu = admitted_upper_bound_priced(data)  # a replayable proof when the LP's prices suffice
-            admitted_proof["proof"] = admission_proof(data, mu) if count <= k_min and mu is not None else backend_proof
+            admitted_proof = admission_proof(data, mu) if count <= k_min and mu is not None else backend_proof
         elif s1.bound is not None:
             admitted_bound = max(k_min, int(np.floor(s1.bound + 1e-6)))
-            admitted_proof["proof"] = backend_proof
+            admitted_proof = backend_proof
         else:
             count, mu = admitted_upper_bound_priced(data)
             admitted_bound = max(k_min, count)
-            admitted_proof["proof"] = admission_proof(data, mu)
+            admitted_proof = admission_proof(data, mu)
         if k_min == 0:
             return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,
-                        admitted_proof=admitted_proof["proof"], message="no job fits the cluster at its minimum")
+                        admitted_proof=admitted_proof, message="no job fits the cluster at its minimum")
         if len(best) < k_min:
             best = stage1_config  # stage 1 admits more: its plan is the better incumbent
         if cs is not None:
@@ -376,4 +376,4 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     if proof is backend_proof and lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
         bound, proof = lp_bound, lp_proof  # the LP's prices prove it within the gap "optimal" allows: anyone can check
     return plan(found, status, term, bound=bound, admitted_bound=admitted_bound, proof=proof,
-                admitted_proof=admitted_proof["proof"])
+                admitted_proof=admitted_proof)

@@ -422,13 +422,13 @@ def build_plan(
         if bound - cost > BOUND_NOISE * max(1.0, abs(cost)):
             # a relaxation above a feasible plan's cost is a bug, not noise: state no bound
             metrics["bound_rejected"] = data.sign * bound + 0.0
-            bound = proof = None
+            bound = None
         else:
             bound = cost  # rounding noise of the relaxation/solver, never a better-than-optimal claim
     if admitted_bound is not None and admitted_bound > len(config):
-        bound = proof = None  # the bound on Σ cost holds only among plans admitting as many jobs
+        bound = None  # the bound on Σ cost holds only among plans admitting as many jobs
     if bound is None:
-        proof = None
+        proof = None  # a proof of no stated bound
     # ``bound`` is a lower bound on Σ cost; report both in the problem's sense
     value = None if cost is None else data.sign * cost + 0.0
     bound = None if bound is None else data.sign * bound + 0.0
