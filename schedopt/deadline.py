@@ -33,6 +33,12 @@ class Deadline:
         rem = self.remaining()
         return None if rem is None else max(floor, rem)
 
+    def reserve(self, seconds: float) -> None:
+        """Keep ``seconds`` at the end for work after the last phase (assembling and
+        checking the plan): the phases see a limit that much earlier (never below 0)."""
+        if self.limit_s is not None:
+            self.limit_s = max(0.0, self.limit_s - max(0.0, seconds))
+
     def expired(self) -> bool:
         rem = self.remaining()
         return rem is not None and rem <= 0
