@@ -40,6 +40,10 @@ def solve(instance: Instance, solver: str | None = None, *, time_limit: float | 
         solver = problem.default_solver
     info = solver_info(solver)
     check_fits(instance, info.problem, solver)
+    if instance.typed and not info.accelerator_types:
+        typed = ", ".join(s.name for s in solvers(info.problem) if s.accelerator_types) or "none"
+        raise InputError("solver", f'{solver} does not model accelerator types, and instance "{instance.name}" names '
+                                   f"them (servers[].accelerator); solvers that do: {typed}")
     made = info.make(**options)
     with solver_logging(log):
         plan = made.solve(instance, time_limit=time_limit, seed=seed)

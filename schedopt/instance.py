@@ -112,6 +112,7 @@ class Job(_Strict):
     weight: Positive = Field(1.0, description="priority weight (weighted DRF, Dorm's fair share)")
     roles: dict[Name, Role] = Field(min_length=1, description="one role (worker/executor/container) or two (ps and worker)")
     speed: SpeedForm | None = Field(None, description="training speed f(p, w) in steps/s: optimus-sync, optimus-async, amdahl or table")
+    speed_by_accelerator: dict[Name, SpeedForm] | None = Field(None, description="speed per accelerator type (servers' accelerator): type -> speed form; on a type not listed the job runs at speed, or cannot run without one")
     remaining_steps: Steps | None = Field(None, description="training steps left to convergence (allocation problem)")
     model_size: Quantity | None = Field(None, description="parameters exchanged per step, MB (placement)")
     bandwidth: Bandwidth | None = Field(None, description="MB/s of a PS and of a worker (placement)")
@@ -135,6 +136,7 @@ class Server(_Strict):
     name: Name = Field(description="server name (with count: the prefix of the expanded names)")
     count: ServerCount = Field(1, description="identical servers this entry stands for")
     capacity: dict[Name, Quantity] = Field(description="resource -> amount this server offers, in the instance's units")
+    accelerator: Name | None = Field(None, description="accelerator type of its GPUs (e.g. v100, k80); a job runs on one type at a time. Without any, the cluster is one type")
 
 
 class Policy(_Strict):
@@ -337,6 +339,11 @@ class Instance(_Strict):
             if job.speed is not None and len(job.roles) <= 2 and job.speed.n_roles != len(job.roles):
                 need = "two roles (ps and worker)" if job.speed.n_roles == 2 else "one role"
                 out.append(FieldProblem(f"{path}.speed.form", f'speed form "{job.speed.form}" needs {need}; the job has {len(job.roles)}'))
+            for kind, speed in (job.speed_by_accelerator or {}).items():
+                if len(job.roles) <= 2 and speed.n_roles != len(job.roles):
+                    need = "two roles (ps and worker)" if speed.n_roles == 2 else "one role"
+                    out.append(FieldProblem(f"{path}.speed_by_accelerator.{kind}.form",
+                                            f'speed form "{speed.form}" needs {need}; the job has {len(job.roles)}'))
 
         roles_of = {job.id: set(job.roles) for job in self.jobs}
         for key, placement in (self.previous or {}).items():
@@ -383,6 +390,36 @@ class Instance(_Strict):
             [sum(srv.capacity.get(r, 0.0) * srv.count for srv in self.servers) for r in self.resources],
             dtype=float,
         )
+
+    @cached_property
+    def accelerators(self) -> list[str | None]:
+        """The accelerator types of the servers, in order of first appearance (None:
+        servers that name none). ``[None]`` for a cluster without types."""
+        seen: dict[str | None, None] = {}
+        for srv in self.servers:
+            seen.setdefault(srv.accelerator, None)
+        return list(seen) or [None]
+
+    @property
+    def typed(self) -> bool:
+        """Whether any server names an accelerator type (the allocation then picks a type per job)."""
+        return any(a is not None for a in self.accelerators)
+
+    @cached_property
+    def accelerator_capacity(self) -> np.ndarray:
+        """Capacity per accelerator type summed over its servers, shape (types, resources),
+        rows in :attr:`accelerators` order."""
+        rows = {kind: np.zeros(len(self.resources)) for kind in self.accelerators}
+        for srv in self.servers:
+            rows[srv.accelerator] = rows[srv.accelerator] + self.vector(srv.capacity) * srv.count
+        return np.array([rows[k] for k in self.accelerators], dtype=float).reshape(len(rows), len(self.resources))
+
+    def speed_on(self, job: Job, accelerator: str | None) -> SpeedForm | None:
+        """The job's speed on servers of type ``accelerator``: its ``speed_by_accelerator``
+        entry, else its ``speed`` (None: it cannot run there)."""
+        if job.speed_by_accelerator and accelerator is not None and accelerator in job.speed_by_accelerator:
+            return job.speed_by_accelerator[accelerator]
+        return job.speed
 
     @cached_property
     def job_index(self) -> dict[str, int]:

@@ -130,6 +130,7 @@ class Plan(BaseModel):
     allocation: dict[str, dict[str, StrictInt]] = Field(default_factory=dict, description="job -> role -> tasks (for Dorm: containers)")
     placement: dict[str, dict[str, dict[str, StrictInt]]] | None = Field(None, description="job -> server -> role -> tasks")
     ps_assignment: dict[str, list[dict[str, StrictInt]]] | None = Field(None, description="job -> [{ps, block, size}, ...]: parameter blocks to parameter servers")
+    accelerators: dict[str, str | None] | None = Field(None, description="job -> the accelerator type it runs on (clusters whose servers name types; null: servers without a type)")
     paused: list[str] = Field(default_factory=list, description="jobs given nothing")
     metrics: dict[str, Any] = Field(default_factory=dict, description="problem metrics (utilization, fairness loss, ...) and solver diagnostics")
     seed: int | None = Field(None, description="the seed the solve used")

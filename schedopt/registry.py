@@ -43,6 +43,7 @@ class SolverInfo:
     options: dict[str, Any] = field(default_factory=dict)  # option -> default
     supports_time_limit: bool = False
     requires: tuple[str, ...] = ()  # optional backends it needs (schedopt.backends.deps.REQUIREMENTS)
+    accelerator_types: bool = False  # solves instances whose servers name accelerator types
 
     @property
     def unavailable(self) -> str | None:
@@ -111,7 +112,7 @@ _REGISTRY: dict[str, SolverInfo] = {}
 
 
 def register(name: str, *, problem: str, exact: bool, backend: str, supports_time_limit: bool = False,
-             requires: tuple[str, ...] = ()) -> Callable[[type], type]:
+             requires: tuple[str, ...] = (), accelerator_types: bool = False) -> Callable[[type], type]:
     """Class decorator: register ``cls`` under ``name``. Options are the keyword
     arguments of ``cls.__init__`` with their defaults; the docstring's first line
     is the description."""
@@ -130,7 +131,7 @@ def register(name: str, *, problem: str, exact: bool, backend: str, supports_tim
         _REGISTRY[name] = SolverInfo(
             name=name, problem=problem, exact=exact, backend=backend,
             description=doc[0] if doc else "", factory=cls, options=options,
-            supports_time_limit=supports_time_limit, requires=tuple(requires),
+            supports_time_limit=supports_time_limit, requires=tuple(requires), accelerator_types=accelerator_types,
         )
         return cls
 

@@ -89,34 +89,63 @@ def loss_reduction_cost_grid(instance: Instance, job: Job, c0: np.ndarray, c1: n
     return np.where(ok & np.isfinite(red), -red, np.inf)
 
 
+def resource_names(instance: Instance) -> list[str]:
+    """The capacity rows prices name: the resources, or on a cluster with
+    accelerator types the (type, resource) pairs (``gpu@v100``)."""
+    if not instance.typed:
+        return list(instance.resources)
+    from schedopt.allocation.typed import typed_resource_names
+
+    return typed_resource_names(instance)
+
+
 def price_vector(instance: Instance, prices: dict[str, float] | None) -> np.ndarray:
-    """The prices as a vector in the instance's resource order; ValueError for an
+    """The prices as a vector over :func:`resource_names`; ValueError for an
     unknown resource or a price that is negative or not finite."""
     prices = prices or {}
-    unknown = sorted(set(prices) - set(instance.resources))
+    names = resource_names(instance)
+    unknown = sorted(set(prices) - set(names))
     if unknown:
         raise ValueError(f"prices name unknown resources {unknown}")
-    vec = instance.vector(prices)
+    vec = np.array([float(prices.get(r, 0.0)) for r in names], dtype=float)
     if not np.all(np.isfinite(vec)) or np.any(vec < 0):
         raise ValueError(f"prices must be finite and >= 0, got {prices}")
     return vec
 
 
 def _capacity(instance: Instance) -> np.ndarray:
+    if instance.typed:
+        return capacity_limit(instance.accelerator_capacity.reshape(-1))
     return capacity_limit(instance.capacity_total)
 
 
-def _grids(instance: Instance):
+def _options(instance: Instance):
+    """Per job, its configuration grids: [(job at one type's speed, c0, c1, use)],
+    use over :func:`resource_names` (one grid per type it can run on; one grid without types)."""
     total = 0
+    kinds = instance.accelerators if instance.typed else [None]
     for job in instance.jobs:
         size = 1
         for r in job.roles.values():
             size *= max(0, r.max_count - r.min + 1)
-        total += size
+        total += size * len(kinds)
     if total > MAX_REPLAY_CONFIGURATIONS:
         raise TooLargeToReplay(f"{total:,} configurations (the replay enumerates at most {MAX_REPLAY_CONFIGURATIONS:,})")
+    R = len(instance.resources)
     for job in instance.jobs:
-        yield job, *job_grid(instance, job)
+        c0, c1, use = job_grid(instance, job)
+        if not instance.typed:
+            yield [(job, c0, c1, use)]
+            continue
+        grids = []
+        for t, kind in enumerate(kinds):
+            speed = instance.speed_on(job, kind)
+            if speed is None:
+                continue
+            wide = np.zeros((len(c0), len(kinds) * R))
+            wide[:, t * R:(t + 1) * R] = use
+            grids.append((job.model_copy(update={"speed": speed}), c0, c1, wide))
+        yield grids
 
 
 def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, admit: int | None,
@@ -126,10 +155,12 @@ def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *
     J = len(instance.jobs)
     every = admit is None or admit >= J
     total = 0.0
-    for job, c0, c1, use in _grids(instance):
-        c = cost(instance, job, c0, c1)
-        priced = c + use @ lam
-        m = float(priced.min()) if len(priced) and np.isfinite(priced).any() else math.inf
+    for grids in _options(instance):
+        m = math.inf
+        for job, c0, c1, use in grids:
+            priced = cost(instance, job, c0, c1) + use @ lam
+            if len(priced) and np.isfinite(priced).any():
+                m = min(m, float(priced.min()))
         if every:
             total += m  # a job without an allowed configuration makes L = +inf: no plan admits all
         else:
@@ -142,10 +173,14 @@ def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *
 def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> float:
     """μ·C + Σ_j max(0, 1 - min_x μ·u_j(x)) over jobs with an allowed configuration."""
     total = float(mu @ _capacity(instance))
-    for job, c0, c1, use in _grids(instance):
-        allowed = np.isfinite(cost(instance, job, c0, c1))
-        if allowed.any():
-            total += max(0.0, 1.0 - float((use[allowed] @ mu).min()))
+    for grids in _options(instance):
+        least = math.inf
+        for job, c0, c1, use in grids:
+            allowed = np.isfinite(cost(instance, job, c0, c1))
+            if allowed.any():
+                least = min(least, float((use[allowed] @ mu).min()))
+        if math.isfinite(least):
+            total += max(0.0, 1.0 - least)
     return total
 
 

@@ -100,12 +100,54 @@ def _check_infeasible_claim(instance: Instance, compile: Callable[[Instance], Al
     return []
 
 
+def _term_on_types(plan: Plan) -> JobTerm:
+    """t_j at the job's speed on the type the plan gives it (its plain speed without types)."""
+    types = plan.accelerators or {}
+    return lambda instance, job_id, counts: remaining_time_s(instance, job_id, counts, types.get(job_id))
+
+
 def check_allocation(instance: Instance, plan: Plan) -> list[Violation]:
-    """Optimus eq. 5-8: bounds, allowed configurations, capacity, Σ Q_j/f_j."""
-    return check_counts(instance, plan, term=remaining_time_s, formula="Σ Q_j/f_j", capacity_ref="Optimus eq. 7",
-                        sense="min")
+    """Optimus eq. 5-8: bounds, allowed configurations, capacity, Σ Q_j/f_j; on a
+    cluster with accelerator types, each job's type and each type's capacity."""
+    out = check_accelerators(instance, plan)
+    return out + check_counts(instance, plan, term=_term_on_types(plan), formula="Σ Q_j/f_j",
+                              capacity_ref="Optimus eq. 7", sense="min")
+
+
+def check_accelerators(instance: Instance, plan: Plan) -> list[Violation]:
+    """Typed clusters (issue 34): every admitted job names a type of the cluster it
+    can run on, no paused job names one, and each type's resources hold what its
+    jobs use. An untyped instance takes no types."""
+    from schedopt.allocation.typed import accelerator_usage, resource_key
+
+    types = plan.accelerators or {}
+    if not instance.typed:
+        return [Violation("accelerators", "the instance's servers name no accelerator types")] if types else []
+    out: list[Violation] = []
+    known = instance.accelerators
+    for job_id in plan.allocation:
+        if job_id not in types:
+            out.append(Violation(f"accelerators.{job_id}", "an admitted job on a typed cluster needs its type"))
+        elif types[job_id] not in known:
+            out.append(Violation(f"accelerators.{job_id}", f"unknown type {types[job_id]!r}; the cluster has {known}"))
+        elif job_id in instance.job_index and instance.speed_on(instance.jobs[instance.job_index[job_id]], types[job_id]) is None:
+            out.append(Violation(f"accelerators.{job_id}", f"the job has no speed on {types[job_id]!r}"))
+    for job_id in types:
+        if job_id not in plan.allocation:
+            out.append(Violation(f"accelerators.{job_id}", "a type for a job the plan does not admit"))
+    if out or any(j not in instance.job_index for j in plan.allocation):
+        return out
+    used = accelerator_usage(instance, plan.allocation, types)
+    cap = instance.accelerator_capacity
+    for t, kind in enumerate(known):
+        for r, name in enumerate(instance.resources):
+            if used[t, r] > capacity_limit(cap[t, r]):
+                out.append(Violation(f"capacity.{resource_key(name, kind)}",
+                                     f"allocated {used[t, r]:g} > capacity {cap[t, r]:g} of the {kind or 'untyped'} servers"))
+    return out
 
 
 def allocation_value(instance: Instance, plan: Plan) -> float:
-    """Σ_j Q_j / f_j(p_j, w_j) over the plan's admitted jobs (Optimus eq. 5-6)."""
-    return float(sum(remaining_time_s(instance, j, c) for j, c in plan.allocation.items()))
+    """Σ_j Q_j / f_j(p_j, w_j) over the plan's admitted jobs (Optimus eq. 5-6), each at its type's speed."""
+    term = _term_on_types(plan)
+    return float(sum(term(instance, j, c) for j, c in plan.allocation.items()))

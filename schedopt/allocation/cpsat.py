@@ -18,6 +18,7 @@ import numpy as np
 
 from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
 from schedopt.allocation.exact import StageResult, solve_exact
+from schedopt.allocation.typed import solve_typed_exact
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Termination
@@ -119,7 +120,8 @@ class CpSatBackend:
                            bound=bound, info=info)
 
 
-@register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",))
+@register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",),
+          accelerator_types=True)
 class OptimusCpSat:
     """Exact multiple-choice model of Optimus eq. 5-8 (OR-Tools CP-SAT, integer-scaled)."""
 
@@ -127,5 +129,6 @@ class OptimusCpSat:
         self.workers = int(workers)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        return solve_exact(CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
+        drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
+        return drive(CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
                            options={"workers": self.workers})

@@ -27,6 +27,7 @@ from schedopt.allocation.problem import AllocationData, compile_allocation
 from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.errors import InputError
 from schedopt.allocation.plans import heuristic_plan
+from schedopt.allocation.typed import TYPE_CHOICES, typed_heuristic_plan
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.registry import register
@@ -332,12 +333,15 @@ def keep_running_when_it_pays(data: AllocationData, config: dict[int, tuple[int,
     return config
 
 
-@register("optimus-greedy", problem="allocation", exact=False, backend="numpy")
+@register("optimus-greedy", problem="allocation", exact=False, backend="numpy", accelerator_types=True)
 class OptimusGreedy:
     """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
 
     def __init__(self, *, stop_rule: StopRule = "skip", priority_factor: float = 0.95, bound: bool = True,
-                 admission: str = DEFAULT_ADMISSION):
+                 admission: str = DEFAULT_ADMISSION, accelerator_choice: str = "aware"):
+        if accelerator_choice not in TYPE_CHOICES:
+            raise InputError("optimus-greedy", f"accelerator_choice: expected one of {', '.join(TYPE_CHOICES)}, got {accelerator_choice!r}")
+        self.accelerator_choice = accelerator_choice
         if stop_rule not in ("skip", "paper"):
             raise InputError("optimus-greedy", f'stop_rule: expected "skip" or "paper", got {stop_rule!r}')
         check_admission("optimus-greedy", admission)
@@ -350,6 +354,12 @@ class OptimusGreedy:
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
+        if instance.typed:  # accelerator types (typed.py): a type per job, then eq. 9 on it
+            return typed_heuristic_plan(instance, solver=self.name, choice=self.accelerator_choice, started=started,
+                                        seed=seed, bound=self.bound,
+                                        options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor,
+                                                 "bound": self.bound, "accelerator_choice": self.accelerator_choice},
+                                        stop_rule=self.stop_rule, priority_factor=self.priority_factor)
         data = compile_allocation(instance)
         admitted, start = admit(data, self.admission)
         config, counters = greedy_allocate(data, start, stop_rule=self.stop_rule, priority_factor=self.priority_factor)

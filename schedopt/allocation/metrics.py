@@ -10,16 +10,18 @@ import numpy as np
 from schedopt.instance import Instance, Job
 
 
-def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int]) -> float:
+def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int], accelerator: str | None = None) -> float:
     """t_j = Q_j / f_j(p_j, w_j) + ρ_j·[c_j ≠ running_j] in seconds: Optimus eq. 6
-    plus the restart a running job pays when its counts change; inf if not allowed."""
+    plus the restart a running job pays when its counts change; inf if not allowed.
+    ``accelerator``: the type the job runs on (its speed there, :meth:`Instance.speed_on`)."""
     job = instance.jobs[instance.job_index[job_id]]
-    if job.speed is None or job.remaining_steps is None:
+    speed = instance.speed_on(job, accelerator)
+    if speed is None or job.remaining_steps is None:
         return math.inf
     names = job.role_names
     c0 = counts[names[0]]
     c1 = counts[names[1]] if len(names) == 2 else 0
-    step = float(job.speed.step_time_s(c0, c1))
+    step = float(speed.step_time_s(c0, c1))
     if not math.isfinite(step):
         return math.inf
     train_s = job.remaining_steps * step if job.remaining_steps > 0 else 0.0

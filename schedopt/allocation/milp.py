@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedopt.backends.highs import solve_highs
 from schedopt.allocation.exact import StageResult, solve_exact
+from schedopt.allocation.typed import solve_typed_exact
 from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Termination
@@ -102,7 +103,8 @@ class HighsBackend:
         return StageResult(termination=term, chosen=chosen, value=res.incumbent, bound=res.bound, info=info)
 
 
-@register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True)
+@register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True,
+          accelerator_types=True)
 class OptimusMilp:
     """Exact multiple-choice model of Optimus eq. 5-8 (Pyomo + HiGHS)."""
 
@@ -112,6 +114,7 @@ class OptimusMilp:
         self.presolve = bool(presolve)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        return solve_exact(HighsBackend(self.rel_gap, self.threads, self.presolve), self.name, instance,
-                           time_limit=time_limit, seed=seed,
-                           options={"rel_gap": self.rel_gap, "threads": self.threads, "presolve": self.presolve})
+        backend = HighsBackend(self.rel_gap, self.threads, self.presolve)
+        options = {"rel_gap": self.rel_gap, "threads": self.threads, "presolve": self.presolve}
+        drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
+        return drive(backend, self.name, instance, time_limit=time_limit, seed=seed, options=options)

@@ -1,0 +1,450 @@
+"""Accelerator types in the allocation problem (issue 34; DESIGN.md "Accelerator types").
+
+A server may name its accelerator type; a job runs on one type at a time, at
+its speed on that type (``Job.speed_by_accelerator``, else ``Job.speed``). The
+multiple-choice model of Optimus eq. 5-8 then chooses, per job, a type τ and
+counts (p, w):
+
+    minimize   Σ_j Q_j / f_{j,τ_j}(p_j, w_j)
+    subject to Σ_{j: τ_j = τ} (w_j·O_j^r + p_j·N_j^r) <= C_{τ,r}   for all τ, r
+               at most one (τ, p, w) per job (exactly one when every job fits)
+
+with C_{τ,r} the capacity of resource r summed over the servers of type τ.
+An instance without types is one type, and the untyped code paths run unchanged.
+
+The arrays: each (job, type) pair the job can run on is a *row* of an ordinary
+:class:`AllocationData` whose resources are the pairs (type, resource)
+(named ``r@type``; ``r`` for servers without a type), so every row-wise routine
+(the configurations, their pruning, eq. 9's greedy) applies as is. A job's rows
+are contiguous; its configurations over all its types form one group of the
+multiple-choice model, which is what the LP, the reduced-cost fixing and the
+exact backends work on (:attr:`TypedData.by_job`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from schedopt.allocation.admission import _minimum_use
+from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
+from schedopt.allocation.metrics import allocation_metrics
+from schedopt.allocation.problem import AllocationData, ChoiceSet, count_minimal, enumerate_choices, inverse_capacity
+from schedopt.deadline import Deadline, check_time_limit
+from schedopt.errors import FieldProblem, InputError
+from schedopt.instance import Instance
+from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
+from schedopt.tolerances import BOUND_NOISE, capacity_limit
+
+OBJECTIVE_NAME = "total_remaining_time"
+#: how a heuristic picks a job's type: the one where its minimum configuration runs
+#: fastest ("aware"), or the first type in the cluster's order with room ("blind",
+#: what a scheduler that does not know types ends up doing)
+TYPE_CHOICES = ("aware", "blind")
+
+
+def resource_key(resource: str, accelerator: str | None) -> str:
+    """The name of resource ``resource`` on servers of type ``accelerator`` (``gpu@v100``;
+    plain ``gpu`` for servers without a type), as prices in certificates name it."""
+    return resource if accelerator is None else f"{resource}@{accelerator}"
+
+
+def typed_resource_names(instance: Instance) -> list[str]:
+    """The (type, resource) pairs in the order of :attr:`Instance.accelerators` then resources."""
+    return [resource_key(r, kind) for kind in instance.accelerators for r in instance.resources]
+
+
+@dataclass
+class TypedData:
+    """One typed allocation instance as arrays.
+
+    ``rows``: one row per (job, type) pair, V rows, resources expanded to T·R;
+    ``job`` (V,) the job of each row; ``kind`` (V,) its type's index in
+    ``instance.accelerators``; ``job_start`` (J+1,) offsets of each job's rows.
+    """
+
+    instance: Instance
+    rows: AllocationData
+    job: np.ndarray
+    kind: np.ndarray
+    job_start: np.ndarray
+
+    @property
+    def J(self) -> int:
+        return len(self.instance.jobs)
+
+    @property
+    def by_job(self) -> AllocationData:
+        """The job-level view the multiple-choice routines read (J, R, cap, the jobs' names)."""
+        return replace(self.rows, jobs=list(self.instance.jobs))
+
+    def accelerator(self, v: int) -> str | None:
+        return self.instance.accelerators[int(self.kind[v])]
+
+    def group_choices(self, rows_cs: ChoiceSet) -> tuple[ChoiceSet, np.ndarray]:
+        """The rows' configurations regrouped by job (one group per job, over all its
+        types), and each configuration's row (K,)."""
+        cs = ChoiceSet(job=self.job[rows_cs.job], counts=rows_cs.counts, cost=rows_cs.cost, use=rows_cs.use,
+                       start=rows_cs.start[self.job_start], enumerated=rows_cs.enumerated)
+        return cs, rows_cs.job.copy()
+
+
+def compile_typed(instance: Instance) -> TypedData:
+    """The rows of a typed instance; raises :class:`InputError` when a job lacks
+    remaining steps or a speed on every type of the cluster."""
+    kinds = instance.accelerators
+    T, R = len(kinds), len(instance.resources)
+    problems: list[FieldProblem] = []
+    jobs, job_of, kind_of, start = [], [], [], [0]
+    for i, job in enumerate(instance.jobs):
+        if job.remaining_steps is None:
+            problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "required by the allocation problem"))
+        if job.speed is None and not job.speed_by_accelerator:
+            problems.append(FieldProblem(f"jobs[{i}].speed", "required by the allocation problem (or speed_by_accelerator)"))
+        for t, kind in enumerate(kinds):
+            speed = instance.speed_on(job, kind)
+            if speed is None:
+                continue
+            jobs.append(job.model_copy(update={"speed": speed}))
+            job_of.append(i)
+            kind_of.append(t)
+        start.append(len(jobs))
+    if problems:
+        raise InputError(instance.source, problems)
+    V = len(jobs)
+    job_of_a, kind_a = np.array(job_of, dtype=np.int64), np.array(kind_of, dtype=np.int64)
+    n_roles = np.array([len(j.roles) for j in jobs], dtype=int)
+    lo = np.zeros((V, 2), dtype=np.int64)
+    hi = np.zeros((V, 2), dtype=np.int64)
+    demand = np.zeros((V, 2, T * R))
+    for v, job in enumerate(jobs):
+        for k, rname in enumerate(job.role_names):
+            role = job.roles[rname]
+            lo[v, k], hi[v, k] = role.min, role.max_count
+        t = kind_a[v]
+        demand[v, : len(job.roles), t * R:(t + 1) * R] = instance.role_demand(job)
+    cap = instance.accelerator_capacity.reshape(-1).copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if T * R else np.zeros((V, 2))
+    rows = AllocationData(instance=instance, jobs=jobs, n_roles=n_roles, lo=lo, hi=hi, demand=demand,
+                          Q=np.array([float(j.remaining_steps or 0.0) for j in jobs]), cap=cap, share=share,
+                          arrival=np.array([j.arrival for j in jobs]))
+    return TypedData(instance=instance, rows=rows, job=job_of_a, kind=kind_a, job_start=np.array(start, dtype=np.int64))
+
+
+# ---- the heuristic --------------------------------------------------------------------------
+
+def typed_admission(data: TypedData, choice: str = "aware", preference: np.ndarray | None = None) -> dict[int, tuple[int, int]]:
+    """Each admitted job's row and minimum configuration {row: (c0, c1)}. Jobs in
+    order of the smallest dominant share of their minimum over their types (ties
+    by arrival, then order: the most jobs first, as DESIGN.md's admission), each
+    on the type ``choice`` picks among those its minimum still fits: the lowest
+    ``preference`` (V,) of its rows, by default its time at that minimum ("aware"),
+    or the first in the cluster's order ("blind")."""
+    rows = data.rows
+    mins, ok, use = _minimum_use(rows)
+    inv = inverse_capacity(rows.cap)
+    share = (use * inv).max(axis=1) if rows.R else np.zeros(len(use))
+    t_min = np.array([float(rows.time_s(v, int(mins[v, 0]), int(mins[v, 1]))) if ok[v] else math.inf
+                      for v in range(len(use))])
+    feasible = ok & np.isfinite(t_min)
+    key = np.full(data.J, math.inf)
+    for j in range(data.J):
+        s = slice(int(data.job_start[j]), int(data.job_start[j + 1]))
+        f = feasible[s]
+        if f.any():
+            key[j] = share[s][f].min()
+    arrival = np.array([job.arrival for job in data.instance.jobs])
+    order = np.lexsort((np.arange(data.J), arrival, key))
+    free = capacity_limit(rows.cap).astype(float)
+    chosen: dict[int, tuple[int, int]] = {}
+    for j in order.tolist():
+        if not math.isfinite(key[j]):
+            continue
+        vs = [v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))
+              if feasible[v] and np.all(use[v] <= free)]
+        if not vs:
+            continue
+        rank = t_min if preference is None else preference
+        v = min(vs, key=lambda r: (rank[r], t_min[r], r)) if choice == "aware" else vs[0]
+        free = free - use[v]
+        chosen[v] = (int(mins[v, 0]), int(mins[v, 1]))
+    return chosen
+
+
+def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = True,
+                 **greedy: Any) -> tuple[dict[int, tuple[int, int]], dict[str, Any], "TypedBound | None"]:
+    """Optimus eq. 9's greedy on a typed cluster: a type per job (:func:`typed_admission`),
+    then each admitted job grows on its type by marginal gain per dominant share of
+    that type's capacity. "aware" with ``lp_guided`` picks each job's type by the
+    LP relaxation (the type holding most of the job's LP weight: the fastest type at
+    the minimum sends every job to the fastest type, which then fills while the others
+    idle) and keeps the LP's rounding when it is better; the LP is returned for the
+    plan's bound. Returns {row: (c0, c1)}, counters, the LP (or None)."""
+    from schedopt.allocation.greedy import greedy_allocate  # greedy.py's solver dispatches here: imported on use
+
+    def grow(start: dict[int, tuple[int, int]]) -> tuple[dict[int, tuple[int, int]], dict[str, Any]]:
+        return greedy_allocate(data.rows, start, keep_running=False, **greedy) if start else ({}, {"tasks_added": 0})
+
+    config, counters = grow(typed_admission(data, choice))
+    if choice != "aware" or not lp_guided or not config:
+        return config, counters, None
+    rows_cs = enumerate_choices(data.rows)
+    cs, row_of = data.group_choices(rows_cs)
+    admit = None if len(config) == data.J else len(config)
+    lp = typed_lp_bound(data, cs, admit=admit)
+    mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
+    guided, more = grow(typed_admission(data, choice, preference=-mass))
+    candidates = [(config, counters, "fastest at minimum"), (guided, more, "LP-guided")]
+    rounded = round_lp(data.by_job, cs, lp.lp.x, admit=admit)
+    if rounded is not None:
+        candidates.append(({int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded},
+                           {"tasks_added": 0}, "LP rounding"))
+
+    def key(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[int, float]:
+        return -len(c[0]), float(sum(data.rows.time_s(v, *x) for v, x in c[0].items()))
+
+    best = min(candidates, key=key)
+    return best[0], {**best[1], "accelerator_plan": best[2]}, lp
+
+
+# ---- bounds --------------------------------------------------------------------------------
+
+@dataclass
+class TypedBound:
+    """A certified lower bound on Σ t over plans admitting at least ``admit`` jobs (None: all)."""
+
+    bound: float
+    proof: Proof
+    lp: Any  # the LagrangeResult (x, rc for fixing and rounding)
+
+
+def typed_lp_bound(data: TypedData, cs: ChoiceSet, *, admit: int | None,
+                   seed_columns: list[int] | None = None) -> TypedBound:
+    """The LP relaxation over the grouped configurations ``cs`` by column generation,
+    its bound stated as the checker replays it, and its prices per (type, resource)."""
+    view = data.by_job
+    lag = solve_lp(view, cs, admit=admit, seed_columns=seed_columns)
+    lam = np.maximum(lag.lam, 0.0)
+    stated = float(lag.bound) - float(lam @ (capacity_limit(view.cap) - view.cap))
+    every = admit is None or admit >= data.J
+    proof = Proof(kind="lagrangian", prices=dict(zip(typed_resource_names(data.instance), lam.tolist())),
+                  admit=None if every else int(admit), admit_price=None if every else max(0.0, float(lag.nu)))
+    return TypedBound(bound=stated, proof=proof, lp=lag)
+
+
+# ---- plans ---------------------------------------------------------------------------------
+
+def typed_plan(data: TypedData, *, solver: str, config: dict[int, tuple[int, int]], status: Status,
+               termination: Termination, started: float, bound: float | None = None,
+               admitted_bound: int | None = None, proof: Proof | None = None, seed: int | None = None,
+               options: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
+               message: str | None = None) -> Plan:
+    """A Plan from {row: (c0, c1)} (at most one row per job): counts and the type per job."""
+    rows, instance = data.rows, data.instance
+    assert len({int(data.job[v]) for v in config}) == len(config), "two types for one job"
+    allocation = {rows.jobs[v].id: rows.counts_dict(v, *config[v]) for v in sorted(config)}
+    accelerators = {rows.jobs[v].id: data.accelerator(v) for v in sorted(config)}
+    has_plan = status not in (Status.INFEASIBLE, Status.TIME_LIMIT)
+    cost = float(sum(rows.time_s(v, *config[v]) for v in config)) if has_plan else None
+    metrics = dict(metrics or {})
+    if cost is not None and bound is not None and bound > cost:
+        if bound - cost > BOUND_NOISE * max(1.0, abs(cost)):
+            metrics["bound_rejected"] = bound
+            bound = None
+        else:
+            bound = cost
+    if admitted_bound is not None and admitted_bound > len(config):
+        bound = None
+    if bound is None:
+        proof = None
+    elif proof is not None:
+        proof = proof.model_copy(update={"value": bound})
+    all_metrics = allocation_metrics(instance, allocation)
+    all_metrics["utilization_by_accelerator"] = accelerator_utilization(instance, allocation, accelerators)
+    all_metrics.update(metrics)
+    admitted = {int(data.job[v]) for v in config}
+    return Plan(
+        instance=instance.name, problem="allocation", solver=solver, status=status, termination=termination,
+        objective=Objective(name=OBJECTIVE_NAME, sense="min", value=cost, bound=bound, gap=relative_gap(cost, bound),
+                            admitted=len(config), admitted_bound=admitted_bound),
+        solve_seconds=time.perf_counter() - started, allocation=allocation, accelerators=accelerators,
+        paused=[job.id for j, job in enumerate(instance.jobs) if j not in admitted], metrics=all_metrics,
+        seed=seed, options=options or {}, message=message,
+        certificate=Certificate(bound=proof) if proof is not None else None,
+    )
+
+
+def accelerator_usage(instance: Instance, allocation: dict[str, dict[str, int]],
+                      accelerators: dict[str, str | None]) -> np.ndarray:
+    """Σ tasks·demand per (type, resource), shape (types, resources); a job of
+    ``allocation`` whose type is missing or unknown is counted nowhere."""
+    kinds = {kind: t for t, kind in enumerate(instance.accelerators)}
+    used = np.zeros((len(kinds), len(instance.resources)))
+    for job_id, counts in allocation.items():
+        t = kinds.get(accelerators.get(job_id, "\0"), None) if job_id in accelerators else None
+        if t is None:
+            continue
+        job = instance.jobs[instance.job_index[job_id]]
+        for role, n in counts.items():
+            used[t] += n * instance.vector(job.roles[role].demand)
+    return used
+
+
+def accelerator_utilization(instance: Instance, allocation: dict[str, dict[str, int]],
+                            accelerators: dict[str, str | None]) -> dict[str, float]:
+    """Used / capacity per (type, resource) with capacity > 0, named ``r@type``."""
+    used = accelerator_usage(instance, allocation, accelerators)
+    cap = instance.accelerator_capacity
+    out = {}
+    for t, kind in enumerate(instance.accelerators):
+        for r, name in enumerate(instance.resources):
+            if cap[t, r] > 0:
+                out[resource_key(name, kind)] = float(used[t, r] / cap[t, r])
+    return out
+
+
+def typed_heuristic_plan(instance: Instance, *, solver: str, choice: str, started: float, seed: int | None,
+                         options: dict[str, Any], bound: bool, **greedy: Any) -> Plan:
+    """``optimus-greedy`` on a typed cluster, with the LP bound over the typed
+    configurations when it admits every job (the bound of a plan that pauses jobs
+    needs the admitted count proven, which the exact solvers do)."""
+    data = compile_typed(instance)
+    config, counters, lp = typed_greedy(data, choice, **greedy)
+    metrics: dict[str, Any] = {**counters, "heuristic_seconds": time.perf_counter() - started, "accelerator_choice": choice}
+    lp_bound = proof = admitted_bound = None
+    if bound and data.J and len(config) == data.J:
+        if lp is None or lp.proof.admit is not None:
+            cs, _ = data.group_choices(enumerate_choices(data.rows))
+            lp = typed_lp_bound(data, cs, admit=None)
+        lp_bound, proof, admitted_bound = lp.bound, lp.proof, data.J
+        metrics["bound_method"] = "lagrangian (typed LP, column generation)"
+    elif data.J == 0:
+        lp_bound, admitted_bound = 0.0, 0
+    status = Status.HEURISTIC if config or data.J == 0 else Status.INFEASIBLE
+    return typed_plan(data, solver=solver, config=config, status=status,
+                      termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
+                      started=started, bound=lp_bound, admitted_bound=admitted_bound, proof=proof, seed=seed,
+                      options=options, metrics=metrics)
+
+
+# ---- the exact driver ----------------------------------------------------------------------
+
+def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit: float | None, seed: int | None,
+                      options: dict[str, Any]) -> Plan:
+    """The typed multiple-choice model with ``backend`` (HiGHS or CP-SAT), anytime:
+    the type-aware greedy's plan, then stage 1 (most admitted jobs) when it pauses
+    some, the LP bound and reduced-cost fixing, then stage 2 (min Σ t). Stopped by
+    the limit, it returns the best plan known with the best proven bound."""
+    check_time_limit(time_limit, name)
+    clock = Deadline(time_limit)
+    started = clock.started
+    data = compile_typed(instance)
+    clock.reserve(6.0e-5 * data.J)
+    metrics: dict[str, Any] = {}
+
+    def plan(config: dict[int, tuple[int, int]], status: Status, term: Termination, **kw: Any) -> Plan:
+        return typed_plan(data, solver=name, config=config, status=status, termination=term, started=started,
+                          seed=seed, options=options, metrics=metrics, **kw)
+
+    if data.J == 0:
+        return plan({}, Status.OPTIMAL, Termination.OPTIMAL, bound=0.0, admitted_bound=0)
+    best, _, _ = typed_greedy(data, "aware", lp_guided=False)
+    rows_cs = enumerate_choices(data.rows)
+    cs, row_of = data.group_choices(rows_cs)
+    metrics.update({"configurations": int(rows_cs.enumerated), "after_pruning": int(cs.K)})
+    if cs.K == 0:
+        return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=0,
+                    message="no job can run: none has an allowed configuration on any type")
+    view = data.by_job
+
+    def cost_of(config: dict[int, tuple[int, int]]) -> float:
+        return float(sum(data.rows.time_s(v, *c) for v, c in config.items()))
+
+    def config_of(chosen: list[int], choices: ChoiceSet, rows_of: np.ndarray) -> dict[int, tuple[int, int]]:
+        return {int(rows_of[k]): (int(choices.counts[k, 0]), int(choices.counts[k, 1])) for k in chosen}
+
+    def indices_of(config: dict[int, tuple[int, int]], choices: ChoiceSet, rows_of: np.ndarray) -> list[int]:
+        out = []
+        for v, c in config.items():
+            hit = np.flatnonzero((rows_of == v) & (choices.counts[:, 0] == c[0]) & (choices.counts[:, 1] == c[1]))
+            if len(hit):
+                out.append(int(hit[0]))
+        return out
+
+    def stopped(message: str, **kw: Any) -> Plan:
+        metrics["stopped_in"] = message
+        return plan(best, Status.FEASIBLE if best else Status.TIME_LIMIT, Termination.TIME_LIMIT,
+                    message=f"time limit reached {message}; the best plan found is returned", **kw)
+
+    # stage 1: the most jobs admitted (skipped when the greedy admits every job)
+    admitted_bound, admit_proven = data.J, True
+    every_job = len(best) == data.J
+    if not every_job:
+        if clock.expired():
+            return stopped("before stage 1 (max admitted jobs)")
+        keep = count_minimal(rows_cs)
+        cs_min, rows_min = ChoiceSet(job=cs.job[keep], counts=cs.counts[keep], cost=cs.cost[keep], use=cs.use[keep],
+                                     start=np.concatenate([[0], np.cumsum(np.bincount(cs.job[keep], minlength=data.J))]),
+                                     enumerated=cs.enumerated), row_of[keep]
+        hint_cfg = {v: tuple(int(x) for x in _min_counts(data, v, cs_min, rows_min)) for v in best}
+        s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0,
+                                 time_limit=clock.left(), seed=seed, hint=indices_of(hint_cfg, cs_min, rows_min) or None)
+        metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
+        admit_proven = s1.termination == Termination.OPTIMAL and s1.chosen is not None
+        if s1.chosen is not None and len(s1.chosen) > len(best):
+            best = config_of(s1.chosen, cs_min, rows_min)
+        k_min = len(best)
+        if admit_proven:
+            admitted_bound = k_min
+        elif s1.bound is not None:
+            admitted_bound = max(k_min, int(math.floor(s1.bound + 1e-6)))
+        else:
+            admitted_bound = None
+        if k_min == 0:
+            return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,
+                        message="no job fits the cluster at its minimum on any type")
+    k_min = len(best)
+    if clock.expired():
+        return stopped("after stage 1 (max admitted jobs)", admitted_bound=admitted_bound)
+    # the LP bound (prices per type and resource: the certificate), then reduced-cost fixing
+    admit = None if every_job else k_min
+    tb = typed_lp_bound(data, cs, admit=admit, seed_columns=indices_of(best, cs, row_of) or None)
+    rounded = round_lp(view, cs, tb.lp.x, admit=admit)
+    if rounded is not None:
+        candidate = config_of(rounded, cs, row_of)
+        if len(candidate) >= len(best) and cost_of(candidate) < cost_of(best):
+            best = candidate
+    keep = fix_by_reduced_cost(cs, tb.lp, cost_of(best))
+    reduced = cs.subset(keep)
+    reduced_rows = row_of[keep]
+    metrics.update({"lp_bound": tb.bound, "lp_rounds": tb.lp.rounds, "incumbent": cost_of(best),
+                    "after_fixing": int(reduced.K)})
+    if clock.expired():
+        return stopped("after the LP bound", bound=tb.bound, proof=tb.proof, admitted_bound=admitted_bound)
+    s2 = backend.solve_stage(view, reduced, stage="time", every_job=every_job, min_admitted=k_min,
+                             time_limit=clock.left(), seed=seed, hint=indices_of(best, reduced, reduced_rows) or None)
+    metrics.update(s2.info)
+    found = None if s2.chosen is None else config_of(s2.chosen, reduced, reduced_rows)
+    bound = tb.bound if s2.bound is None else max(tb.bound, s2.bound)
+    proof = tb.proof if bound <= tb.bound else Proof(kind="backend", backend=getattr(backend, "label", "backend"))
+    if found is None or cost_of(found) > cost_of(best) + 1e-9 * max(1.0, cost_of(best)):
+        found = best
+    proven = s2.termination == Termination.OPTIMAL and admit_proven
+    if proof.kind == "backend":
+        lp_gap = relative_gap(cost_of(found), tb.bound)
+        if lp_gap is not None and lp_gap <= 1e-6:
+            bound, proof = tb.bound, tb.proof  # the LP's prices prove it within "optimal"'s gap: replayable
+    return plan(found, Status.OPTIMAL if proven else Status.FEASIBLE,
+                s2.termination if proven else Termination.TIME_LIMIT,
+                bound=bound, proof=proof, admitted_bound=admitted_bound)
+
+
+def _min_counts(data: TypedData, v: int, cs_min: ChoiceSet, rows_min: np.ndarray) -> np.ndarray:
+    """Row v's count-minimal configuration (its first in ``cs_min``), for stage 1's hint."""
+    hit = np.flatnonzero(rows_min == v)
+    return cs_min.counts[int(hit[0])] if len(hit) else data.rows.lo[v]
