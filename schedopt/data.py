@@ -128,3 +128,23 @@ def philly_jobs(data_dir_: str | Path | None = None) -> np.ndarray:
         raise InputError(str(path), f"cannot parse a row: {exc}") from None
     out[:, 0] = t - t.min()
     return out[np.argsort(out[:, 0], kind="stable")]
+
+
+def gavel_throughputs(data_dir_: str | Path | None = None) -> dict[str, dict[str, dict[int, float]]]:
+    """``measured/gavel_isolated_throughputs.json`` (Gavel, OSDI'20; MIT): whole-job
+    steps per second run alone, ``{job_type: {gpu_type: {gpus: steps_per_s}}}``;
+    GPU types ``k80``, ``p100``, ``v100`` (packed on one server) and
+    ``*_unconsolidated`` (spread over servers)."""
+    import json
+
+    path = data_dir(data_dir_) / "measured" / "gavel_isolated_throughputs.json"
+    if not path.is_file():
+        raise _missing(path)
+    out: dict[str, dict[str, dict[int, float]]] = defaultdict(dict)
+    try:
+        for gpu_type, rows in json.loads(path.read_text())["gpu_types"].items():
+            for row in rows:
+                out[str(row["job_type"])].setdefault(str(gpu_type), {})[int(row["gpus"])] = float(row["steps_per_s"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(str(path), f"unexpected content: {exc}") from None
+    return dict(out)

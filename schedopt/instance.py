@@ -123,6 +123,7 @@ class Job(_Strict):
     param_blocks: list[PositiveCount] | None = Field(None, description="parameters per block, in MXNet's order (ps-assignment)")
     running: dict[Name, Count] | None = Field(None, description="counts the job runs with now: role -> tasks (allocation's reconfiguration cost; default: summed from previous)")
     restart_s: NonNeg | None = Field(None, description="seconds the job loses when its counts change (checkpoint and restart); default: policy.restart_s")
+    running_accelerator: Name | None = Field(None, description="the accelerator type the job runs on now (typed clusters): moving it to another type is a restart")
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -420,6 +421,16 @@ class Instance(_Strict):
         if job.speed_by_accelerator and accelerator is not None and accelerator in job.speed_by_accelerator:
             return job.speed_by_accelerator[accelerator]
         return job.speed
+
+    def job_on(self, job: Job, accelerator: str | None) -> Job:
+        """``job`` as it runs on type ``accelerator``: its speed there (:meth:`speed_on`)
+        and, when it runs now on another type, running counts no configuration has
+        (MAX_TASKS + 1), so every configuration there pays its restart."""
+        update: dict[str, Any] = {"speed": self.speed_on(job, accelerator)}
+        if job.running_accelerator is not None and accelerator != job.running_accelerator and self.running_counts(job):
+            update["running"] = {r: MAX_TASKS + 1 for r in job.roles}
+            update["restart_s"] = self.restart_cost_s(job)
+        return job.model_copy(update=update)
 
     @cached_property
     def job_index(self) -> dict[str, int]:

@@ -10,24 +10,41 @@ import math
 import numpy as np
 
 from schedopt.allocation.problem import compile_allocation, job_configurations
+from schedopt.allocation.typed import compile_typed
 from schedopt.instance import Instance
 
 
 def solve_bruteforce(instance: Instance, max_combinations: int = 2_000_000) -> tuple[int, float, dict[str, dict[str, int]]]:
-    """The lexicographic optimum: (admitted jobs, Σ t_j, allocation)."""
-    data = compile_allocation(instance)
+    """The lexicographic optimum: (admitted jobs, Σ t_j, allocation). On a cluster
+    with accelerator types each job's options are every type and configuration;
+    the type of each admitted job is :func:`solve_bruteforce_typed`'s."""
+    admitted, total, allocation, _ = solve_bruteforce_typed(instance, max_combinations)
+    return admitted, total, allocation
+
+
+def solve_bruteforce_typed(instance: Instance, max_combinations: int = 2_000_000
+                           ) -> tuple[int, float, dict[str, dict[str, int]], dict[str, str | None]]:
+    """:func:`solve_bruteforce` with the type each admitted job runs on (empty without types)."""
+    if instance.typed:
+        typed = compile_typed(instance)
+        data, groups = typed.rows, [range(int(typed.job_start[j]), int(typed.job_start[j + 1])) for j in range(typed.J)]
+    else:
+        typed, data = None, compile_allocation(instance)
+        groups = [range(j, j + 1) for j in range(data.J)]
     options = []
-    for j in range(data.J):
-        counts, cost = job_configurations(data, j)
-        options.append([(None, 0.0, np.zeros(data.R))] + [
-            ((int(c[0]), int(c[1])), float(t), c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1])
-            for c, t in zip(counts, cost)
-        ])
+    for rows in groups:
+        opts: list[tuple] = [(None, 0.0, np.zeros(data.R), None)]
+        for j in rows:
+            counts, cost = job_configurations(data, j)
+            opts += [((int(c[0]), int(c[1])), float(t), c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1], j)
+                     for c, t in zip(counts, cost)]
+        options.append(opts)
     size = math.prod(len(o) for o in options)
     if size > max_combinations:
         raise ValueError(f"brute force over {size} combinations exceeds max_combinations={max_combinations}")
     best: tuple[int, float] = (-1, math.inf)
     best_alloc: dict[str, dict[str, int]] = {}
+    best_types: dict[str, str | None] = {}
     cap = data.cap * (1 + 1e-12) + 1e-12
     for combo in itertools.product(*options):
         use = sum((o[2] for o in combo), np.zeros(data.R))
@@ -37,5 +54,6 @@ def solve_bruteforce(instance: Instance, max_combinations: int = 2_000_000) -> t
         total = sum(o[1] for o in combo)
         if (admitted, -total) > (best[0], -best[1]):
             best = (admitted, total)
-            best_alloc = {data.jobs[j].id: data.counts_dict(j, *o[0]) for j, o in enumerate(combo) if o[0] is not None}
-    return best[0], best[1], best_alloc
+            best_alloc = {data.jobs[o[3]].id: data.counts_dict(o[3], *o[0]) for o in combo if o[0] is not None}
+            best_types = {data.jobs[o[3]].id: typed.accelerator(o[3]) for o in combo if o[0] is not None} if typed else {}
+    return best[0], best[1], best_alloc, best_types

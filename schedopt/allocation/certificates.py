@@ -144,7 +144,7 @@ def _options(instance: Instance):
                 continue
             wide = np.zeros((len(c0), len(kinds) * R))
             wide[:, t * R:(t + 1) * R] = use
-            grids.append((job.model_copy(update={"speed": speed}), c0, c1, wide))
+            grids.append((instance.job_on(job, kind), c0, c1, wide))
         yield grids
 
 

@@ -70,7 +70,7 @@ def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str,
         total = sum(term(instance, j, c) for j, c in alloc.items())
         if obj.value is None or abs(obj.value - total) > REL_TOL * max(1.0, abs(total)):
             out.append(Violation("objective.value", f"reported {obj.value} != recomputed {formula} = {total:.9g}"))
-        metrics = allocation_metrics(instance, alloc)
+        metrics = allocation_metrics(instance, alloc, plan.accelerators)
         for key in ("admitted", "paused", "tasks", "restarts", "stopped"):
             if key in plan.metrics and plan.metrics[key] != metrics[key]:
                 out.append(Violation(f"metrics.{key}", f"{plan.metrics[key]} != recomputed {metrics[key]}"))

@@ -35,12 +35,12 @@ PROBLEM = register_problem(Problem(
     recognizes=lambda instance: True,  # the default: any instance poses it
     rejects=rejects,
     compile=compile_allocation,
-    metrics=lambda instance, plan: allocation_metrics(instance, plan.allocation),
+    metrics=lambda instance, plan: allocation_metrics(instance, plan.allocation, plan.accelerators),
     check=check_allocation,
     objective_value=allocation_value,
     certificates=count_certificates(remaining_time_grid, "min"),
     solver_modules=("schedopt.allocation.greedy", "schedopt.allocation.milp", "schedopt.allocation.cpsat",
-                    "schedopt.allocation.baselines", "schedopt.allocation.price_guided"),
+                    "schedopt.allocation.baselines", "schedopt.allocation.price_guided", "schedopt.allocation.gavel"),
     families=dict(FAMILIES),
     rank=100,
 ))

@@ -25,20 +25,27 @@ def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int], ac
     if not math.isfinite(step):
         return math.inf
     train_s = job.remaining_steps * step if job.remaining_steps > 0 else 0.0
-    return train_s + reconfiguration_s(instance, job, counts)
+    return train_s + reconfiguration_s(instance, job, counts, accelerator)
 
 
 def _changes(job: Job, running: dict[str, int], counts: dict[str, int]) -> bool:
     return any(running.get(r, 0) != counts.get(r, 0) for r in job.roles)
 
 
-def reconfiguration_s(instance: Instance, job: Job, counts: dict[str, int]) -> float:
-    """ρ_j if ``job`` runs now with other counts than ``counts``, else 0 (seconds)."""
+def _moves_type(job: Job, accelerator: str | None) -> bool:
+    return job.running_accelerator is not None and accelerator != job.running_accelerator
+
+
+def reconfiguration_s(instance: Instance, job: Job, counts: dict[str, int], accelerator: str | None = None) -> float:
+    """ρ_j if ``job`` runs now with other counts than ``counts`` (or, on a typed
+    cluster, on another type than ``accelerator``), else 0 (seconds)."""
     running = instance.running_counts(job)
-    return instance.restart_cost_s(job) if running is not None and _changes(job, running, counts) else 0.0
+    changed = running is not None and (_changes(job, running, counts) or (instance.typed and _moves_type(job, accelerator)))
+    return instance.restart_cost_s(job) if changed else 0.0
 
 
-def reconfiguration_metrics(instance: Instance, allocation: dict[str, dict[str, int]]) -> dict[str, Any] | None:
+def reconfiguration_metrics(instance: Instance, allocation: dict[str, dict[str, int]],
+                            accelerators: dict[str, str | None] | None = None) -> dict[str, Any] | None:
     """``restarts``: running jobs whose counts change; ``stopped``: running jobs
     paused; ``restart_s``: Σ ρ_j over the restarts (seconds). None when no job runs."""
     running_jobs = restarts = stopped = 0
@@ -51,7 +58,7 @@ def reconfiguration_metrics(instance: Instance, allocation: dict[str, dict[str, 
         counts = allocation.get(job.id)
         if counts is None:
             stopped += 1
-        elif _changes(job, running, counts):
+        elif _changes(job, running, counts) or (instance.typed and _moves_type(job, (accelerators or {}).get(job.id))):
             restarts += 1
             lost += instance.restart_cost_s(job)
     return {"restarts": restarts, "stopped": stopped, "restart_s": lost} if running_jobs else None
@@ -67,7 +74,8 @@ def allocation_usage(instance: Instance, allocation: dict[str, dict[str, int]]) 
     return used
 
 
-def allocation_metrics(instance: Instance, allocation: dict[str, dict[str, int]]) -> dict[str, Any]:
+def allocation_metrics(instance: Instance, allocation: dict[str, dict[str, int]],
+                       accelerators: dict[str, str | None] | None = None) -> dict[str, Any]:
     """Admitted and paused counts, tasks, utilisation per resource (used / capacity)."""
     used = allocation_usage(instance, allocation)
     cap = instance.capacity_total
@@ -78,5 +86,5 @@ def allocation_metrics(instance: Instance, allocation: dict[str, dict[str, int]]
         "tasks": int(sum(sum(c.values()) for c in allocation.values())),
         "utilization": util,
     }
-    out.update(reconfiguration_metrics(instance, allocation) or {})
+    out.update(reconfiguration_metrics(instance, allocation, accelerators) or {})
     return out

@@ -82,6 +82,16 @@ class TypedData:
         """The job-level view the multiple-choice routines read (J, R, cap, the jobs' names)."""
         return replace(self.rows, jobs=list(self.instance.jobs))
 
+    @staticmethod
+    def indices(config: dict[int, tuple[int, int]], choices: ChoiceSet, row_of: np.ndarray) -> list[int]:
+        """The positions in ``choices`` (rows ``row_of``) of {row: (c0, c1)}'s configurations that are there."""
+        out = []
+        for v, c in config.items():
+            hit = np.flatnonzero((row_of == v) & (choices.counts[:, 0] == c[0]) & (choices.counts[:, 1] == c[1]))
+            if len(hit):
+                out.append(int(hit[0]))
+        return out
+
     def accelerator(self, v: int) -> str | None:
         return self.instance.accelerators[int(self.kind[v])]
 
@@ -109,7 +119,7 @@ def compile_typed(instance: Instance) -> TypedData:
             speed = instance.speed_on(job, kind)
             if speed is None:
                 continue
-            jobs.append(job.model_copy(update={"speed": speed}))
+            jobs.append(instance.job_on(job, kind))
             job_of.append(i)
             kind_of.append(t)
         start.append(len(jobs))
@@ -130,21 +140,60 @@ def compile_typed(instance: Instance) -> TypedData:
     cap = instance.accelerator_capacity.reshape(-1).copy()
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if T * R else np.zeros((V, 2))
+    running = np.full((V, 2), -1, dtype=np.int64)
+    restart = np.zeros(V)
+    for v, job in enumerate(jobs):  # each row's running counts (another type's rows: none matches, job_on)
+        counts = instance.running_counts(job)
+        if counts is not None:
+            names = job.role_names
+            running[v] = (counts[names[0]], counts[names[1]] if len(names) == 2 else 0)
+            restart[v] = instance.restart_cost_s(job)
+    paying = bool(np.any((running[:, 0] >= 0) & (restart > 0)))
     rows = AllocationData(instance=instance, jobs=jobs, n_roles=n_roles, lo=lo, hi=hi, demand=demand,
                           Q=np.array([float(j.remaining_steps or 0.0) for j in jobs]), cap=cap, share=share,
-                          arrival=np.array([j.arrival for j in jobs]))
+                          arrival=np.array([j.arrival for j in jobs]),
+                          running=running if paying else None, restart_s=restart if paying else None)
     return TypedData(instance=instance, rows=rows, job=job_of_a, kind=kind_a, job_start=np.array(start, dtype=np.int64))
+
+
+def typed_cannot_run(data: TypedData) -> dict[str, str]:
+    """Jobs no plan can ever run, with the reason: on no type does an allowed
+    configuration fit that type's whole capacity (or the job has no speed on any type)."""
+    from schedopt.allocation.problem import min_configuration, use_of
+
+    names = typed_resource_names(data.instance)
+    limit = capacity_limit(data.rows.cap)
+    out: dict[str, str] = {}
+    for j, job in enumerate(data.instance.jobs):
+        rows = range(int(data.job_start[j]), int(data.job_start[j + 1]))
+        why = []
+        for v in rows:
+            c = min_configuration(data.rows, v)
+            if c is None:
+                why.append(f"{data.accelerator(v)}: no allowed configuration")
+                continue
+            over = np.flatnonzero(use_of(data.rows, v, c) > limit)
+            if not len(over):
+                break
+            r = int(over[0])
+            why.append(f"{data.accelerator(v)}: needs {use_of(data.rows, v, c)[r]:g} {names[r]} at its least, "
+                       f"the type has {data.rows.cap[r]:g}")
+        else:
+            out[job.id] = "; ".join(why) or "no speed on any accelerator type of the cluster"
+    return out
 
 
 # ---- the heuristic --------------------------------------------------------------------------
 
-def typed_admission(data: TypedData, choice: str = "aware", preference: np.ndarray | None = None) -> dict[int, tuple[int, int]]:
+def typed_admission(data: TypedData, choice: str = "aware", preference: np.ndarray | None = None,
+                    limit: int | None = None) -> dict[int, tuple[int, int]]:
     """Each admitted job's row and minimum configuration {row: (c0, c1)}. Jobs in
     order of the smallest dominant share of their minimum over their types (ties
     by arrival, then order: the most jobs first, as DESIGN.md's admission), each
     on the type ``choice`` picks among those its minimum still fits: the lowest
     ``preference`` (V,) of its rows, by default its time at that minimum ("aware"),
-    or the first in the cluster's order ("blind")."""
+    or the first in the cluster's order ("blind"). With a ``preference``, jobs it ranks
+    best on some type come first, and admission stops at ``limit`` jobs."""
     rows = data.rows
     mins, ok, use = _minimum_use(rows)
     inv = inverse_capacity(rows.cap)
@@ -159,10 +208,17 @@ def typed_admission(data: TypedData, choice: str = "aware", preference: np.ndarr
         if f.any():
             key[j] = share[s][f].min()
     arrival = np.array([job.arrival for job in data.instance.jobs])
-    order = np.lexsort((np.arange(data.J), arrival, key))
+    if preference is None:
+        order = np.lexsort((np.arange(data.J), arrival, key))
+    else:  # the jobs the preference ranks best on some type first (the LP's integral jobs), then by share
+        first = np.array([preference[int(data.job_start[j]):int(data.job_start[j + 1])].min(initial=math.inf)
+                          for j in range(data.J)])
+        order = np.lexsort((np.arange(data.J), arrival, key, first))
     free = capacity_limit(rows.cap).astype(float)
     chosen: dict[int, tuple[int, int]] = {}
     for j in order.tolist():
+        if limit is not None and len(chosen) >= limit:
+            break
         if not math.isfinite(key[j]):
             continue
         vs = [v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))
@@ -173,7 +229,55 @@ def typed_admission(data: TypedData, choice: str = "aware", preference: np.ndarr
         v = min(vs, key=lambda r: (rank[r], t_min[r], r)) if choice == "aware" else vs[0]
         free = free - use[v]
         chosen[v] = (int(mins[v, 0]), int(mins[v, 1]))
+    if choice == "aware":
+        chosen = _exchange(data, chosen, mins, feasible, use, t_min, free)
     return chosen
+
+
+#: most improving moves and swaps of :func:`_exchange` (each O(jobs · types))
+EXCHANGE_MOVES = 2000
+
+
+def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], mins: np.ndarray, feasible: np.ndarray,
+              use: np.ndarray, t_min: np.ndarray, free: np.ndarray) -> dict[int, tuple[int, int]]:
+    """Local search at the minimum configurations, never fewer jobs: move an admitted
+    job to a type where it runs faster and fits, or swap a paused job in for a
+    costlier admitted one whose room (on any type) it fits in. Moves first, then
+    swaps, costliest admitted job first, until neither improves."""
+    job_rows = [range(int(data.job_start[j]), int(data.job_start[j + 1])) for j in range(data.J)]
+    row_of_job = {int(data.job[v]): v for v in chosen}
+    free = free.copy()
+    moves = 0
+    improved = True
+    while improved and moves < EXCHANGE_MOVES:
+        improved = False
+        for j in sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]):  # move to a faster type with room
+            v = row_of_job[j]
+            room = free + use[v]
+            better = [u for u in job_rows[j] if feasible[u] and t_min[u] < t_min[v] - 1e-9 and np.all(use[u] <= room)]
+            if better:
+                u = min(better, key=lambda r: (t_min[r], r))
+                free = room - use[u]
+                row_of_job[j] = u
+                moves += 1
+                improved = True
+        paused = [j for j in range(data.J) if j not in row_of_job and any(feasible[u] for u in job_rows[j])]
+        for p in sorted(paused, key=lambda j: min(t_min[u] for u in job_rows[j] if feasible[u])):
+            for a in sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]):  # costliest admitted first
+                v = row_of_job[a]
+                room = free + use[v]
+                fit = [u for u in job_rows[p] if feasible[u] and t_min[u] < t_min[v] - 1e-9 and np.all(use[u] <= room)]
+                if fit:
+                    u = min(fit, key=lambda r: (t_min[r], r))
+                    free = room - use[u]
+                    del row_of_job[a]
+                    row_of_job[p] = u
+                    moves += 1
+                    improved = True
+                    break
+            if moves >= EXCHANGE_MOVES:
+                break
+    return {v: (int(mins[v, 0]), int(mins[v, 1])) for v in row_of_job.values()}
 
 
 def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = True,
@@ -196,9 +300,9 @@ def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = Tr
     rows_cs = enumerate_choices(data.rows)
     cs, row_of = data.group_choices(rows_cs)
     admit = None if len(config) == data.J else len(config)
-    lp = typed_lp_bound(data, cs, admit=admit)
+    lp = typed_lp_bound(data, cs, admit=admit, seed_columns=data.indices(config, cs, row_of) or None)
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
-    guided, more = grow(typed_admission(data, choice, preference=-mass))
+    guided, more = grow(typed_admission(data, choice, preference=-mass, limit=len(config)))
     candidates = [(config, counters, "fastest at minimum"), (guided, more, "LP-guided")]
     rounded = round_lp(data.by_job, cs, lp.lp.x, admit=admit)
     if rounded is not None:
@@ -237,11 +341,27 @@ def typed_lp_bound(data: TypedData, cs: ChoiceSet, *, admit: int | None,
     return TypedBound(bound=stated, proof=proof, lp=lag)
 
 
+def typed_admission_proof(data: TypedData, cs_min: ChoiceSet, admitted_bound: int, backend: str) -> Proof:
+    """The proof of "at most ``admitted_bound`` jobs": the admission LP's prices μ
+    per (type, resource) when its bound μ·C + Σ_j max(0, 1 - min μ·u_j) (which
+    ``check`` replays) is that tight, else the backend's word."""
+    ones = ChoiceSet(job=cs_min.job, counts=cs_min.counts, cost=-np.ones(cs_min.K), use=cs_min.use,
+                     start=cs_min.start, enumerated=cs_min.enumerated)
+    view = data.by_job
+    lag = solve_lp(view, ones, admit=0)
+    mu = np.maximum(lag.lam, 0.0)
+    proven = -float(lag.bound) + float(mu @ (capacity_limit(view.cap) - view.cap))
+    if math.floor(proven + 1e-6) <= admitted_bound:
+        return Proof(kind="lp-dual", prices=dict(zip(typed_resource_names(data.instance), mu.tolist())))
+    return Proof(kind="backend", backend=backend)
+
+
 # ---- plans ---------------------------------------------------------------------------------
 
 def typed_plan(data: TypedData, *, solver: str, config: dict[int, tuple[int, int]], status: Status,
                termination: Termination, started: float, bound: float | None = None,
-               admitted_bound: int | None = None, proof: Proof | None = None, seed: int | None = None,
+               admitted_bound: int | None = None, proof: Proof | None = None,
+               admitted_proof: Proof | None = None, seed: int | None = None,
                options: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
                message: str | None = None) -> Plan:
     """A Plan from {row: (c0, c1)} (at most one row per job): counts and the type per job."""
@@ -264,8 +384,15 @@ def typed_plan(data: TypedData, *, solver: str, config: dict[int, tuple[int, int
         proof = None
     elif proof is not None:
         proof = proof.model_copy(update={"value": bound})
-    all_metrics = allocation_metrics(instance, allocation)
-    all_metrics["utilization_by_accelerator"] = accelerator_utilization(instance, allocation, accelerators)
+    if admitted_bound is None or admitted_bound >= data.J:
+        admitted_proof = None  # no more jobs than there are: nothing to prove
+    elif admitted_proof is not None:
+        admitted_proof = admitted_proof.model_copy(update={"value": float(admitted_bound)})
+    if not instance.typed:
+        accelerators = None  # one type, unnamed: the plan is an untyped one
+    all_metrics = allocation_metrics(instance, allocation, accelerators)
+    if accelerators is not None:
+        all_metrics["utilization_by_accelerator"] = accelerator_utilization(instance, allocation, accelerators)
     all_metrics.update(metrics)
     admitted = {int(data.job[v]) for v in config}
     return Plan(
@@ -275,7 +402,7 @@ def typed_plan(data: TypedData, *, solver: str, config: dict[int, tuple[int, int
         solve_seconds=time.perf_counter() - started, allocation=allocation, accelerators=accelerators,
         paused=[job.id for j, job in enumerate(instance.jobs) if j not in admitted], metrics=all_metrics,
         seed=seed, options=options or {}, message=message,
-        certificate=Certificate(bound=proof) if proof is not None else None,
+        certificate=Certificate(bound=proof, admitted_bound=admitted_proof) if proof or admitted_proof else None,
     )
 
 
@@ -319,8 +446,8 @@ def typed_heuristic_plan(instance: Instance, *, solver: str, choice: str, starte
     lp_bound = proof = admitted_bound = None
     if bound and data.J and len(config) == data.J:
         if lp is None or lp.proof.admit is not None:
-            cs, _ = data.group_choices(enumerate_choices(data.rows))
-            lp = typed_lp_bound(data, cs, admit=None)
+            cs, row_of = data.group_choices(enumerate_choices(data.rows))
+            lp = typed_lp_bound(data, cs, admit=None, seed_columns=data.indices(config, cs, row_of))
         lp_bound, proof, admitted_bound = lp.bound, lp.proof, data.J
         metrics["bound_method"] = "lagrangian (typed LP, column generation)"
     elif data.J == 0:
@@ -347,9 +474,11 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
     clock.reserve(6.0e-5 * data.J)
     metrics: dict[str, Any] = {}
 
+    admitted_proof: Proof | None = None
+
     def plan(config: dict[int, tuple[int, int]], status: Status, term: Termination, **kw: Any) -> Plan:
         return typed_plan(data, solver=name, config=config, status=status, termination=term, started=started,
-                          seed=seed, options=options, metrics=metrics, **kw)
+                          seed=seed, options=options, metrics=metrics, admitted_proof=admitted_proof, **kw)
 
     if data.J == 0:
         return plan({}, Status.OPTIMAL, Termination.OPTIMAL, bound=0.0, admitted_bound=0)
@@ -368,14 +497,6 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
     def config_of(chosen: list[int], choices: ChoiceSet, rows_of: np.ndarray) -> dict[int, tuple[int, int]]:
         return {int(rows_of[k]): (int(choices.counts[k, 0]), int(choices.counts[k, 1])) for k in chosen}
 
-    def indices_of(config: dict[int, tuple[int, int]], choices: ChoiceSet, rows_of: np.ndarray) -> list[int]:
-        out = []
-        for v, c in config.items():
-            hit = np.flatnonzero((rows_of == v) & (choices.counts[:, 0] == c[0]) & (choices.counts[:, 1] == c[1]))
-            if len(hit):
-                out.append(int(hit[0]))
-        return out
-
     def stopped(message: str, **kw: Any) -> Plan:
         metrics["stopped_in"] = message
         return plan(best, Status.FEASIBLE if best else Status.TIME_LIMIT, Termination.TIME_LIMIT,
@@ -393,7 +514,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
                                      enumerated=cs.enumerated), row_of[keep]
         hint_cfg = {v: tuple(int(x) for x in _min_counts(data, v, cs_min, rows_min)) for v in best}
         s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0,
-                                 time_limit=clock.left(), seed=seed, hint=indices_of(hint_cfg, cs_min, rows_min) or None)
+                                 time_limit=clock.left(), seed=seed, hint=data.indices(hint_cfg, cs_min, rows_min) or None)
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
         admit_proven = s1.termination == Termination.OPTIMAL and s1.chosen is not None
         if s1.chosen is not None and len(s1.chosen) > len(best):
@@ -405,6 +526,8 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
             admitted_bound = max(k_min, int(math.floor(s1.bound + 1e-6)))
         else:
             admitted_bound = None
+        if admitted_bound is not None:
+            admitted_proof = typed_admission_proof(data, cs_min, admitted_bound, getattr(backend, "label", "backend"))
         if k_min == 0:
             return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,
                         message="no job fits the cluster at its minimum on any type")
@@ -413,7 +536,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         return stopped("after stage 1 (max admitted jobs)", admitted_bound=admitted_bound)
     # the LP bound (prices per type and resource: the certificate), then reduced-cost fixing
     admit = None if every_job else k_min
-    tb = typed_lp_bound(data, cs, admit=admit, seed_columns=indices_of(best, cs, row_of) or None)
+    tb = typed_lp_bound(data, cs, admit=admit, seed_columns=data.indices(best, cs, row_of) or None)
     rounded = round_lp(view, cs, tb.lp.x, admit=admit)
     if rounded is not None:
         candidate = config_of(rounded, cs, row_of)
@@ -427,7 +550,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
     if clock.expired():
         return stopped("after the LP bound", bound=tb.bound, proof=tb.proof, admitted_bound=admitted_bound)
     s2 = backend.solve_stage(view, reduced, stage="time", every_job=every_job, min_admitted=k_min,
-                             time_limit=clock.left(), seed=seed, hint=indices_of(best, reduced, reduced_rows) or None)
+                             time_limit=clock.left(), seed=seed, hint=data.indices(best, reduced, reduced_rows) or None)
     metrics.update(s2.info)
     found = None if s2.chosen is None else config_of(s2.chosen, reduced, reduced_rows)
     bound = tb.bound if s2.bound is None else max(tb.bound, s2.bound)

@@ -75,7 +75,7 @@ class _JobState:
     remaining: float
     sign_steps: float
     sign_speed: float
-    config: tuple[tuple[str, int], ...] | None = None
+    config: tuple[tuple[tuple[str, int], ...], str | None] | None = None  # (role counts, accelerator type)
     completion_s: float | None = None
     started: bool = False
     restarts: int = 0
@@ -98,7 +98,7 @@ def _check_workload(workload: Instance, placement: str | None = None) -> None:
     bandwidths (the placement problem's transfer times need them)."""
     problems = []
     for i, job in enumerate(workload.jobs):
-        if job.speed is None:
+        if job.speed is None and not (workload.typed and job.speed_by_accelerator):
             problems.append(FieldProblem(f"jobs[{i}].speed", "the simulator needs each job's true speed"))
         if job.remaining_steps is None or job.remaining_steps <= 0:
             problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "the simulator needs each job's total work (> 0 steps)"))
@@ -152,6 +152,10 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     if estimation == "online" and (error_steps or error_speed):
         raise InputError("--error-steps", "the Fig. 15 errors distort the truth; with --estimation online the errors are the fits' own")
     _check_workload(workload, placement)
+    if workload.typed and (placement is not None or estimation == "online"):
+        raise InputError("--placement" if placement is not None else "--estimation",
+                         "a cluster with accelerator types is simulated without a placement solver and with the truth "
+                         "(placement and online estimation do not model types yet)")
     imbalance = _PsImbalance(workload, ps_assignment, seed) if ps_assignment is not None else None
     if isinstance(scheduler, str):
         name = scheduler if placement is None else f"{scheduler}+{placement}"
@@ -175,8 +179,10 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     err_steps: list[float] = []
     err_speed: list[float] = []
     from schedopt.allocation.problem import cannot_run, compile_allocation
+    from schedopt.allocation.typed import compile_typed, typed_cannot_run
 
-    never = cannot_run(compile_allocation(workload))  # reported at once, never scheduled (no round could run them)
+    # reported at once, never scheduled (no round could run them)
+    never = typed_cannot_run(compile_typed(workload)) if workload.typed else cannot_run(compile_allocation(workload))
     order = sorted((i for i in range(len(states)) if states[i].job.id not in never), key=lambda i: states[i].job.arrival)
     limit = horizon_s if horizon_s is not None else MAX_HORIZON_S
     cap = workload.capacity_total
@@ -219,7 +225,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             if not counts:
                 s.config = s.placement = None  # paused: the next start is a restart
                 continue
-            cfg = tuple(sorted(counts.items()))
+            kind = (plan.accelerators or {}).get(s.job.id)  # the type it runs on (typed clusters)
+            cfg = (tuple(sorted(counts.items())), kind)  # another type is a restart too
             where = (plan.placement or {}).get(s.job.id) if placement is not None else None
             changed = cfg != s.config or where != s.placement  # new counts, or a task on another server
             lost = restart_overhead_s if changed else 0.0
@@ -235,7 +242,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                 transfer_sum += phi
                 transfer_n += 1
             else:
-                step = float(s.job.speed.step_time_s(*_pw(s.job, counts)))
+                step = float(workload.speed_on(s.job, kind).step_time_s(*_pw(s.job, counts)))
             if estimation == "online" and len(counts) == 2:
                 view_job = view.jobs[pos]
                 err_speed.append(abs(float(view_job.speed.step_time_s(*_pw(s.job, counts))) / step - 1.0)
@@ -326,9 +333,15 @@ def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error
         if s.estimate is not None:
             update["speed"] = s.estimate.speed()
         if restart_s is not None and s.config is not None:
-            update["running"] = dict(s.config)
+            update["running"] = dict(s.config[0])
+            if workload.typed:
+                update["running_accelerator"] = s.config[1]
         if error_speed:
-            update["speed"] = scaled_speed(s.job.speed, 1.0 + s.sign_speed * error_speed * left)
+            factor = 1.0 + s.sign_speed * error_speed * left
+            if s.job.speed is not None:
+                update["speed"] = scaled_speed(s.job.speed, factor)
+            if s.job.speed_by_accelerator:
+                update["speed_by_accelerator"] = {k: scaled_speed(v, factor) for k, v in s.job.speed_by_accelerator.items()}
         jobs.append(s.job.model_copy(update=update))
     policy = workload.policy
     if restart_s is not None:

@@ -183,11 +183,64 @@ def dl2_fitted_workload(jobs: int, servers: int, rng: np.random.Generator, max_t
     return dl2_workload(jobs, servers, rng, max_tasks, data_dir, fitted=True)
 
 
+#: Gavel's simulated cluster types (its main figures: 36 GPUs of each) and GPUs per server
+GAVEL_TYPES = ("v100", "p100", "k80")
+GAVEL_GPUS_PER_SERVER = 4
+#: Gavel's scale factors (multi-GPU traces) and their probabilities; only these job types scale out
+GAVEL_SCALE = ((1, 0.70), (2, 0.10), (4, 0.15), (8, 0.05))
+GAVEL_SCALABLE = ("ResNet-18", "ResNet-50", "Transformer", "LM")
+#: arrivals per hour per GPU of the cluster: 108 GPUs (Gavel's 36 + 36 + 36) get 1.8 jobs/h, which
+#: offers about 0.7 of the cluster's capacity in V100-equivalents (mean job: 16.8 V100-hours × 1.9 GPUs)
+GAVEL_RATE_PER_GPU_HOUR = 1.8 / 108
+
+
+def gavel_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+    """Gavel's simulation workload (OSDI'20 §7; ``../shared/papers/gavel-notes.md``) on
+    ``servers`` 4-GPU servers split evenly over V100, P100 and K80 (V100 first for the
+    remainder). Each job: a job type drawn uniformly from the 26 measured ones; a
+    scale factor s (1: 0.70, 2: 0.10, 4: 0.15, 8: 0.05; only ResNet, Transformer and LM
+    scale out; at most ``max_tasks``); its speed per type a table of the measured
+    whole-job steps/s at s GPUs (packed on one server; 0 = cannot run);
+    its work the steps a V100 run of s GPUs makes in 10^U(1.5, 3) minutes (probability
+    0.8) or 10^U(3, 4) minutes; Poisson arrivals at ``GAVEL_RATE_PER_GPU_HOUR`` per GPU.
+    The jobs are rigid (min = max = s GPUs), as Gavel's traces are: Optimus's
+    allocation chooses only their type and whether they run, like Gavel's policies."""
+    from schedopt.data import gavel_throughputs
+
+    table = gavel_throughputs(data_dir)
+    kinds = list(GAVEL_TYPES)
+    per = [servers // 3 + (1 if i < servers % 3 else 0) for i in range(3)]
+    cluster = [{"name": kind, "count": n, "accelerator": kind, "capacity": {"gpu": float(GAVEL_GPUS_PER_SERVER)}}
+               for kind, n in zip(kinds, per) if n > 0]
+    gpus = servers * GAVEL_GPUS_PER_SERVER
+    arrivals = np.cumsum(rng.exponential(3600.0 / (GAVEL_RATE_PER_GPU_HOUR * gpus), jobs))
+    job_types = sorted(t for t in table if all(k in table[t] for k in kinds))
+    sizes, probs = zip(*GAVEL_SCALE)
+    out = []
+    for i, arrival in enumerate(arrivals):
+        jt = job_types[int(rng.integers(len(job_types)))]
+        s = int(rng.choice(sizes, p=probs)) if jt.startswith(GAVEL_SCALABLE) else 1
+        s = max(1, min(s, max_tasks))
+        speeds = {}
+        for kind in kinds:
+            pts = [[n, round(v, 6)] for n, v in sorted(table[jt][kind].items()) if n == s]
+            if pts and any(v > 0 for _, v in pts):
+                speeds[kind] = {"form": "table", "points": pts}
+        minutes = 10 ** rng.uniform(1.5, 3.0) if rng.random() < 0.8 else 10 ** rng.uniform(3.0, 4.0)
+        top = max(n for n in table[jt]["v100"] if n <= s)  # s itself: 1, 2, 4, 8 are all measured
+        steps = minutes * 60.0 * table[jt]["v100"][top]
+        out.append({"id": f"{jt.split(' ')[0].lower()}-{i}", "model": jt, "arrival": round(float(arrival), 1),
+                    "roles": {"worker": {"demand": {"gpu": 1.0}, "min": s, "max": s}},
+                    "speed_by_accelerator": speeds, "remaining_steps": max(1.0, round(steps, 1)), "new": True})
+    return {"resources": ["gpu"], "servers": cluster, "jobs": out}
+
+
 for _family in (Family("optimus-workload", optimus_workload, "Optimus §6.1 simulation workload"),
                 Family("optimus-colocated", colocated_workload,
                        "optimus-workload jobs on servers where PS and workers share (placement moves speed; reads --data-dir)"),
                 Family("poisson", poisson_workload, "Optimus jobs with Poisson arrivals (Fig. 17)"),
                 Family("philly", philly_workload, "arrivals, durations and sizes of the Philly trace (reads --data-dir)"),
                 Family("dl2", dl2_workload, "DL2's eight models with measured table speeds (reads --data-dir)"),
-                Family("dl2-fitted", dl2_fitted_workload, "dl2 with eq. 4 fitted by NNLS to the measured speeds")):
+                Family("dl2-fitted", dl2_fitted_workload, "dl2 with eq. 4 fitted by NNLS to the measured speeds"),
+                Family("gavel", gavel_workload, "Gavel's job types with measured K80/P100/V100 speeds on a typed cluster (reads --data-dir)")):
     add_family("allocation", _family)

@@ -53,6 +53,33 @@ def random_speed(rng: np.random.Generator, form: str) -> dict[str, Any]:
     return {"form": "amdahl", "serial": round(float(rng.uniform(0, 1)), 3), "parallel": round(float(rng.uniform(0.5, 5)), 3)}
 
 
+def random_typed_instance(seed: int, n_jobs: int | None = None, *, types: tuple[str, ...] = ("v100", "k80"),
+                          max_tasks: int = 3) -> Instance:
+    """Allocation on a cluster with accelerator types: one server group per type
+    (0-8 GPUs each), 2-4 one- or two-role jobs with a random speed per type (some
+    jobs list only some types; some give one plain speed for every type)."""
+    rng = np.random.default_rng(seed)
+    n = int(n_jobs or rng.integers(2, 5))
+    servers = [{"name": kind, "accelerator": kind, "count": 1,
+                "capacity": {"cpu": float(rng.integers(2, 13)), "gpu": float(rng.integers(0, 9))}} for kind in types]
+    jobs = []
+    for i in range(n):
+        two = bool(rng.integers(0, 2))
+        form = str(rng.choice(["optimus-sync", "optimus-async", "table"])) if two else "amdahl"
+        roles = {"worker": {"demand": {"cpu": 1.0, "gpu": 1.0}, "min": 1, "max": int(rng.integers(1, max_tasks + 1))}}
+        if two:
+            roles["ps"] = {"demand": {"cpu": 1.0, "gpu": 0.0}, "min": 1, "max": int(rng.integers(1, max_tasks + 1))}
+        job: dict[str, Any] = {"id": f"j{i}", "roles": roles, "remaining_steps": float(rng.integers(100, 5000)),
+                               "arrival": float(i)}
+        if rng.random() < 0.2:
+            job["speed"] = random_speed(rng, form)
+        else:
+            listed = [kind for kind in types if rng.random() < 0.8] or [types[0]]
+            job["speed_by_accelerator"] = {kind: random_speed(rng, form) for kind in listed}
+        jobs.append(job)
+    return Instance.from_dict({"name": f"typed-{seed}", "resources": ["cpu", "gpu"], "servers": servers, "jobs": jobs})
+
+
 def random_tiny_instance(seed: int, n_jobs: int | None = None) -> Instance:
     """Allocation: 2-4 jobs of mixed speed forms, bounds <= 3, capacity from ample to scarce."""
     rng = np.random.default_rng(seed)

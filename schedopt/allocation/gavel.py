@@ -1,0 +1,320 @@
+"""Gavel's heterogeneity-aware policies (Narayanan et al., OSDI'20) as allocation solvers.
+
+Written from the paper's formulation (``../shared/papers/gavel-notes.md``), not
+from Gavel's code. Each policy is an LP over X[m][τ] in [0, 1], the share of
+wall time job m should spend on accelerator type τ (Pyomo + HiGHS):
+
+    Σ_τ X[m][τ] <= 1                              each job, one type at a time
+    Σ_m X[m][τ] · s_m · d_m,r <= C_τ,r             each type τ and resource r
+    thr(m, X) = Σ_τ T[m][τ] · X[m][τ]              effective steps/s
+
+with s_m the job's scale factor (the workers it asks for: the role's ``min``; Gavel's
+jobs are rigid, min = max, as the ``gavel`` family makes them), d_m its per-worker
+demand and T[m][τ] its whole-job steps/s at s_m workers on τ (``Instance.speed_on``;
+0 where it cannot run). A PS/worker job (not Gavel's) runs at its roles' minimum
+counts: s_m·d_m is then both roles' use. Policies:
+
+- ``gavel-max-sum-throughput``: max Σ_m thr(m, X) / T_m^norm, with T_m^norm = 1
+  (raw steps/s, as Gavel's simulator sums them; ``normalize=fastest`` divides by
+  the job's speed on its fastest type instead);
+- ``gavel-las``: max min_m s_m·thr(m, X) / (w_m·thr(m, X_eq)), X_eq[m][τ] = 1/M
+  (an equal share of every type; w_m the job's ``weight``);
+- ``gavel-finish-time-fairness`` (Themis): min max_m ρ_m,
+  ρ_m = (e_m + Q_m / thr(m, X)) / (e_m + Q_m / thr(m, X_eq)), e_m the time since the
+  job arrived (the instance's clock is its latest arrival); solved by bisection on
+  the ratio, each step an LP feasibility (ρ_m <= c is linear in X for fixed c).
+
+Gavel's round-based mechanism then turns X into one round's whole-GPU counts:
+pairs (m, τ) in decreasing X[m][τ] (ties: job order, then the cluster's type
+order), a job placed on τ with its s_m workers when they fit and it is not placed
+yet. The mechanism here is stateless (Gavel's priorities divide X by the share
+of recent rounds each job received; an instance carries no such history), so a
+job set that does not change gets the same round every time.
+
+The plan is an allocation plan like every other (its Σ Q_j/f_j checked); the
+policy's LP optimum is reported in ``metrics.policy_objective`` (it bounds the
+policy's own objective, not Σ Q_j/f_j), and each job's shares in
+``metrics.time_shares``. On a cluster without types the policies still run
+(one type: Gavel's heterogeneity-agnostic case).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from schedopt.allocation.typed import TypedData, compile_typed, typed_plan
+from schedopt.errors import InputError
+from schedopt.instance import Instance
+from schedopt.plan import Plan, Status, Termination
+from schedopt.registry import register
+
+#: bisection steps of finish-time fairness (the ratio to 2^-30 of its bracket)
+FTF_BISECTION_STEPS = 30
+
+
+@dataclass
+class GavelData:
+    """Per job m and type τ: T (M, types) steps/s at s_m workers (0: cannot run),
+    ``s`` (M,) scale factors (the first role's minimum), ``use`` (M, types, R) resources of s_m workers, ``cap``
+    (types, R); ``row`` (M, types) the typed row of (m, τ) (-1: none)."""
+
+    typed: TypedData
+    T: np.ndarray
+    s: np.ndarray
+    use: np.ndarray
+    cap: np.ndarray
+    row: np.ndarray
+    counts: np.ndarray  # (M, 2) the counts each job runs with (roles' minima; slot 1 = 0 for one role)
+
+    @property
+    def M(self) -> int:
+        return len(self.s)
+
+
+def compile_gavel(instance: Instance) -> GavelData:
+    """The policy's data: each job at its roles' minimum counts (its scale factor) on every type it can run on."""
+    typed = compile_typed(instance)
+    kinds = instance.accelerators
+    M, K, R = typed.J, len(kinds), len(instance.resources)
+    counts = np.zeros((M, 2), dtype=np.int64)
+    for m, job in enumerate(instance.jobs):
+        for k, r in enumerate(job.role_names):
+            counts[m, k] = job.roles[r].min
+    T = np.zeros((M, K))
+    row = np.full((M, K), -1, dtype=np.int64)
+    use = np.zeros((M, K, R))
+    for v in range(len(typed.job)):
+        m, t = int(typed.job[v]), int(typed.kind[v])
+        row[m, t] = v
+        step = float(typed.rows.jobs[v].speed.step_time_s(int(counts[m, 0]), int(counts[m, 1])))
+        T[m, t] = 1.0 / step if math.isfinite(step) and step > 0 else 0.0
+        demand = instance.role_demand(instance.jobs[m])
+        use[m, t] = counts[m, 0] * demand[0] + (counts[m, 1] * demand[1] if len(demand) == 2 else 0.0)
+    return GavelData(typed=typed, T=T, s=counts[:, 0] if M else np.zeros(0, dtype=np.int64), use=use,
+                     cap=instance.accelerator_capacity, row=row, counts=counts)
+
+
+def _runnable_pairs(g: GavelData) -> np.ndarray:
+    """(M, types): job m can run on τ (a speed there, and its s_m workers fit the type alone)."""
+    return np.all(g.use <= g.cap[None, :, :] + 1e-9, axis=2) & (g.T > 0)
+
+
+def _base_model(g: GavelData):
+    """Data, the variables X[m, τ] and the constraints every policy shares."""
+    import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
+
+    model = pyo.ConcreteModel(name="gavel")
+    # -- data: only the pairs a job can run on
+    fits = _runnable_pairs(g)
+    pairs = [(m, t) for m in range(g.M) for t in range(g.T.shape[1]) if fits[m, t]]
+    model.P = pyo.Set(initialize=pairs, dimen=2, ordered=True)
+    # -- variables: X[m, τ], the share of wall time job m spends on type τ
+    model.X = pyo.Var(model.P, domain=pyo.NonNegativeReals, bounds=(0.0, 1.0))
+    # -- constraints
+    by_job: dict[int, list[tuple[int, int]]] = {}
+    by_type: dict[int, list[tuple[int, int]]] = {}
+    for m, t in pairs:
+        by_job.setdefault(m, []).append((m, t))
+        by_type.setdefault(t, []).append((m, t))
+    # Gavel §3.1: a job's time shares sum to at most 1 (one type at a time)
+    model.one_type = pyo.Constraint(sorted(by_job), rule=lambda mdl, m: sum(mdl.X[p] for p in by_job[m]) <= 1)
+    # Gavel §3.1: each type's capacity, per resource: Σ_m X[m][τ]·s_m·d_m,r <= C_τ,r
+    R = g.cap.shape[1]
+
+    def capacity(mdl: Any, t: int, r: int) -> Any:
+        terms = [(g.use[m, t, r], mdl.X[(m, t)]) for m, t in by_type.get(t, []) if g.use[m, t, r] > 0]
+        return sum(a * x for a, x in terms) <= g.cap[t, r] if terms else pyo.Constraint.Skip
+    model.capacity = pyo.Constraint([(t, r) for t in range(g.T.shape[1]) for r in range(R)], rule=capacity)
+    return model, pairs, by_job
+
+
+def _throughput(model: Any, g: GavelData, by_job: dict[int, list[tuple[int, int]]], m: int) -> Any:
+    """thr(m, X) = Σ_τ T[m][τ]·X[m][τ] (steps/s)."""
+    return sum(g.T[p] * model.X[p] for p in by_job.get(m, []))
+
+
+def _solve(model: Any, *, time_limit: float | None, seed: int | None) -> tuple[bool, str]:
+    from schedopt.backends.highs import solve_highs
+
+    res = solve_highs(model, time_limit=time_limit, rel_gap=1e-9, threads=1, seed=seed)
+    ok = res.has_solution and res.termination == Termination.OPTIMAL
+    why = f"time limit reached ({res.backend_status})" if res.termination == Termination.TIME_LIMIT else res.backend_status
+    return ok, why
+
+
+def _shares(model: Any, pairs: list[tuple[int, int]], g: GavelData) -> np.ndarray:
+    X = np.zeros_like(g.T)
+    for p in pairs:
+        X[p] = max(0.0, float(model.X[p].value or 0.0))
+    return X
+
+
+def equal_share_throughput(g: GavelData) -> np.ndarray:
+    """thr(m, X_eq), X_eq[m][τ] = 1/M: the steps/s of an equal share of every type (M,)."""
+    return g.T.sum(axis=1) / max(1, g.M)
+
+
+# ---- the policies: each returns X (M, types) and the LP's optimum of its objective ----------
+
+def max_sum_throughput(g: GavelData, *, normalize: str, time_limit: float | None, seed: int | None
+                       ) -> tuple[np.ndarray | None, float | None, str]:
+    import pyomo.environ as pyo
+
+    model, pairs, by_job = _base_model(g)
+    fastest = g.T.max(axis=1)
+    norm = np.where(fastest > 0, fastest, 1.0) if normalize == "fastest" else np.ones(g.M)
+    # Gavel §4.1 max-sum-throughput: Σ_m thr(m, X) (raw steps/s, or per job's fastest speed)
+    model.objective = pyo.Objective(expr=sum(_throughput(model, g, by_job, m) / norm[m] for m in by_job) if by_job else 0.0,
+                                    sense=pyo.maximize)
+    ok, why = _solve(model, time_limit=time_limit, seed=seed)
+    return (_shares(model, pairs, g), float(pyo.value(model.objective)), why) if ok else (None, None, why)
+
+
+def las(g: GavelData, *, time_limit: float | None, seed: int | None) -> tuple[np.ndarray | None, float | None, str]:
+    import pyomo.environ as pyo
+
+    model, pairs, by_job = _base_model(g)
+    weight = np.array([job.weight for job in g.typed.instance.jobs])
+    eq = equal_share_throughput(g)
+    model.t = pyo.Var(domain=pyo.NonNegativeReals)
+    # Gavel §4.1 heterogeneity-aware LAS: t <= s_m·thr(m, X) / (w_m·thr(m, X_eq)) for every job that can run
+    model.fair = pyo.Constraint(sorted(by_job), rule=lambda mdl, m: mdl.t * weight[m] * eq[m] <= g.s[m] * _throughput(mdl, g, by_job, m))
+    model.objective = pyo.Objective(expr=model.t, sense=pyo.maximize)
+    ok, why = _solve(model, time_limit=time_limit, seed=seed)
+    return (_shares(model, pairs, g), float(pyo.value(model.t)), why) if ok else (None, None, why)
+
+
+def finish_time_fairness(g: GavelData, *, time_limit: float | None, seed: int | None
+                         ) -> tuple[np.ndarray | None, float | None, str]:
+    """Bisection on c: is there X with ρ_m <= c for all m? ρ_m <= c is
+    thr(m, X)·(c·D_m - e_m) >= Q_m with D_m = e_m + Q_m / thr(m, X_eq) (linear in X)."""
+    import pyomo.environ as pyo
+
+    jobs = g.typed.instance.jobs
+    now = max((job.arrival for job in jobs), default=0.0)
+    e = np.array([max(0.0, now - job.arrival) for job in jobs])
+    Q = np.array([float(job.remaining_steps or 0.0) for job in jobs])
+    eq = equal_share_throughput(g)
+    runnable = np.flatnonzero(_runnable_pairs(g).any(axis=1)).tolist()
+    D = np.where(eq > 0, e + Q / np.where(eq > 0, eq, 1.0), np.inf)
+    started = time.perf_counter()
+
+    def feasible(c: float) -> np.ndarray | None:
+        model, pairs, by_job = _base_model(g)
+        need = [m for m in runnable if m in by_job]
+        # Themis's finish-time fairness, ρ_m <= c: thr(m, X)·(c·D_m - e_m) >= Q_m
+        model.ftf = pyo.Constraint(need, rule=lambda mdl, m: _throughput(mdl, g, by_job, m) * (c * D[m] - e[m]) >= Q[m])
+        model.objective = pyo.Objective(expr=0.0)
+        left = None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - started))
+        ok, _ = _solve(model, time_limit=left, seed=seed)
+        return _shares(model, pairs, g) if ok else None
+
+    if not runnable:
+        return np.zeros_like(g.T), 0.0, "no job can run"
+    lo, hi = 0.0, 1.0
+    best = feasible(hi)
+    while best is None and hi < 1e9:  # ρ_m = 1 at X_eq, which may not fit the capacities when s_m are large
+        hi *= 4.0
+        best = feasible(hi)
+    if best is None:
+        return None, None, "no finite finish-time ratio is feasible"
+    for _ in range(FTF_BISECTION_STEPS):
+        if time_limit is not None and time.perf_counter() - started > time_limit:
+            break
+        mid = 0.5 * (lo + hi)
+        x = feasible(mid)
+        if x is None:
+            lo = mid
+        else:
+            hi, best = mid, x
+    return best, hi, "bisection"
+
+
+# ---- Gavel's round-based mechanism ------------------------------------------------------------
+
+def one_round(g: GavelData, X: np.ndarray) -> dict[int, tuple[int, int]]:
+    """One round's placement of X (module docstring): {typed row: (s_m, 0)}."""
+    free = g.cap.copy() + 1e-9
+    placed: set[int] = set()
+    config: dict[int, tuple[int, int]] = {}
+    m_idx, t_idx = np.nonzero(X > 1e-9)
+    order = np.lexsort((t_idx, m_idx, -X[m_idx, t_idx]))
+    for m, t in zip(m_idx[order].tolist(), t_idx[order].tolist()):
+        if m in placed or g.row[m, t] < 0 or np.any(g.use[m, t] > free[t]):
+            continue
+        free[t] -= g.use[m, t]
+        placed.add(m)
+        config[int(g.row[m, t])] = (int(g.counts[m, 0]), int(g.counts[m, 1]))
+    return config
+
+
+Policy = Callable[..., tuple[np.ndarray | None, float | None, str]]
+
+
+def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: str, started: float,
+                 time_limit: float | None, seed: int | None, options: dict[str, Any], **kw: Any) -> Plan:
+    g = compile_gavel(instance)
+    if g.M == 0:
+        return typed_plan(g.typed, solver=solver, config={}, status=Status.HEURISTIC, termination=Termination.COMPLETED,
+                          started=started, admitted_bound=0, seed=seed, options=options)
+    if not _runnable_pairs(g).any():
+        return typed_plan(g.typed, solver=solver, config={}, status=Status.INFEASIBLE, termination=Termination.INFEASIBLE,
+                          started=started, seed=seed, options=options,
+                          message="no job can run: none fits any type's capacity at its scale factor with a speed there")
+    X, value, why = policy(g, time_limit=time_limit, seed=seed, **kw)
+    if X is None:
+        term = Termination.TIME_LIMIT if why.startswith("time limit") else Termination.ERROR
+        return typed_plan(g.typed, solver=solver, config={}, status=Status.TIME_LIMIT if term == Termination.TIME_LIMIT else Status.INFEASIBLE,
+                          termination=term, started=started, seed=seed, options=options,
+                          message=f"the {objective} LP gave no allocation: {why}")
+    config = one_round(g, X)
+    thr = (g.T * X).sum(axis=1)
+    metrics = {"policy_objective_name": objective, "policy_objective": value,
+               "time_shares": {instance.jobs[m].id: {str(instance.accelerators[t]): float(X[m, t])
+                                                      for t in range(X.shape[1]) if X[m, t] > 1e-9}
+                               for m in range(g.M) if thr[m] > 0}}
+    status = Status.HEURISTIC if config else Status.INFEASIBLE
+    return typed_plan(g.typed, solver=solver, config=config, status=status,
+                      termination=Termination.COMPLETED if config else Termination.INFEASIBLE, started=started,
+                      seed=seed, options=options, metrics=metrics)
+
+
+@register("gavel-max-sum-throughput", problem="allocation", exact=False, backend="pyomo+highs",
+          supports_time_limit=True, accelerator_types=True)
+class GavelMaxSumThroughput:
+    """Gavel's max-sum-throughput policy (LP over time shares per type), then one round of its mechanism."""
+
+    def __init__(self, *, normalize: str = "none"):
+        if normalize not in ("none", "fastest"):
+            raise InputError(self.name, f'normalize: expected "none" (raw steps/s, Gavel\'s simulator) or "fastest", got {normalize!r}')
+        self.normalize = normalize
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        return solve_policy(instance, solver=self.name, policy=max_sum_throughput, objective="sum of throughputs",
+                            started=time.perf_counter(), time_limit=time_limit, seed=seed,
+                            options={"normalize": self.normalize}, normalize=self.normalize)
+
+
+@register("gavel-las", problem="allocation", exact=False, backend="pyomo+highs", supports_time_limit=True,
+          accelerator_types=True)
+class GavelLas:
+    """Gavel's heterogeneity-aware max-min fairness (LAS), then one round of its mechanism."""
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        return solve_policy(instance, solver=self.name, policy=las, objective="min normalised throughput",
+                            started=time.perf_counter(), time_limit=time_limit, seed=seed, options={})
+
+
+@register("gavel-finish-time-fairness", problem="allocation", exact=False, backend="pyomo+highs",
+          supports_time_limit=True, accelerator_types=True)
+class GavelFinishTimeFairness:
+    """Gavel's finish-time fairness (Themis's ρ), bisection over LPs, then one round of its mechanism."""
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        return solve_policy(instance, solver=self.name, policy=finish_time_fairness, objective="max finish-time ratio",
+                            started=time.perf_counter(), time_limit=time_limit, seed=seed, options={})

@@ -1,0 +1,163 @@
+"""Accelerator types in the allocation problem (issue 34): exact solvers against
+brute force and each other, the greedy against the optimum, bounds on the
+right side, certificates replayed, forged plans refused, untyped unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import schedopt
+from schedopt.cli import app
+from schedopt.allocation.bruteforce import solve_bruteforce_typed
+from schedopt.testing import random_typed_instance, random_tiny_instance
+from tests.conftest import assert_checked
+
+EXACT = ["optimus-milp", "optimus-cpsat"]
+
+
+def _strict_ok(instance: schedopt.Instance, plan: schedopt.Plan) -> None:
+    """Checked, and every stated bound replayed from its certificate (none taken on a backend's word)."""
+    assert_checked(instance, plan)
+    if plan.objective.bound is not None and plan.certificate and plan.certificate.bound:
+        if plan.certificate.bound.kind != "backend":
+            assert not schedopt.check(instance, plan, strict=True)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_exact_equals_bruteforce_and_each_other(seed: int) -> None:
+    inst = random_typed_instance(seed)
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    plans = [schedopt.solve(inst, s, seed=0) for s in EXACT]
+    for plan in plans:
+        _strict_ok(inst, plan)
+        assert plan.status == schedopt.Status.OPTIMAL or admitted == 0
+        assert plan.objective.admitted == max(admitted, 0)
+        if admitted > 0:
+            assert plan.objective.value == pytest.approx(total, rel=1e-6, abs=1e-6)
+            assert set(plan.accelerators) == set(plan.allocation)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("choice", ["aware", "blind"])
+def test_greedy_never_beats_the_optimum_and_its_bound_holds(seed: int, choice: str) -> None:
+    inst = random_typed_instance(seed)
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    plan = schedopt.solve(inst, "optimus-greedy", accelerator_choice=choice)
+    _strict_ok(inst, plan)
+    assert plan.objective.admitted <= admitted
+    if plan.objective.admitted == admitted and admitted > 0:
+        assert plan.objective.value >= total - 1e-6 * max(1.0, total)
+    if plan.objective.bound is not None:
+        assert plan.objective.bound <= total + 1e-6 * max(1.0, total)
+
+
+def test_type_aware_greedy_spreads_over_types() -> None:
+    """Six jobs all fastest on V100 at one worker: choosing the fastest type at the
+    minimum fills the 8 V100 GPUs and leaves 16 K80s idle; the LP-guided choice and
+    the exact solvers use both (the same optimum here)."""
+    jobs = [{"id": f"j{i}", "roles": {"worker": {"demand": {"cpu": 1, "gpu": 1}, "min": 1, "max": 8}},
+             "speed_by_accelerator": {"v100": {"form": "amdahl", "serial": 0.02, "parallel": 1 / (4 + i)},
+                                      "k80": {"form": "amdahl", "serial": 0.02, "parallel": 1 / (0.6 + 0.3 * i)}},
+             "remaining_steps": 1000.0 * (1 + i)} for i in range(6)]
+    inst = schedopt.Instance.from_dict({
+        "name": "v100-k80", "resources": ["cpu", "gpu"], "jobs": jobs,
+        "servers": [{"name": "v", "count": 2, "accelerator": "v100", "capacity": {"cpu": 8, "gpu": 4}},
+                    {"name": "k", "count": 4, "accelerator": "k80", "capacity": {"cpu": 8, "gpu": 4}}]})
+    exact = assert_checked(inst, schedopt.solve(inst, "optimus-milp"))
+    aware = assert_checked(inst, schedopt.solve(inst, "optimus-greedy"))
+    blind = assert_checked(inst, schedopt.solve(inst, "optimus-greedy", accelerator_choice="blind"))
+    assert set(exact.accelerators.values()) == {"v100", "k80"}
+    assert aware.objective.value == pytest.approx(exact.objective.value, rel=1e-9)
+    assert blind.objective.value > 1.3 * exact.objective.value
+    assert aware.metrics["utilization_by_accelerator"]["gpu@k80"] > 0.9
+
+
+def test_forged_typed_plans_fail_check() -> None:
+    inst = random_typed_instance(3, n_jobs=4)
+    plan = assert_checked(inst, schedopt.solve(inst, "optimus-milp"))
+    job = next(iter(plan.allocation))
+    wrong = plan.model_copy(deep=True)
+    wrong.accelerators[job] = "a100"
+    assert any(v.path == f"accelerators.{job}" for v in schedopt.check(inst, wrong))
+    missing = plan.model_copy(deep=True)
+    missing.accelerators = None
+    assert any(v.path.startswith("accelerators.") for v in schedopt.check(inst, missing))
+    forged = plan.model_copy(deep=True)
+    forged.objective.bound = plan.objective.value * 1.01 + 1
+    assert any("not proven" in v.message for v in schedopt.check(inst, forged))
+    untyped = random_tiny_instance(1)
+    plain = assert_checked(untyped, schedopt.solve(untyped, "optimus-greedy"))
+    assert plain.accelerators is None
+    plain.accelerators = {j: "v100" for j in plain.allocation}
+    assert any(v.path == "accelerators" for v in schedopt.check(untyped, plain))
+
+
+def test_over_capacity_on_one_type_fails_check() -> None:
+    jobs = [{"id": f"j{i}", "roles": {"worker": {"demand": {"gpu": 1}, "min": 2, "max": 2}},
+             "speed": {"form": "amdahl", "serial": 0.1, "parallel": 1.0}, "remaining_steps": 100.0} for i in range(2)]
+    inst = schedopt.Instance.from_dict({"name": "two-types", "resources": ["gpu"], "jobs": jobs, "servers": [
+        {"name": "a", "accelerator": "v100", "capacity": {"gpu": 2}},
+        {"name": "b", "accelerator": "k80", "capacity": {"gpu": 2}}]})
+    plan = assert_checked(inst, schedopt.solve(inst, "optimus-cpsat"))
+    assert sorted(plan.accelerators.values()) == ["k80", "v100"]
+    both = plan.model_copy(deep=True)
+    both.accelerators = {j: "v100" for j in both.allocation}
+    assert [v.path for v in schedopt.check(inst, both)] == ["capacity.gpu@v100"]
+
+
+def test_one_named_type_is_the_untyped_problem() -> None:
+    """Naming the one type every server has changes nothing but the plan's types."""
+    inst = schedopt.load_instance(Path(__file__).parent.parent / "instances" / "small-hand.yaml")
+    data = inst.to_dict()
+    for srv in data["servers"]:
+        srv["accelerator"] = "v100"
+    typed = schedopt.Instance.from_dict(data)
+    for solver in ["optimus-milp", "optimus-cpsat", "optimus-greedy"]:
+        a = assert_checked(inst, schedopt.solve(inst, solver, seed=0))
+        b = assert_checked(typed, schedopt.solve(typed, solver, seed=0))
+        assert b.objective.admitted == a.objective.admitted
+        if solver != "optimus-greedy":
+            assert b.objective.value == pytest.approx(a.objective.value, rel=1e-7)
+        assert set(b.accelerators.values()) <= {"v100"}
+
+
+def test_typed_solves_are_deterministic_and_round_trip(tmp_path: Path) -> None:
+    inst = random_typed_instance(5, n_jobs=4)
+    for solver in ["optimus-greedy", *EXACT]:
+        a, b = schedopt.solve(inst, solver, seed=1), schedopt.solve(inst, solver, seed=1)
+        assert (a.allocation, a.accelerators) == (b.allocation, b.accelerators)
+        for ext in ("yaml", "json"):
+            path = tmp_path / f"{solver}.{ext}"
+            schedopt.save_plan(a, path)
+            again = assert_checked(inst, schedopt.load_plan(path))
+            assert again.accelerators == a.accelerators
+
+
+def test_solvers_without_types_refuse_typed_instances(tmp_path: Path) -> None:
+    inst = random_typed_instance(2)
+    with pytest.raises(schedopt.InputError, match="does not model accelerator types"):
+        schedopt.solve(inst, "drf")
+    path = tmp_path / "typed.yaml"
+    schedopt.save_instance(inst, path)
+    out = tmp_path / "plan.yaml"
+    res = CliRunner().invoke(app, ["solve", str(path), "--solver", "tetris", "--out", str(out)])
+    assert res.exit_code == 2 and not out.exists()
+    assert "accelerator types" in res.output and "Traceback" not in res.output
+
+
+def test_a_job_without_speed_on_any_type_is_refused() -> None:
+    with pytest.raises(schedopt.InputError, match=r"jobs\[0\]\.speed_by_accelerator\.v100\.form"):
+        schedopt.Instance.from_dict({"name": "x", "resources": ["gpu"], "servers": [{"name": "a", "accelerator": "v100", "capacity": {"gpu": 1}}],
+                                     "jobs": [{"id": "j", "roles": {"worker": {"demand": {"gpu": 1}}}, "remaining_steps": 1.0,
+                                               "speed_by_accelerator": {"v100": {"form": "optimus-async", "theta": [1, 1, 1, 1]}}}]})
+
+
+def test_time_limited_typed_exact_keeps_the_greedy_plan() -> None:
+    inst = random_typed_instance(7, n_jobs=4)
+    greedy = schedopt.solve(inst, "optimus-greedy")
+    for solver in EXACT:
+        plan = assert_checked(inst, schedopt.solve(inst, solver, time_limit=0.0, seed=0))
+        assert plan.objective.admitted >= greedy.objective.admitted - 0  # never fewer than the greedy's first pass
