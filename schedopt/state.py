@@ -14,6 +14,10 @@ module turns that into a validated instance, one call per fact::
     state.set_running("resnet", {"node-0": {"ps": 1, "worker": 2}})
     inst = state.instance()        # validated like a file; raises InputError naming the field
 
+On a cluster that mixes accelerator types, each server names its type
+(``add_server(..., accelerator="v100")``) and a job may give its speed per type
+(``speed_by_accelerator={"v100": ..., "k80": ...}``, forms or callables).
+
 Units: capacities and demands in the units the scheduler declares per
 resource; ``remaining_steps`` in training steps; speeds in steps per second.
 A speed may also be any Python callable (``f(p, w)`` or ``f(n)`` in steps per
@@ -50,10 +54,14 @@ class ClusterState:
         self._previous: dict[str, dict[str, dict[str, int]]] = {}
 
     # ---- servers ---------------------------------------------------------------------
-    def add_server(self, name: str, *, free: Amounts) -> "ClusterState":
+    def add_server(self, name: str, *, free: Amounts, accelerator: str | None = None) -> "ClusterState":
         """A server and the capacity the scheduler may hand out on it (free, or
-        total when the running placement is given and may be reshuffled)."""
-        self._servers.append({"name": name, "capacity": {k: float(v) for k, v in free.items()}})
+        total when the running placement is given and may be reshuffled);
+        ``accelerator``: the type of its GPUs (``v100``, ``k80``...), on clusters that mix them."""
+        server: dict[str, Any] = {"name": name, "capacity": {k: float(v) for k, v in free.items()}}
+        if accelerator is not None:
+            server["accelerator"] = accelerator
+        self._servers.append(server)
         return self
 
     # ---- jobs ------------------------------------------------------------------------
@@ -77,9 +85,14 @@ class ClusterState:
         """A GPU-only all-reduce job: one role (``worker``), no PS; its speed is
         a one-role form (``amdahl`` or ``table``) of the worker count."""
         roles = {"worker": {"demand": dict(per_gpu), "min": min_gpus, "max": max_gpus}}
+        counts = range(min_gpus, max_gpus + 1)
         if callable(fields.get("speed")):  # f(n) -> steps/s, evaluated on the allowed counts
             f = fields["speed"]
-            fields["speed"] = _table([[n, f(n)] for n in range(min_gpus, max_gpus + 1)])
+            fields["speed"] = _table([[n, f(n)] for n in counts])
+        if fields.get("speed_by_accelerator"):  # per type: a speed form, or f(n) -> steps/s on that type
+            fields["speed_by_accelerator"] = {
+                kind: _table([[n, f(n)] for n in counts]) if callable(f) else f
+                for kind, f in fields["speed_by_accelerator"].items()}
         self._jobs.append({"id": job_id, "roles": roles, **fields})
         return self
 
@@ -98,6 +111,11 @@ class ClusterState:
             doc["policy"] = self.policy
         if self._previous:
             doc["previous"] = self._previous
+            kinds = {srv["name"]: srv.get("accelerator") for srv in self._servers}
+            for job in self._jobs:  # the type a job runs on now, read from where it runs (one type per job)
+                on = {kinds.get(name) for name in self._previous.get(job["id"], {})}
+                if len(on) == 1 and None not in on and "running_accelerator" not in job:
+                    job["running_accelerator"] = on.pop()
         return doc
 
     def instance(self) -> Instance:

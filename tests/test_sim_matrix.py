@@ -28,6 +28,7 @@ def test_family_runs_with_placement_or_is_refused_at_load(family: str, placement
     try:
         result = simulate(workload, "optimus-greedy", placement=placement, interval_s=1800.0, horizon_s=30 * 86400.0)
     except InputError as exc:
-        assert placement is not None and "needs each PS/worker job's" in str(exc), str(exc)
+        assert placement is not None and ("needs each PS/worker job's" in str(exc)
+                                          or (workload.typed and "accelerator types" in str(exc))), str(exc)
         return
     assert result.finished + result.unfinished == len(workload.jobs)

@@ -161,3 +161,60 @@ def test_time_limited_typed_exact_keeps_the_greedy_plan() -> None:
     for solver in EXACT:
         plan = assert_checked(inst, schedopt.solve(inst, solver, time_limit=0.0, seed=0))
         assert plan.objective.admitted >= greedy.objective.admitted - 0  # never fewer than the greedy's first pass
+
+
+def _gavel(jobs: int, servers: int, seed: int) -> schedopt.Instance:
+    from schedopt.generate import generate_instance
+    from tests.conftest import SHARED_DATA
+
+    try:
+        return generate_instance("gavel", jobs=jobs, servers=servers, seed=seed, data_dir=SHARED_DATA)
+    except schedopt.InputError as exc:
+        pytest.skip(f"needs ../shared/data (Gavel's measured throughputs, not redistributed): {str(exc).splitlines()[0]}")
+
+
+def test_gavel_family_is_typed_rigid_and_measured() -> None:
+    inst = _gavel(40, 9, 0)
+    assert inst.accelerators == ["v100", "p100", "k80"] and inst.typed
+    for job in inst.jobs:
+        role = job.roles["worker"]
+        assert role.min == role.max in (1, 2, 4, 8)
+        assert job.speed is None and set(job.speed_by_accelerator) <= {"v100", "p100", "k80"}
+
+
+@pytest.mark.parametrize("solver", ["gavel-max-sum-throughput", "gavel-las", "gavel-finish-time-fairness"])
+def test_gavel_policies_give_checked_rounds_within_their_shares(solver: str) -> None:
+    inst = _gavel(30, 9, 1)
+    plan = assert_checked(inst, schedopt.solve(inst, solver, seed=0))
+    assert plan.allocation and set(plan.accelerators) == set(plan.allocation)
+    shares = plan.metrics["time_shares"]
+    for job_id, kind in plan.accelerators.items():  # a job runs only on a type its LP shares name
+        assert shares[job_id].get(kind, 0.0) > 0
+        assert all(0 <= x <= 1 + 1e-9 for x in shares[job_id].values()) and sum(shares[job_id].values()) <= 1 + 1e-6
+    assert plan.metrics["policy_objective"] is not None
+
+
+def test_gavel_las_gives_every_runnable_job_a_share() -> None:
+    inst = _gavel(20, 9, 2)
+    plan = schedopt.solve(inst, "gavel-las")
+    runnable = {job.id for job in inst.jobs}
+    assert plan.metrics["policy_objective"] > 0 and set(plan.metrics["time_shares"]) == runnable
+
+
+def test_typed_simulation_runs_each_job_at_its_type_speed_and_aware_beats_blind() -> None:
+    from schedopt.sim import simulate
+
+    inst = _gavel(30, 9, 3)
+    aware = simulate(inst, "optimus-greedy", interval_s=1800.0, check_plans=True)
+    blind = simulate(inst, "optimus-greedy", options={"accelerator_choice": "blind"}, interval_s=1800.0, check_plans=True)
+    gavel = simulate(inst, "gavel-las", interval_s=1800.0, check_plans=True)
+    for result in (aware, blind, gavel):
+        assert result.finished == len(inst.jobs) and result.check_violations == 0
+    assert aware.avg_jct_s < blind.avg_jct_s
+
+
+def test_typed_simulation_refuses_placement_in_one_line() -> None:
+    from schedopt.sim import simulate
+
+    with pytest.raises(schedopt.InputError, match="accelerator types"):
+        simulate(random_typed_instance(1), "optimus-greedy", placement="optimus-placement")

@@ -150,7 +150,7 @@ def _solve(model: Any, *, time_limit: float | None, seed: int | None) -> tuple[b
 def _shares(model: Any, pairs: list[tuple[int, int]], g: GavelData) -> np.ndarray:
     X = np.zeros_like(g.T)
     for p in pairs:
-        X[p] = max(0.0, float(model.X[p].value or 0.0))
+        X[p] = min(1.0, max(0.0, float(model.X[p].value or 0.0)))  # HiGHS's feasibility tolerance, clipped
     return X
 
 

@@ -151,11 +151,11 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         raise InputError("--estimation", f"expected one of {', '.join(ESTIMATION_MODES)}, got {estimation!r}")
     if estimation == "online" and (error_steps or error_speed):
         raise InputError("--error-steps", "the Fig. 15 errors distort the truth; with --estimation online the errors are the fits' own")
-    _check_workload(workload, placement)
     if workload.typed and (placement is not None or estimation == "online"):
         raise InputError("--placement" if placement is not None else "--estimation",
                          "a cluster with accelerator types is simulated without a placement solver and with the truth "
                          "(placement and online estimation do not model types yet)")
+    _check_workload(workload, placement)
     imbalance = _PsImbalance(workload, ps_assignment, seed) if ps_assignment is not None else None
     if isinstance(scheduler, str):
         name = scheduler if placement is None else f"{scheduler}+{placement}"
