@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,16 @@ class TypedData:
     def by_job(self) -> AllocationData:
         """The job-level view the multiple-choice routines read (J, R, cap, the jobs' names)."""
         return replace(self.rows, jobs=list(self.instance.jobs))
+
+    @cached_property
+    def minimum(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Each row's minimum configuration (V, 2), whether it can run (V,), its use
+        (V, T·R) and its time t at that minimum (V,; inf where it cannot run)."""
+        rows = self.rows
+        mins, ok, use = _minimum_use(rows)
+        t_min = np.array([float(rows.time_s(v, int(mins[v, 0]), int(mins[v, 1]))) if ok[v] else math.inf
+                          for v in range(len(use))])
+        return mins, ok & np.isfinite(t_min), use, t_min
 
     @staticmethod
     def indices(config: dict[int, tuple[int, int]], choices: ChoiceSet, row_of: np.ndarray) -> list[int]:
@@ -195,12 +206,9 @@ def typed_admission(data: TypedData, choice: str = "aware", preference: np.ndarr
     or the first in the cluster's order ("blind"). With a ``preference``, jobs it ranks
     best on some type come first, and admission stops at ``limit`` jobs."""
     rows = data.rows
-    mins, ok, use = _minimum_use(rows)
+    mins, feasible, use, t_min = data.minimum
     inv = inverse_capacity(rows.cap)
     share = (use * inv).max(axis=1) if rows.R else np.zeros(len(use))
-    t_min = np.array([float(rows.time_s(v, int(mins[v, 0]), int(mins[v, 1]))) if ok[v] else math.inf
-                      for v in range(len(use))])
-    feasible = ok & np.isfinite(t_min)
     key = np.full(data.J, math.inf)
     for j in range(data.J):
         s = slice(int(data.job_start[j]), int(data.job_start[j + 1]))
@@ -230,7 +238,7 @@ def typed_admission(data: TypedData, choice: str = "aware", preference: np.ndarr
         free = free - use[v]
         chosen[v] = (int(mins[v, 0]), int(mins[v, 1]))
     if choice == "aware":
-        chosen = _exchange(data, chosen, mins, feasible, use, t_min, free)
+        chosen = _exchange(data, chosen, free)
     return chosen
 
 
@@ -238,12 +246,13 @@ def typed_admission(data: TypedData, choice: str = "aware", preference: np.ndarr
 EXCHANGE_MOVES = 2000
 
 
-def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], mins: np.ndarray, feasible: np.ndarray,
-              use: np.ndarray, t_min: np.ndarray, free: np.ndarray) -> dict[int, tuple[int, int]]:
+def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndarray) -> dict[int, tuple[int, int]]:
     """Local search at the minimum configurations, never fewer jobs: move an admitted
     job to a type where it runs faster and fits, or swap a paused job in for a
-    costlier admitted one whose room (on any type) it fits in. Moves first, then
-    swaps, costliest admitted job first, until neither improves."""
+    costlier admitted one whose room (on any type) it fits in (the swap saving the
+    most for each paused job, cheapest paused job first). Moves first, then swaps,
+    until neither improves or ``EXCHANGE_MOVES`` are made."""
+    mins, feasible, use, t_min = data.minimum
     job_rows = [range(int(data.job_start[j]), int(data.job_start[j + 1])) for j in range(data.J)]
     row_of_job = {int(data.job[v]): v for v in chosen}
     free = free.copy()
@@ -263,18 +272,29 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], mins: np.ndar
                 improved = True
         paused = [j for j in range(data.J) if j not in row_of_job and any(feasible[u] for u in job_rows[j])]
         for p in sorted(paused, key=lambda j: min(t_min[u] for u in job_rows[j] if feasible[u])):
-            for a in sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]):  # costliest admitted first
-                v = row_of_job[a]
-                room = free + use[v]
-                fit = [u for u in job_rows[p] if feasible[u] and t_min[u] < t_min[v] - 1e-9 and np.all(use[u] <= room)]
-                if fit:
-                    u = min(fit, key=lambda r: (t_min[r], r))
-                    free = room - use[u]
-                    del row_of_job[a]
-                    row_of_job[p] = u
-                    moves += 1
-                    improved = True
-                    break
+            admitted = np.array(sorted(row_of_job), dtype=np.int64)
+            if not len(admitted):
+                break
+            a_rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
+            a_cost, room = t_min[a_rows], free[None, :] + use[a_rows]  # (A,), (A, T·R): the room each leaves
+            best: tuple[float, int, int] | None = None  # (saving, row of p, index into admitted)
+            for u in job_rows[p]:
+                if not feasible[u]:
+                    continue
+                ok = np.all(use[u][None, :] <= room, axis=1) & (a_cost > t_min[u] + 1e-9)
+                if ok.any():
+                    i = int(np.argmax(np.where(ok, a_cost, -np.inf)))  # the costliest admitted job it can replace
+                    saving = float(a_cost[i] - t_min[u])
+                    if best is None or saving > best[0]:
+                        best = (saving, u, i)
+            if best is not None:
+                _, u, i = best
+                a = int(admitted[i])
+                free = room[i] - use[u]
+                del row_of_job[a]
+                row_of_job[p] = u
+                moves += 1
+                improved = True
             if moves >= EXCHANGE_MOVES:
                 break
     return {v: (int(mins[v, 0]), int(mins[v, 1])) for v in row_of_job.values()}
@@ -304,6 +324,9 @@ def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = Tr
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
     guided, more = grow(typed_admission(data, choice, preference=-mass, limit=len(config)))
     candidates = [(config, counters, "fastest at minimum"), (guided, more, "LP-guided")]
+    if len(config) < data.J:  # the LP's jobs first may admit more than the first pass's count
+        wider, most = grow(typed_admission(data, choice, preference=-mass))
+        candidates.append((wider, most, "LP-guided, no count limit"))
     rounded = round_lp(data.by_job, cs, lp.lp.x, admit=admit)
     if rounded is not None:
         candidates.append(({int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded},
@@ -341,19 +364,19 @@ def typed_lp_bound(data: TypedData, cs: ChoiceSet, *, admit: int | None,
     return TypedBound(bound=stated, proof=proof, lp=lag)
 
 
-def typed_admission_proof(data: TypedData, cs_min: ChoiceSet, admitted_bound: int, backend: str) -> Proof:
-    """The proof of "at most ``admitted_bound`` jobs": the admission LP's prices μ
-    per (type, resource) when its bound μ·C + Σ_j max(0, 1 - min μ·u_j) (which
-    ``check`` replays) is that tight, else the backend's word."""
-    ones = ChoiceSet(job=cs_min.job, counts=cs_min.counts, cost=-np.ones(cs_min.K), use=cs_min.use,
-                     start=cs_min.start, enumerated=cs_min.enumerated)
+def typed_admitted_bound(data: TypedData, cs: ChoiceSet, rows_cs: ChoiceSet) -> tuple[int, Proof]:
+    """At most how many jobs any plan admits, by the admission LP over each row's
+    count-minimal configurations: ⌊μ·C + Σ_j max(0, 1 - min μ·u_j)⌋, and its proof
+    (the prices μ per (type, resource), which ``check`` replays)."""
+    keep = count_minimal(rows_cs)
+    ones = ChoiceSet(job=cs.job[keep], counts=cs.counts[keep], cost=-np.ones(int(keep.sum())), use=cs.use[keep],
+                     start=np.concatenate([[0], np.cumsum(np.bincount(cs.job[keep], minlength=data.J))]),
+                     enumerated=cs.enumerated)
     view = data.by_job
     lag = solve_lp(view, ones, admit=0)
     mu = np.maximum(lag.lam, 0.0)
     proven = -float(lag.bound) + float(mu @ (capacity_limit(view.cap) - view.cap))
-    if math.floor(proven + 1e-6) <= admitted_bound:
-        return Proof(kind="lp-dual", prices=dict(zip(typed_resource_names(data.instance), mu.tolist())))
-    return Proof(kind="backend", backend=backend)
+    return int(math.floor(proven + 1e-6)), Proof(kind="lp-dual", prices=dict(zip(typed_resource_names(data.instance), mu.tolist())))
 
 
 # ---- plans ---------------------------------------------------------------------------------
@@ -437,26 +460,34 @@ def accelerator_utilization(instance: Instance, allocation: dict[str, dict[str, 
 
 def typed_heuristic_plan(instance: Instance, *, solver: str, choice: str, started: float, seed: int | None,
                          options: dict[str, Any], bound: bool, **greedy: Any) -> Plan:
-    """``optimus-greedy`` on a typed cluster, with the LP bound over the typed
-    configurations when it admits every job (the bound of a plan that pauses jobs
-    needs the admitted count proven, which the exact solvers do)."""
+    """``optimus-greedy`` on a typed cluster, with the certified bounds: the admission
+    LP's bound on the admitted count and, when the greedy admits that many, the LP
+    bound on Σ t over the typed configurations (both with their prices)."""
     data = compile_typed(instance)
     config, counters, lp = typed_greedy(data, choice, **greedy)
     metrics: dict[str, Any] = {**counters, "heuristic_seconds": time.perf_counter() - started, "accelerator_choice": choice}
-    lp_bound = proof = admitted_bound = None
-    if bound and data.J and len(config) == data.J:
-        if lp is None or lp.proof.admit is not None:
-            cs, row_of = data.group_choices(enumerate_choices(data.rows))
-            lp = typed_lp_bound(data, cs, admit=None, seed_columns=data.indices(config, cs, row_of))
-        lp_bound, proof, admitted_bound = lp.bound, lp.proof, data.J
-        metrics["bound_method"] = "lagrangian (typed LP, column generation)"
+    lp_bound = proof = admitted_bound = admitted_proof = None
+    if bound and config:
+        rows_cs = enumerate_choices(data.rows)
+        cs, row_of = data.group_choices(rows_cs)
+        if len(config) < data.J:  # a bound on Σ t holds among plans admitting as many: prove no plan admits more
+            count, admitted_proof = typed_admitted_bound(data, cs, rows_cs)
+            admitted_bound = max(count, len(config))
+        else:
+            admitted_bound = data.J
+        if admitted_bound == len(config):
+            admit = None if len(config) == data.J else len(config)
+            if lp is None or lp.proof.admit != admit:
+                lp = typed_lp_bound(data, cs, admit=admit, seed_columns=data.indices(config, cs, row_of))
+            lp_bound, proof = lp.bound, lp.proof
+            metrics["bound_method"] = "lagrangian (typed LP, column generation)"
     elif data.J == 0:
         lp_bound, admitted_bound = 0.0, 0
     status = Status.HEURISTIC if config or data.J == 0 else Status.INFEASIBLE
     return typed_plan(data, solver=solver, config=config, status=status,
                       termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
-                      started=started, bound=lp_bound, admitted_bound=admitted_bound, proof=proof, seed=seed,
-                      options=options, metrics=metrics)
+                      started=started, bound=lp_bound, admitted_bound=admitted_bound, proof=proof,
+                      admitted_proof=admitted_proof, seed=seed, options=options, metrics=metrics)
 
 
 # ---- the exact driver ----------------------------------------------------------------------
@@ -527,7 +558,8 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         else:
             admitted_bound = None
         if admitted_bound is not None:
-            admitted_proof = typed_admission_proof(data, cs_min, admitted_bound, getattr(backend, "label", "backend"))
+            lp_count, lp_proof = typed_admitted_bound(data, cs, rows_cs)
+            admitted_proof = lp_proof if lp_count <= admitted_bound else Proof(kind="backend", backend=getattr(backend, "label", "backend"))
         if k_min == 0:
             return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,
                         message="no job fits the cluster at its minimum on any type")
