@@ -53,8 +53,8 @@ from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
 
-#: bisection steps of finish-time fairness (the ratio to 2^-30 of its bracket)
-FTF_BISECTION_STEPS = 30
+#: bisection steps of finish-time fairness: the ratio to 2^-12 of its bracket (each step one LP)
+FTF_BISECTION_STEPS = 12
 
 
 @dataclass

@@ -1,0 +1,167 @@
+"""Heterogeneous clusters (issue 34): Gavel's workload on K80/P100/V100 servers.
+Prints markdown for docs/benchmarks.md and draws docs/figures/heterogeneous_jct.png.
+
+    .venv/bin/python benchmarks/bench_heterogeneous.py [--quick] [--data-dir ../shared/data]
+
+1. Simulation: the ``gavel`` family (rigid jobs, measured per-type speeds; 60 jobs on 108 GPUs) at three
+   arrival rates (the family's rate × 0.5, 1, 1.5), schedulers: type-aware
+   optimus-greedy, the same greedy blind to types (first type with room),
+   gavel-las, gavel-max-sum-throughput, gavel-finish-time-fairness. Median and
+   worst over seeds of the average JCT and the makespan. (drf, tetris, fifo and
+   srtf do not take typed clusters yet: they refuse them in one line.)
+2. Snapshots: every job of a ``gavel`` instance at once (1,000 jobs), the greedy's
+   certified gap and the exact solvers' time to a proof, typed and on the same jobs
+   with the types erased (every server one type, every job at its V100 speed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import schedopt  # noqa: E402
+from schedopt.generate import generate_instance  # noqa: E402
+from schedopt.sim import simulate  # noqa: E402
+
+SCHEDULERS = [("optimus-greedy", {}, "optimus-greedy (type-aware)"),
+              ("optimus-greedy", {"accelerator_choice": "blind"}, "optimus-greedy, blind to types"),
+              ("gavel-las", {}, "gavel-las"),
+              ("gavel-max-sum-throughput", {}, "gavel-max-sum-throughput"),
+              ("gavel-finish-time-fairness", {}, "gavel-finish-time-fairness")]
+LOADS = [0.5, 1.0, 1.5]
+INTERVAL_S = 3600.0  # Gavel's rounds are 6 min; jobs run 0.5-167 h, so hour rounds keep runs short
+
+
+def _loaded(inst: schedopt.Instance, load: float) -> schedopt.Instance:
+    """Arrival times ÷ load (the sweeps' loads)."""
+    jobs = [j.model_copy(update={"arrival": j.arrival / load}) for j in inst.jobs]
+    return schedopt.Instance.from_dict({**inst.to_dict(), "jobs": [j.model_dump(mode="json", exclude_none=True) for j in jobs]})
+
+
+def simulations(jobs: int, servers: int, seeds: int, data_dir: str) -> dict[tuple[str, float], list[float]]:
+    print(f"### Simulation: `gavel` family, {jobs} jobs on {servers} 4-GPU servers "
+          f"({servers * 4 // 3} GPUs per type), {INTERVAL_S:.0f}-s rounds, 60-s restart, seeds 0-{seeds - 1}\n")
+    print("Command: `.venv/bin/python benchmarks/bench_heterogeneous.py` (one run; median [worst] over seeds).\n")
+    jct: dict[tuple[str, float], list[float]] = {}
+    mk: dict[tuple[str, float], list[float]] = {}
+    wall: dict[tuple[str, float], list[float]] = {}
+    for load in LOADS:
+        for seed in range(seeds):
+            wl = _loaded(generate_instance("gavel", jobs=jobs, servers=servers, seed=seed, data_dir=data_dir), load)
+            for name, options, label in SCHEDULERS:
+                t0 = time.perf_counter()
+                r = simulate(wl, name, options=options, seed=seed, interval_s=INTERVAL_S)
+                wall.setdefault((label, load), []).append(time.perf_counter() - t0)
+                assert r.finished == len(wl.jobs), (label, load, seed, r.finished)
+                jct.setdefault((label, load), []).append(r.avg_jct_s / 3600)
+                mk.setdefault((label, load), []).append(r.makespan_s / 3600)
+                print(f"  load {load} seed {seed} {label}: {r.avg_jct_s / 3600:.2f} h", file=sys.stderr, flush=True)
+    print("| scheduler | " + " | ".join(f"avg JCT (h), load {x}" for x in LOADS) + " | "
+          + " | ".join(f"makespan (h), load {x}" for x in LOADS) + " | sim s (median) |")
+    print("|---|" + "---|" * (2 * len(LOADS) + 1))
+    for _, _, label in SCHEDULERS:
+        cells = [f"{statistics.median(jct[label, x]):.2f} [{max(jct[label, x]):.2f}]" for x in LOADS]
+        cells += [f"{statistics.median(mk[label, x]):.1f} [{max(mk[label, x]):.1f}]" for x in LOADS]
+        secs = statistics.median([s for x in LOADS for s in wall[label, x]])
+        print(f"| {label} | " + " | ".join(cells) + f" | {secs:.1f} |")
+    aware, blind = SCHEDULERS[0][2], SCHEDULERS[1][2]
+    print()
+    for x in LOADS:
+        ratios = [b / a for a, b in zip(jct[aware, x], jct[blind, x])]
+        print(f"- load {x}: blind ÷ type-aware average JCT, median {statistics.median(ratios):.2f}× "
+              f"(seeds: {', '.join(f'{r:.2f}' for r in ratios)})")
+    print()
+    return jct
+
+
+def _erase_types(inst: schedopt.Instance) -> schedopt.Instance:
+    """The same jobs and GPUs with one type: every job at its V100 speed."""
+    doc = inst.to_dict()
+    for srv in doc["servers"]:
+        srv.pop("accelerator", None)
+    for job in doc["jobs"]:
+        job["speed"] = job.pop("speed_by_accelerator")["v100"]
+    doc["name"] = inst.name + "-untyped"
+    return schedopt.Instance.from_dict(doc)
+
+
+def snapshots(jobs: int, servers_list: list[int], seeds: int, data_dir: str) -> None:
+    print(f"### Snapshots: {jobs} `gavel` jobs at once, typed (K80/P100/V100) and with the types erased\n")
+    print("One process, warmed up; `optimus-milp` and `optimus-cpsat` at T = 60 s; gap = certified "
+          "(value - bound) / value; median [worst] over seeds 0-%d.\n" % (seeds - 1))
+    print("| servers (GPUs) | admitted / jobs | greedy gap | greedy s | milp s typed | milp s untyped | cpsat s typed | cpsat s untyped | all optimal |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    schedopt.warm_up(["optimus-milp", "optimus-cpsat"])
+    for servers in servers_list:
+        gaps, gs, mt, mu, ct, cu, adm = [], [], [], [], [], [], []
+        optimal = True
+        for seed in range(seeds):
+            inst = generate_instance("gavel", jobs=jobs, servers=servers, seed=seed, data_dir=data_dir)
+            flat = _erase_types(inst)
+            t0 = time.perf_counter()
+            g = schedopt.solve(inst, "optimus-greedy")
+            gs.append(time.perf_counter() - t0)
+            for solver, typed_out, flat_out in (("optimus-milp", mt, mu), ("optimus-cpsat", ct, cu)):
+                for which, out in ((inst, typed_out), (flat, flat_out)):
+                    t0 = time.perf_counter()
+                    p = schedopt.solve(which, solver, time_limit=60, seed=0)
+                    out.append(time.perf_counter() - t0)
+                    optimal &= p.status == schedopt.Status.OPTIMAL
+                    assert not schedopt.check(which, p)
+                    if which is inst and solver == "optimus-milp":
+                        exact = p
+            adm.append(f"{exact.objective.admitted}")
+            gaps.append(g.objective.gap if g.objective.gap is not None else float("nan"))
+            assert not schedopt.check(inst, g)
+        def med(xs: list[float]) -> str:
+            return f"{statistics.median(xs):.2f} [{max(xs):.2f}]"
+        gap_cell = (f"{statistics.median(gaps):.2%} [{max(gaps):.2%}]" if all(x == x for x in gaps)
+                    else f"{sum(x == x for x in gaps)}/{len(gaps)} certified")
+        print(f"| {servers} ({servers * 4}) | {'/'.join(adm)} of {jobs} | {gap_cell} | {med(gs)} | {med(mt)} | {med(mu)} | "
+              f"{med(ct)} | {med(cu)} | {'yes' if optimal else 'no'} |")
+    print()
+
+
+def figure(jct: dict[tuple[str, float], list[float]], out: Path) -> None:
+    from schedopt.plots import pyplot
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    markers = ["o", "s", "^", "D", "v"]
+    for (_, _, label), m in zip(SCHEDULERS, markers):
+        ys = [statistics.median(jct[label, x]) for x in LOADS]
+        ax.plot(LOADS, ys, marker=m, label=label, linestyle="--" if "blind" in label else "-")
+    ax.set_xlabel("arrival rate (× the gavel family's 1.8 jobs/h per 108 GPUs)")
+    ax.set_ylabel("average JCT (h), median over seeds")
+    ax.set_ylim(bottom=0)
+    ax.set_title("gavel workload on K80/P100/V100 servers")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    print(f"![average JCT by arrival rate](figures/{out.name})\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--only", choices=["sim", "snapshots"])
+    args = ap.parse_args()
+    jobs, servers, seeds = (30, 9, 2) if args.quick else (60, 27, 3)
+    if args.only in (None, "sim"):
+        jct = simulations(jobs, servers, seeds, args.data_dir)
+        if not args.quick:
+            figure(jct, ROOT / "docs" / "figures" / "heterogeneous_jct.png")
+    if args.only in (None, "snapshots"):
+        snapshots(200 if args.quick else 1000, [60, 90] if args.quick else [250, 300, 400], 2 if args.quick else 3,
+                  args.data_dir)
+
+
+if __name__ == "__main__":
+    main()
