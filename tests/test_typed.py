@@ -139,11 +139,11 @@ def test_typed_solves_are_deterministic_and_round_trip(tmp_path: Path) -> None:
 def test_solvers_without_types_refuse_typed_instances(tmp_path: Path) -> None:
     inst = random_typed_instance(2)
     with pytest.raises(schedopt.InputError, match="does not model accelerator types"):
-        schedopt.solve(inst, "drf")
+        schedopt.solve(inst, "optimus-lagrange")
     path = tmp_path / "typed.yaml"
     schedopt.save_instance(inst, path)
     out = tmp_path / "plan.yaml"
-    res = CliRunner().invoke(app, ["solve", str(path), "--solver", "tetris", "--out", str(out)])
+    res = CliRunner().invoke(app, ["solve", str(path), "--solver", "dl2", "--out", str(out)])
     assert res.exit_code == 2 and not out.exists()
     assert "accelerator types" in res.output and "Traceback" not in res.output
 
@@ -218,3 +218,23 @@ def test_typed_simulation_refuses_placement_in_one_line() -> None:
 
     with pytest.raises(schedopt.InputError, match="accelerator types"):
         simulate(random_typed_instance(1), "optimus-greedy", placement="optimus-placement")
+
+
+@pytest.mark.parametrize("solver", ["drf", "tetris", "fifo", "srtf"])
+@pytest.mark.parametrize("seed", range(6))
+def test_baselines_stay_blind_to_types_and_check(solver: str, seed: int) -> None:
+    """A published baseline decides as if the cluster had one type, then its jobs land
+    on the first type with room: checked, never better than the optimum."""
+    inst = random_typed_instance(seed)
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    plan = _strict_ok_plan(inst, schedopt.solve(inst, solver))
+    assert plan.objective.admitted <= admitted
+    if plan.objective.admitted == admitted and admitted:
+        assert plan.objective.value >= total - 1e-6 * max(1.0, total)
+    if plan.allocation:
+        assert set(plan.accelerators) == set(plan.allocation)
+
+
+def _strict_ok_plan(instance: schedopt.Instance, plan: schedopt.Plan) -> schedopt.Plan:
+    _strict_ok(instance, plan)
+    return plan

@@ -34,6 +34,10 @@ Each behaves as its own system by default, admission included (docs/fidelity.md)
 - ``srtf`` admits shortest remaining time first, at the largest configuration
   (``admission=shortest``).
 
+On a cluster with accelerator types they stay blind to types, as the systems
+are: each decides on the cluster as one type, then each job's tasks land on the
+first type with room (``schedopt.allocation.typed.type_blind_plan``).
+
 ``admission=lp`` (the most jobs, by the admission LP, as schedopt's own
 heuristics do), ``smallest`` (DESIGN.md's rule) and ``swap`` stay available as
 options: improvements over the published systems, never their default.
@@ -50,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from schedopt.allocation.plans import heuristic_plan
+from schedopt.allocation.typed import type_blind_plan
 from schedopt.allocation.problem import (
     FIT_TOL,
     AllocationData,
@@ -249,6 +254,9 @@ class _Baseline:
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
+        if instance.typed:  # the published systems are blind to accelerator types (typed.py)
+            return type_blind_plan(instance, lambda flat: self.solve(flat, seed=seed), solver=self.name,  # type: ignore[attr-defined]
+                                   started=started, seed=seed, options=self.options_used(), bound=self.bound)
         data = compile_allocation(instance)
         lad = _Ladders(data, self.admission, self.admission_order(data))
         level = self.allocate(data, lad)
@@ -256,7 +264,7 @@ class _Baseline:
                      options=self.options_used(), bound=self.bound)
 
 
-@register("drf", problem="allocation", exact=False, backend="python")
+@register("drf", problem="allocation", exact=False, backend="python", accelerator_types=True)
 class Drf(_Baseline):
     """Weighted dominant resource fairness over jobs, work-conserving, PS:worker 1:1.
 
@@ -280,7 +288,7 @@ class Drf(_Baseline):
         return {**super().options_used(), "tie_break": self.tie_break, "stop": self.stop}
 
 
-@register("tetris", problem="allocation", exact=False, backend="numpy")
+@register("tetris", problem="allocation", exact=False, backend="numpy", accelerator_types=True)
 class Tetris(_Baseline):
     """Tetris: packing alignment × shortest-remaining-time preference, work-conserving, PS:worker 1:1."""
 
@@ -294,7 +302,7 @@ class Tetris(_Baseline):
         return tetris_allocate(data, lad)
 
 
-@register("fifo", problem="allocation", exact=False, backend="python")
+@register("fifo", problem="allocation", exact=False, backend="python", accelerator_types=True)
 class Fifo(_Baseline):
     """First in, first out: each admitted job in arrival order grows to its largest fitting configuration."""
 
@@ -306,7 +314,7 @@ class Fifo(_Baseline):
         return ordered_allocate(data, lad, order)
 
 
-@register("srtf", problem="allocation", exact=False, backend="python")
+@register("srtf", problem="allocation", exact=False, backend="python", accelerator_types=True)
 class Srtf(_Baseline):
     """Shortest remaining time first (at each job's largest configuration) grows to its largest fitting configuration."""
 

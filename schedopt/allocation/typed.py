@@ -103,6 +103,14 @@ class TypedData:
                 out.append(int(hit[0]))
         return out
 
+    def seed_columns(self, config: dict[int, tuple[int, int]], choices: ChoiceSet, row_of: np.ndarray) -> list[int]:
+        """Columns that keep the LP's first master feasible for a plan ``config``: its
+        configurations still in ``choices`` and each row's minimum one (never pruned:
+        nothing uses fewer tasks; and it uses no more than the plan's)."""
+        mins = self.minimum[0]
+        least = {v: (int(mins[v, 0]), int(mins[v, 1])) for v in config}
+        return sorted(set(self.indices(config, choices, row_of)) | set(self.indices(least, choices, row_of)))
+
     def accelerator(self, v: int) -> str | None:
         return self.instance.accelerators[int(self.kind[v])]
 
@@ -320,7 +328,7 @@ def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = Tr
     rows_cs = enumerate_choices(data.rows)
     cs, row_of = data.group_choices(rows_cs)
     admit = None if len(config) == data.J else len(config)
-    lp = typed_lp_bound(data, cs, admit=admit, seed_columns=data.indices(config, cs, row_of) or None)
+    lp = typed_lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(config, cs, row_of) or None)
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
     guided, more = grow(typed_admission(data, choice, preference=-mass, limit=len(config)))
     candidates = [(config, counters, "fastest at minimum"), (guided, more, "LP-guided")]
@@ -458,36 +466,99 @@ def accelerator_utilization(instance: Instance, allocation: dict[str, dict[str, 
     return out
 
 
+def typed_bounds(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedBound | None = None
+                 ) -> tuple[float | None, Proof | None, int | None, Proof | None, dict[str, Any]]:
+    """A typed heuristic plan's certified bounds: the admission LP's bound on the
+    admitted count and, when the plan admits that many, the LP bound on Σ t over
+    the typed configurations (``lp``: one already solved, reused when its admission
+    row matches). Returns (bound, its proof, admitted bound, its proof, metrics)."""
+    if data.J == 0:
+        return 0.0, None, 0, None, {}
+    if not config:
+        return None, None, None, None, {}
+    rows_cs = enumerate_choices(data.rows)
+    cs, row_of = data.group_choices(rows_cs)
+    admitted_proof = None
+    if len(config) < data.J:  # a bound on Σ t holds among plans admitting as many: prove no plan admits more
+        count, admitted_proof = typed_admitted_bound(data, cs, rows_cs)
+        admitted_bound = max(count, len(config))
+    else:
+        admitted_bound = data.J
+    if admitted_bound != len(config):
+        return None, None, admitted_bound, admitted_proof, {}
+    admit = None if len(config) == data.J else len(config)
+    if lp is None or lp.proof.admit != admit:
+        lp = typed_lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(config, cs, row_of))
+    return lp.bound, lp.proof, admitted_bound, admitted_proof, {"bound_method": "lagrangian (typed LP, column generation)"}
+
+
 def typed_heuristic_plan(instance: Instance, *, solver: str, choice: str, started: float, seed: int | None,
                          options: dict[str, Any], bound: bool, **greedy: Any) -> Plan:
-    """``optimus-greedy`` on a typed cluster, with the certified bounds: the admission
-    LP's bound on the admitted count and, when the greedy admits that many, the LP
-    bound on Σ t over the typed configurations (both with their prices)."""
+    """``optimus-greedy`` on a typed cluster, with the certified bounds (:func:`typed_bounds`)."""
     data = compile_typed(instance)
     config, counters, lp = typed_greedy(data, choice, **greedy)
     metrics: dict[str, Any] = {**counters, "heuristic_seconds": time.perf_counter() - started, "accelerator_choice": choice}
+    return _heuristic(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
+                      bound=bound, lp=lp)
+
+
+def _heuristic(data: TypedData, config: dict[int, tuple[int, int]], *, solver: str, started: float, seed: int | None,
+               options: dict[str, Any], metrics: dict[str, Any], bound: bool, lp: TypedBound | None = None) -> Plan:
     lp_bound = proof = admitted_bound = admitted_proof = None
-    if bound and config:
-        rows_cs = enumerate_choices(data.rows)
-        cs, row_of = data.group_choices(rows_cs)
-        if len(config) < data.J:  # a bound on Σ t holds among plans admitting as many: prove no plan admits more
-            count, admitted_proof = typed_admitted_bound(data, cs, rows_cs)
-            admitted_bound = max(count, len(config))
-        else:
-            admitted_bound = data.J
-        if admitted_bound == len(config):
-            admit = None if len(config) == data.J else len(config)
-            if lp is None or lp.proof.admit != admit:
-                lp = typed_lp_bound(data, cs, admit=admit, seed_columns=data.indices(config, cs, row_of))
-            lp_bound, proof = lp.bound, lp.proof
-            metrics["bound_method"] = "lagrangian (typed LP, column generation)"
-    elif data.J == 0:
-        lp_bound, admitted_bound = 0.0, 0
+    if bound:
+        lp_bound, proof, admitted_bound, admitted_proof, more = typed_bounds(data, config, lp)
+        metrics = {**metrics, **more}
     status = Status.HEURISTIC if config or data.J == 0 else Status.INFEASIBLE
     return typed_plan(data, solver=solver, config=config, status=status,
                       termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
                       started=started, bound=lp_bound, admitted_bound=admitted_bound, proof=proof,
                       admitted_proof=admitted_proof, seed=seed, options=options, metrics=metrics)
+
+
+def erase_types(instance: Instance) -> Instance:
+    """What a scheduler blind to types sees: the same servers as one type, each job
+    at one speed (its plain ``speed``, else its speed on the first type of the
+    cluster's order it lists)."""
+    doc = instance.to_dict()
+    for srv in doc["servers"]:
+        srv.pop("accelerator", None)
+    for job, raw in zip(instance.jobs, doc["jobs"]):
+        raw.pop("running_accelerator", None)
+        by_type = raw.pop("speed_by_accelerator", None)
+        if job.speed is None and by_type:
+            first = next((k for k in instance.accelerators if k in by_type), next(iter(by_type)))
+            raw["speed"] = by_type[first]
+    return Instance.from_dict(doc, source=f"{instance.source} (types erased)")
+
+
+def type_blind_plan(instance: Instance, untyped: Any, *, solver: str, started: float, seed: int | None,
+                    options: dict[str, Any], bound: bool) -> Plan:
+    """A type-blind system on a typed cluster: it decides counts on the cluster as
+    one type (:func:`erase_types`; ``untyped(flat) -> Plan``), then each job's tasks
+    land on the first type, in the cluster's order, with room for them and a speed
+    there (jobs in arrival order); a job that fits on no type is paused."""
+    data = compile_typed(instance)
+    flat_plan = untyped(erase_types(instance))
+    free = capacity_limit(data.rows.cap).astype(float)
+    config: dict[int, tuple[int, int]] = {}
+    dropped = 0
+    for job_id in sorted(flat_plan.allocation, key=lambda i: (instance.jobs[instance.job_index[i]].arrival, instance.job_index[i])):
+        j = instance.job_index[job_id]
+        names = instance.jobs[j].role_names
+        counts = flat_plan.allocation[job_id]
+        c = (int(counts[names[0]]), int(counts[names[1]]) if len(names) == 2 else 0)
+        for v in range(int(data.job_start[j]), int(data.job_start[j + 1])):
+            u = c[0] * data.rows.demand[v, 0] + c[1] * data.rows.demand[v, 1]
+            if math.isfinite(float(data.rows.time_s(v, *c))) and np.all(u <= free):
+                free -= u
+                config[v] = c
+                break
+        else:
+            dropped += 1
+    metrics = {"accelerator_choice": "blind", "paused_by_types": dropped,
+               "heuristic_seconds": time.perf_counter() - started}
+    return _heuristic(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
+                      bound=bound)
 
 
 # ---- the exact driver ----------------------------------------------------------------------
@@ -568,7 +639,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         return stopped("after stage 1 (max admitted jobs)", admitted_bound=admitted_bound)
     # the LP bound (prices per type and resource: the certificate), then reduced-cost fixing
     admit = None if every_job else k_min
-    tb = typed_lp_bound(data, cs, admit=admit, seed_columns=data.indices(best, cs, row_of) or None)
+    tb = typed_lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(best, cs, row_of) or None)
     rounded = round_lp(view, cs, tb.lp.x, admit=admit)
     if rounded is not None:
         candidate = config_of(rounded, cs, row_of)
