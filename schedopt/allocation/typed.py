@@ -256,8 +256,8 @@ EXCHANGE_MOVES = 2000
 
 def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndarray) -> dict[int, tuple[int, int]]:
     """Local search at the minimum configurations, never fewer jobs: move an admitted
-    job to a type where it runs faster and fits, or swap a paused job in for a
-    costlier admitted one whose room (on any type) it fits in (the swap saving the
+    job to a type where it runs faster and fits, admit a paused job that now fits,
+    or swap a paused job in for a costlier admitted one whose room (on any type) it fits in (the swap saving the
     most for each paused job, cheapest paused job first). Moves first, then swaps,
     until neither improves or ``EXCHANGE_MOVES`` are made."""
     mins, feasible, use, t_min = data.minimum
@@ -278,11 +278,21 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
                 row_of_job[j] = u
                 moves += 1
                 improved = True
+        moves, free, swapped = _trade_types(data, row_of_job, free, moves)
+        improved |= swapped
         paused = [j for j in range(data.J) if j not in row_of_job and any(feasible[u] for u in job_rows[j])]
         for p in sorted(paused, key=lambda j: min(t_min[u] for u in job_rows[j] if feasible[u])):
             admitted = np.array(sorted(row_of_job), dtype=np.int64)
             if not len(admitted):
                 break
+            direct = [u for u in job_rows[p] if feasible[u] and np.all(use[u] <= free)]
+            if direct:  # room freed by the moves: admit it outright (one more job)
+                u = min(direct, key=lambda r: (t_min[r], r))
+                free = free - use[u]
+                row_of_job[p] = u
+                moves += 1
+                improved = True
+                continue
             a_rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
             a_cost, room = t_min[a_rows], free[None, :] + use[a_rows]  # (A,), (A, T·R): the room each leaves
             best: tuple[float, int, int] | None = None  # (saving, row of p, index into admitted)
@@ -306,6 +316,46 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
             if moves >= EXCHANGE_MOVES:
                 break
     return {v: (int(mins[v, 0]), int(mins[v, 1])) for v in row_of_job.values()}
+
+
+def _trade_types(data: TypedData, row_of_job: dict[int, int], free: np.ndarray, moves: int) -> tuple[int, np.ndarray, bool]:
+    """Two admitted jobs on different types trade types when the trade fits and
+    lowers Σ t at their minimum configurations (the costliest job first, its best
+    trade); ``row_of_job`` is updated in place. Returns (moves, free, whether any)."""
+    _, feasible, use, t_min = data.minimum
+    T = len(data.instance.accelerators)
+    row_on = np.full((data.J, T), -1, dtype=np.int64)  # each job's row on each type
+    for v in np.flatnonzero(feasible).tolist():
+        row_on[int(data.job[v]), int(data.kind[v])] = v
+    jobs = np.array(sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]), dtype=np.int64)
+    rows = np.array([row_of_job[j] for j in jobs.tolist()], dtype=np.int64)  # kept in step with row_of_job
+    traded = False
+    for i in range(len(jobs)):
+        if moves >= EXCHANGE_MOVES:
+            break
+        va = int(rows[i])
+        ta = int(data.kind[va])
+        tb = data.kind[rows]
+        ua = row_on[jobs[i], tb]  # job i's row on each other job's type
+        ub = row_on[jobs, ta]  # each other job's row on job i's type
+        ok = (tb != ta) & (ua >= 0) & (ub >= 0)
+        if not ok.any():
+            continue
+        idx = np.flatnonzero(ok)
+        vb, ua, ub = rows[idx], ua[idx], ub[idx]
+        saving = t_min[va] + t_min[vb] - t_min[ua] - t_min[ub]
+        after = free[None, :] + use[va][None, :] + use[vb] - use[ua] - use[ub]
+        good = (saving > 1e-9 * max(1.0, t_min[va])) & np.all(after >= 0, axis=1)
+        if not good.any():
+            continue
+        k = int(np.argmax(np.where(good, saving, -np.inf)))
+        free = after[k]
+        b = int(idx[k])
+        rows[i], rows[b] = ua[k], ub[k]
+        row_of_job[int(jobs[i])], row_of_job[int(jobs[b])] = int(ua[k]), int(ub[k])
+        moves += 1
+        traded = True
+    return moves, free, traded
 
 
 def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = True,
@@ -332,9 +382,12 @@ def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = Tr
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
     guided, more = grow(typed_admission(data, choice, preference=-mass, limit=len(config)))
     candidates = [(config, counters, "fastest at minimum"), (guided, more, "LP-guided")]
-    if len(config) < data.J:  # the LP's jobs first may admit more than the first pass's count
+    if len(config) < data.J:  # the LPs' jobs first may admit more than the first pass's count
         wider, most = grow(typed_admission(data, choice, preference=-mass))
         candidates.append((wider, most, "LP-guided, no count limit"))
+        _, _, weight = typed_admission_lp(data, cs, rows_cs)  # the most jobs: the admission LP's jobs first
+        counted, grown = grow(typed_admission(data, choice, preference=-weight))
+        candidates.append((counted, grown, "admission-LP-guided"))
     rounded = round_lp(data.by_job, cs, lp.lp.x, admit=admit)
     if rounded is not None:
         candidates.append(({int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded},
@@ -344,7 +397,34 @@ def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = Tr
         return -len(c[0]), float(sum(data.rows.time_s(v, *x) for v, x in c[0].items()))
 
     best = min(candidates, key=key)
+    again = _reassign(data, cs, row_of, best[0], grow)
+    if again is not None and key((again, None, "")) < key(best):
+        best = (again, best[1], best[2] + ", then its jobs' types by the LP over them")
     return best[0], {**best[1], "accelerator_plan": best[2]}, lp
+
+
+def _reassign(data: TypedData, cs: ChoiceSet, row_of: np.ndarray, config: dict[int, tuple[int, int]],
+              grow: Any) -> dict[int, tuple[int, int]] | None:
+    """The admitted jobs of ``config`` re-typed by the LP over them alone (every one
+    admitted), rounded, improved by the exchange pass and grown: the LP sees the
+    cost of every job on every type at once, which the one-job-at-a-time passes do not."""
+    jobs = np.zeros(data.J, dtype=bool)
+    jobs[[int(data.job[v]) for v in config]] = True
+    mask = jobs[cs.job]
+    sub, sub_rows = cs.subset(mask), row_of[mask]
+    try:
+        lag = solve_lp(data.by_job, sub, admit=None, seed_columns=data.seed_columns(config, sub, sub_rows) or None)
+    except RuntimeError:
+        return None
+    rounded = round_lp(data.by_job, sub, lag.x, admit=None)
+    if rounded is None:
+        return None
+    mins = data.minimum[0]
+    start = {int(sub_rows[k]): (int(mins[int(sub_rows[k]), 0]), int(mins[int(sub_rows[k]), 1])) for k in rounded}
+    free = capacity_limit(data.rows.cap) - sum((data.minimum[2][v] for v in start), np.zeros(len(data.rows.cap)))
+    if np.any(free < 0):
+        return None
+    return grow(_exchange(data, start, free))[0]
 
 
 # ---- bounds --------------------------------------------------------------------------------
@@ -373,9 +453,15 @@ def typed_lp_bound(data: TypedData, cs: ChoiceSet, *, admit: int | None,
 
 
 def typed_admitted_bound(data: TypedData, cs: ChoiceSet, rows_cs: ChoiceSet) -> tuple[int, Proof]:
-    """At most how many jobs any plan admits, by the admission LP over each row's
-    count-minimal configurations: ⌊μ·C + Σ_j max(0, 1 - min μ·u_j)⌋, and its proof
-    (the prices μ per (type, resource), which ``check`` replays)."""
+    """At most how many jobs any plan admits, and its proof (the prices μ per (type,
+    resource), which ``check`` replays): :func:`typed_admission_lp`'s bound."""
+    count, proof, _ = typed_admission_lp(data, cs, rows_cs)
+    return count, proof
+
+
+def typed_admission_lp(data: TypedData, cs: ChoiceSet, rows_cs: ChoiceSet) -> tuple[int, Proof, np.ndarray]:
+    """The admission LP over each row's count-minimal configurations (max Σ x): its
+    bound ⌊μ·C + Σ_j max(0, 1 - min μ·u_j)⌋, the proof, and each row's LP weight (V,)."""
     keep = count_minimal(rows_cs)
     ones = ChoiceSet(job=cs.job[keep], counts=cs.counts[keep], cost=-np.ones(int(keep.sum())), use=cs.use[keep],
                      start=np.concatenate([[0], np.cumsum(np.bincount(cs.job[keep], minlength=data.J))]),
@@ -384,7 +470,9 @@ def typed_admitted_bound(data: TypedData, cs: ChoiceSet, rows_cs: ChoiceSet) -> 
     lag = solve_lp(view, ones, admit=0)
     mu = np.maximum(lag.lam, 0.0)
     proven = -float(lag.bound) + float(mu @ (capacity_limit(view.cap) - view.cap))
-    return int(math.floor(proven + 1e-6)), Proof(kind="lp-dual", prices=dict(zip(typed_resource_names(data.instance), mu.tolist())))
+    weight = np.bincount(rows_cs.job[keep], weights=lag.x, minlength=len(data.job))
+    return (int(math.floor(proven + 1e-6)),
+            Proof(kind="lp-dual", prices=dict(zip(typed_resource_names(data.instance), mu.tolist()))), weight)
 
 
 # ---- plans ---------------------------------------------------------------------------------
