@@ -238,3 +238,27 @@ def test_baselines_stay_blind_to_types_and_check(solver: str, seed: int) -> None
 def _strict_ok_plan(instance: schedopt.Instance, plan: schedopt.Plan) -> schedopt.Plan:
     _strict_ok(instance, plan)
     return plan
+
+
+def test_typed_sweep_keeps_options_apart(tmp_path: Path) -> None:
+    """A sweep over the gavel family: the same solver with other options is another scheduler."""
+    from tests.conftest import SHARED_DATA
+
+    if not (SHARED_DATA / "measured" / "gavel_isolated_throughputs.json").is_file():
+        pytest.skip("needs ../shared/data (Gavel's measured throughputs, not redistributed)")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"""schema: schedopt/sweep@1
+name: gavel-tiny
+kind: simulate
+workloads: [{{family: gavel, jobs: 6, servers: 3}}]
+schedulers:
+  - {{name: optimus-greedy}}
+  - {{name: optimus-greedy, options: {{accelerator_choice: blind}}}}
+  - {{name: gavel-las}}
+simulator: {{interval_s: 3600}}
+data_dir: {SHARED_DATA}
+""")
+    res = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "out"), "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    summary = (tmp_path / "out" / "summary.csv").read_text()
+    assert "optimus-greedy (accelerator_choice=blind)" in summary and "gavel-las" in summary

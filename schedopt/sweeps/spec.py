@@ -58,7 +58,10 @@ class SchedulerSpec(_Strict):
     options: dict[str, Any] = Field(default_factory=dict, description="the solver's options")
 
     def label(self) -> str:
-        return self.name + (f"+{self.placement}" if self.placement else "")
+        """The name the results use: the solver, its placement, and its options (two
+        entries of one solver with other options are two schedulers)."""
+        opts = ", ".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+        return self.name + (f"+{self.placement}" if self.placement else "") + (f" ({opts})" if opts else "")
 
 
 class SimulatorSpec(_Strict):
@@ -96,6 +99,10 @@ class SweepSpec(_Strict):
     def _positive_loads(self) -> "SweepSpec":
         if any(not (load > 0) for load in self.loads):
             raise ValueError("loads: every load factor is > 0")
+        labels = [s.label() for s in self.schedulers]
+        twice = sorted({x for x in labels if labels.count(x) > 1})
+        if twice:
+            raise ValueError(f"schedulers: {', '.join(twice)} listed twice with the same options (their results would merge)")
         return self
 
 
