@@ -103,6 +103,13 @@ class SpeedSamples(_Strict):
     points: list[list[float]] = Field(min_length=1, description="measured speeds: [[p, w, steps_per_s], ...] (optimus forms) or [[n, steps_per_s], ...] (amdahl)")
 
 
+class Spread(_Strict):
+    """How a job's speed changes with the servers its tasks span (locality)."""
+
+    factor_per_server: Annotated[float, PlainValidator(number_validator(gt=0, le=1))] = Field(
+        description="speed multiplier in (0, 1] for each server beyond the first that the job's tasks span")
+
+
 class Job(_Strict):
     """A training job. Time in seconds, work in training steps."""
 
@@ -124,6 +131,7 @@ class Job(_Strict):
     running: dict[Name, Count] | None = Field(None, description="counts the job runs with now: role -> tasks (allocation's reconfiguration cost; default: summed from previous)")
     restart_s: NonNeg | None = Field(None, description="seconds the job loses when its counts change (checkpoint and restart); default: policy.restart_s")
     running_accelerator: Name | None = Field(None, description="the accelerator type the job runs on now (typed clusters): moving it to another type is a restart")
+    spread: Spread | None = Field(None, description="speed by servers spanned: a configuration spans the fewest servers of its type that hold it (packed), and runs factor_per_server^(servers - 1) times its speed")
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -177,6 +185,7 @@ class Instance(_Strict):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     _source: str = PrivateAttr(default="<instance>")
     _fits: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+    _spread_speeds: dict[tuple[str, str | None], Any] = PrivateAttr(default_factory=dict)
 
     @property
     def source(self) -> str:
@@ -402,9 +411,15 @@ class Instance(_Strict):
         return list(seen) or [None]
 
     @property
-    def typed(self) -> bool:
-        """Whether any server names an accelerator type (the allocation then picks a type per job)."""
+    def has_types(self) -> bool:
+        """Whether some server names an accelerator type (plans then say each job's type)."""
         return any(a is not None for a in self.accelerators)
+
+    @property
+    def typed(self) -> bool:
+        """Whether the allocation takes the typed model: some server names an accelerator
+        type (a type per job), or some job's speed depends on the servers it spans."""
+        return self.has_types or any(job.spread is not None for job in self.jobs)
 
     @cached_property
     def accelerator_capacity(self) -> np.ndarray:
@@ -417,10 +432,41 @@ class Instance(_Strict):
 
     def speed_on(self, job: Job, accelerator: str | None) -> SpeedForm | None:
         """The job's speed on servers of type ``accelerator``: its ``speed_by_accelerator``
-        entry, else its ``speed`` (None: it cannot run there)."""
+        entry, else its ``speed`` (None: it cannot run there); with ``spread``, a table
+        of every count its roles allow, each at factor^(servers spanned - 1) of that speed."""
         if job.speed_by_accelerator and accelerator is not None and accelerator in job.speed_by_accelerator:
-            return job.speed_by_accelerator[accelerator]
-        return job.speed
+            speed = job.speed_by_accelerator[accelerator]
+        else:
+            speed = job.speed
+        if speed is None or job.spread is None:
+            return speed
+        key = (job.id, accelerator)
+        if key not in self._spread_speeds:
+            self._spread_speeds[key] = self._spread_table(job, speed, accelerator)
+        return self._spread_speeds[key]
+
+    def _spread_table(self, job: Job, speed: Any, accelerator: str | None) -> Any:
+        """``speed`` with the spread factor, as a table over the counts the roles allow."""
+        from schedopt.speed import TableSpeed
+
+        names = job.role_names
+        grids = [np.arange(job.roles[r].min, job.roles[r].max_count + 1) for r in names]
+        counts = np.stack([g.ravel() for g in np.meshgrid(*grids, indexing="ij")], axis=1)
+        c0 = counts[:, 0]
+        c1 = counts[:, 1] if len(names) == 2 else np.zeros_like(c0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            step = np.asarray(speed.step_time_s(c0, c1), dtype=float).reshape(-1)
+        demand = self.role_demand(job)
+        use = c0[:, None] * demand[0] + (c1[:, None] * demand[1] if len(names) == 2 else 0.0)
+        largest = np.array([self.vector(srv.capacity) for srv in self.servers if srv.accelerator == accelerator]
+                           ).reshape(-1, len(self.resources)).max(axis=0, initial=0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            need = np.where(use > 0, np.ceil(use / np.where(largest > 0, largest, np.nan) - 1e-9), 1.0)
+        servers = np.nan_to_num(need, nan=np.inf).max(axis=1) if len(self.resources) else np.ones(len(c0))
+        rate = np.where(np.isfinite(step) & (step > 0) & np.isfinite(servers),
+                        job.spread.factor_per_server ** np.maximum(servers - 1, 0) / np.where(step > 0, step, 1.0), 0.0)
+        rows = [[*map(int, c), float(r)] for c, r in zip(counts[:, :len(names)], rate)]
+        return TableSpeed(points=rows)
 
     def job_on(self, job: Job, accelerator: str | None) -> Job:
         """``job`` as it runs on type ``accelerator``: its speed there (:meth:`speed_on`)
@@ -474,7 +520,7 @@ def _expand_names(srv: Server) -> list[str]:
     return [srv.name]
 
 
-with_field_docs(Role, Bandwidth, LossHistory, SpeedSamples, Job, Server, Policy, Instance)
+with_field_docs(Role, Bandwidth, LossHistory, SpeedSamples, Spread, Job, Server, Policy, Instance)
 
 
 def load_instance(path: str | os.PathLike[str]) -> Instance:

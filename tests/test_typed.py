@@ -262,3 +262,28 @@ data_dir: {SHARED_DATA}
     assert res.exit_code == 0, res.output
     summary = (tmp_path / "out" / "summary.csv").read_text()
     assert "optimus-greedy (accelerator_choice=blind)" in summary and "gavel-las" in summary
+
+
+def _spread_instance(factor: float) -> schedopt.Instance:
+    jobs = [{"id": f"j{i}", "roles": {"worker": {"demand": {"gpu": 1}, "min": 1, "max": 8}},
+             "speed": {"form": "amdahl", "serial": 0.01, "parallel": 1.0}, "remaining_steps": 1000.0,
+             "spread": {"factor_per_server": factor}} for i in range(2)]
+    return schedopt.Instance.from_dict({"name": "spread", "resources": ["gpu"], "jobs": jobs,
+                                        "servers": [{"name": "s", "count": 4, "capacity": {"gpu": 4}}]})
+
+
+def test_spread_slows_a_job_past_one_server_and_solvers_pack() -> None:
+    """4-GPU servers: 5 workers span 2 servers, each beyond the first halving the speed."""
+    inst = _spread_instance(0.5)
+    speed = inst.speed_on(inst.jobs[0], None)
+    steps = {int(p[0]): p[1] for p in speed.points}
+    assert steps[5] == pytest.approx(0.5 / (0.01 + 1 / 5)) and steps[4] == pytest.approx(1 / (0.01 + 1 / 4))
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    for solver in ["optimus-greedy", *EXACT, "drf"]:
+        plan = assert_checked(inst, schedopt.solve(inst, solver))
+        assert plan.accelerators is None
+        if solver != "drf":
+            assert plan.allocation == {"j0": {"worker": 4}, "j1": {"worker": 4}}
+            assert plan.objective.value == pytest.approx(total)
+    no_penalty = schedopt.solve(_spread_instance(1.0), "optimus-milp")
+    assert no_penalty.allocation["j0"]["worker"] + no_penalty.allocation["j1"]["worker"] == 16

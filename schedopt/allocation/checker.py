@@ -121,7 +121,7 @@ def check_accelerators(instance: Instance, plan: Plan) -> list[Violation]:
     from schedopt.allocation.typed import accelerator_usage, resource_key
 
     types = plan.accelerators or {}
-    if not instance.typed:
+    if not instance.has_types:
         return [Violation("accelerators", "the instance's servers name no accelerator types")] if types else []
     out: list[Violation] = []
     known = instance.accelerators

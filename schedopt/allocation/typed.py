@@ -507,7 +507,7 @@ def typed_plan(data: TypedData, *, solver: str, config: dict[int, tuple[int, int
         admitted_proof = None  # no more jobs than there are: nothing to prove
     elif admitted_proof is not None:
         admitted_proof = admitted_proof.model_copy(update={"value": float(admitted_bound)})
-    if not instance.typed:
+    if not instance.has_types:
         accelerators = None  # one type, unnamed: the plan is an untyped one
     all_metrics = allocation_metrics(instance, allocation, accelerators)
     if accelerators is not None:
@@ -606,12 +606,13 @@ def _heuristic(data: TypedData, config: dict[int, tuple[int, int]], *, solver: s
 def erase_types(instance: Instance) -> Instance:
     """What a scheduler blind to types sees: the same servers as one type, each job
     at one speed (its plain ``speed``, else its speed on the first type of the
-    cluster's order it lists)."""
+    cluster's order it lists), whatever servers it spans."""
     doc = instance.to_dict()
     for srv in doc["servers"]:
         srv.pop("accelerator", None)
     for job, raw in zip(instance.jobs, doc["jobs"]):
         raw.pop("running_accelerator", None)
+        raw.pop("spread", None)  # blind to locality too
         by_type = raw.pop("speed_by_accelerator", None)
         if job.speed is None and by_type:
             first = next((k for k in instance.accelerators if k in by_type), next(iter(by_type)))

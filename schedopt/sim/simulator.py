@@ -153,8 +153,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         raise InputError("--error-steps", "the Fig. 15 errors distort the truth; with --estimation online the errors are the fits' own")
     if workload.typed and (placement is not None or estimation == "online"):
         raise InputError("--placement" if placement is not None else "--estimation",
-                         "a cluster with accelerator types is simulated without a placement solver and with the truth "
-                         "(placement and online estimation do not model types yet)")
+                         "a cluster with accelerator types (or jobs with spread) is simulated without a placement solver "
+                         "and with the truth (placement and online estimation do not model types yet)")
     _check_workload(workload, placement)
     imbalance = _PsImbalance(workload, ps_assignment, seed) if ps_assignment is not None else None
     if isinstance(scheduler, str):
