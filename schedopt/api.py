@@ -68,7 +68,10 @@ def check_fits(instance: Instance, problem_name: str, solver: str | None = None)
     if posed == problem.name or get_problem(posed).why_not(instance) is not None:
         return  # not clearly another problem's instance: the problem's compile names the missing fields
     who = f'solver "{solver}" solves' if solver else "you asked for"
-    fits = ", ".join(s.name for s in solvers(posed))
+    default = get_problem(posed).default_solver
+    names = [s.name for s in solvers(posed)]
+    fits = ", ".join(([f"{default} (its default)"] if default in names else [])
+                     + [n for n in names if n != default])  # the default first: long lists are cut short
     raise InputError(instance.source,
                      f'{who} the {problem.name} problem, but instance "{instance.name}" cannot pose it: {why}. '
                      f"It poses the {posed} problem, whose solvers are: {fits}")
