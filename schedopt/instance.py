@@ -131,6 +131,7 @@ class Job(_Strict):
     running: dict[Name, Count] | None = Field(None, description="counts the job runs with now: role -> tasks (allocation's reconfiguration cost; default: summed from previous)")
     restart_s: NonNeg | None = Field(None, description="seconds the job loses when its counts change (checkpoint and restart); default: policy.restart_s")
     running_accelerator: Name | None = Field(None, description="the accelerator type the job runs on now (typed clusters): moving it to another type is a restart")
+    queue: Name | None = Field(None, description="the queue (tenant) the job is submitted to; its quotas bound what the job may use (null: only the cluster's capacity)")
     spread: Spread | None = Field(None, description="speed by servers spanned: a configuration spans the fewest servers of its type that hold it (packed), and runs factor_per_server^(servers - 1) times its speed")
 
     @property
@@ -146,6 +147,26 @@ class Server(_Strict):
     count: ServerCount = Field(1, description="identical servers this entry stands for")
     capacity: dict[Name, Quantity] = Field(description="resource -> amount this server offers, in the instance's units")
     accelerator: Name | None = Field(None, description="accelerator type of its GPUs (e.g. v100, k80); a job runs on one type at a time. Without any, the cluster is one type")
+
+
+#: the flavor of servers that name no accelerator type (Kueue's conventional name)
+DEFAULT_FLAVOR = "default-flavor"
+
+
+class Quota(_Strict):
+    """Kueue's quota of one resource of one flavor in a ClusterQueue."""
+
+    nominal: Quantity = Field(description="nominalQuota: what the queue may use of this flavor and resource")
+    borrowing_limit: Quantity | None = Field(None, description="borrowingLimit: most it may use beyond nominal from its cohort's unused quota (null: up to the cohort's)")
+    lending_limit: Quantity | None = Field(None, description="lendingLimit: most of its unused nominal quota others in its cohort may use (null: all of it)")
+
+
+class Queue(_Strict):
+    """A tenant's queue (Kueue's ClusterQueue): quotas per flavor and resource, and its cohort."""
+
+    name: Name = Field(description="queue name (jobs name it in queue)")
+    cohort: Name | None = Field(None, description="cohort: queues that lend each other unused quota")
+    quotas: dict[Name, dict[Name, Quota]] = Field(description="flavor -> resource -> quota; a flavor is an accelerator type (default-flavor: servers without one); a flavor or resource not listed: the queue cannot use it")
 
 
 class Policy(_Strict):
@@ -181,6 +202,7 @@ class Instance(_Strict):
     policy: Policy | None = Field(None, description="policy parameters (Dorm θ1/θ2, SLAQ epoch)")
     previous: dict[JobId, dict[str, dict[str, Count]]] | None = Field(None, description="running placement: job -> server -> role -> tasks (Dorm's adjustments, restarts)")
     allocation: dict[JobId, dict[str, Count]] | None = Field(None, description="given counts: job -> role -> tasks (the placement and ps-assignment problems)")
+    queues: list[Queue] | None = Field(None, description="tenants' queues with quotas per flavor and resource, in cohorts (Kueue's ClusterQueues; allocation)")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     _source: str = PrivateAttr(default="<instance>")
@@ -355,6 +377,23 @@ class Instance(_Strict):
                     out.append(FieldProblem(f"{path}.speed_by_accelerator.{kind}.form",
                                             f'speed form "{speed.form}" needs {need}; the job has {len(job.roles)}'))
 
+        queue_names = [q.name for q in self.queues or []]
+        for i, q in enumerate(self.queues or []):
+            if queue_names.count(q.name) > 1:
+                out.append(FieldProblem(f"queues[{i}].name", f'queue "{q.name}" is listed twice'))
+            flavors = {DEFAULT_FLAVOR if a is None else a for a in {srv.accelerator for srv in self.servers}}
+            for flavor, per in q.quotas.items():
+                if flavor not in flavors:
+                    out.append(FieldProblem(f"queues[{i}].quotas.{flavor}", f'unknown flavor "{flavor}"; the cluster has {sorted(flavors)}'))
+                unknown_keys(per, f"queues[{i}].quotas.{flavor}")
+                for r, quota in per.items():
+                    if quota.lending_limit is not None and quota.lending_limit > quota.nominal:
+                        out.append(FieldProblem(f"queues[{i}].quotas.{flavor}.{r}.lending_limit",
+                                                f"{quota.lending_limit:g} exceeds the nominal quota {quota.nominal:g}"))
+        for i, job in enumerate(self.jobs):
+            if job.queue is not None and job.queue not in queue_names:
+                out.append(FieldProblem(f"jobs[{i}].queue", f'unknown queue "{job.queue}"; queues: {", ".join(queue_names) or "none"}'))
+
         roles_of = {job.id: set(job.roles) for job in self.jobs}
         for key, placement in (self.previous or {}).items():
             self._check_ref(out, f"previous.{key}", key, roles_of)
@@ -411,6 +450,11 @@ class Instance(_Strict):
         return list(seen) or [None]
 
     @property
+    def flavors(self) -> list[str]:
+        """The flavor of each accelerator type, in :attr:`accelerators` order (``default-flavor`` for none)."""
+        return [DEFAULT_FLAVOR if a is None else a for a in self.accelerators]
+
+    @property
     def has_types(self) -> bool:
         """Whether some server names an accelerator type (plans then say each job's type)."""
         return any(a is not None for a in self.accelerators)
@@ -419,7 +463,7 @@ class Instance(_Strict):
     def typed(self) -> bool:
         """Whether the allocation takes the typed model: some server names an accelerator
         type (a type per job), or some job's speed depends on the servers it spans."""
-        return self.has_types or any(job.spread is not None for job in self.jobs)
+        return self.has_types or bool(self.queues) or any(job.spread is not None for job in self.jobs)
 
     @cached_property
     def accelerator_capacity(self) -> np.ndarray:
@@ -520,7 +564,7 @@ def _expand_names(srv: Server) -> list[str]:
     return [srv.name]
 
 
-with_field_docs(Role, Bandwidth, LossHistory, SpeedSamples, Spread, Job, Server, Policy, Instance)
+with_field_docs(Role, Bandwidth, LossHistory, SpeedSamples, Spread, Job, Server, Quota, Queue, Policy, Instance)
 
 
 def load_instance(path: str | os.PathLike[str]) -> Instance:

@@ -115,7 +115,9 @@ def price_vector(instance: Instance, prices: dict[str, float] | None) -> np.ndar
 
 def _capacity(instance: Instance) -> np.ndarray:
     if instance.typed:
-        return capacity_limit(instance.accelerator_capacity.reshape(-1))
+        from schedopt.allocation.typed import capacity_vector
+
+        return capacity_limit(capacity_vector(instance))
     return capacity_limit(instance.capacity_total)
 
 
@@ -131,20 +133,18 @@ def _options(instance: Instance):
         total += size * len(kinds)
     if total > MAX_REPLAY_CONFIGURATIONS:
         raise TooLargeToReplay(f"{total:,} configurations (the replay enumerates at most {MAX_REPLAY_CONFIGURATIONS:,})")
-    R = len(instance.resources)
-    for job in instance.jobs:
+    from schedopt.allocation.typed import wide_use
+
+    for j, job in enumerate(instance.jobs):
         c0, c1, use = job_grid(instance, job)
         if not instance.typed:
             yield [(job, c0, c1, use)]
             continue
         grids = []
         for t, kind in enumerate(kinds):
-            speed = instance.speed_on(job, kind)
-            if speed is None:
+            if instance.speed_on(job, kind) is None:
                 continue
-            wide = np.zeros((len(c0), len(kinds) * R))
-            wide[:, t * R:(t + 1) * R] = use
-            grids.append((instance.job_on(job, kind), c0, c1, wide))
+            grids.append((instance.job_on(job, kind), c0, c1, wide_use(instance, j, t, use)))
         yield grids
 
 

@@ -4,6 +4,8 @@ quality problem, which differs only in its per-job term and sense)."""
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from typing import Callable
 
 from schedopt.allocation.metrics import allocation_metrics, allocation_usage, remaining_time_s
@@ -110,6 +112,7 @@ def check_allocation(instance: Instance, plan: Plan) -> list[Violation]:
     """Optimus eq. 5-8: bounds, allowed configurations, capacity, Σ Q_j/f_j; on a
     cluster with accelerator types, each job's type and each type's capacity."""
     out = check_accelerators(instance, plan)
+    out += check_quotas(instance, plan)
     return out + check_counts(instance, plan, term=_term_on_types(plan), formula="Σ Q_j/f_j",
                               capacity_ref="Optimus eq. 7", sense="min")
 
@@ -145,6 +148,32 @@ def check_accelerators(instance: Instance, plan: Plan) -> list[Violation]:
                 out.append(Violation(f"capacity.{resource_key(name, kind)}",
                                      f"allocated {used[t, r]:g} > capacity {cap[t, r]:g} of the {kind or 'untyped'} servers"))
     return out
+
+
+def check_quotas(instance: Instance, plan: Plan) -> list[Violation]:
+    """Each queue's and each cohort's quota rows (``allocation/quotas.py``) hold what the
+    plan's jobs use, each on its type (the cluster's one flavor without types)."""
+    if not instance.queues or not plan.allocation:
+        return []
+    from schedopt.allocation.quotas import queue_index, quota_rows, quota_use
+
+    rows = quota_rows(instance)
+    kinds = {kind: t for t, kind in enumerate(instance.accelerators)}
+    types = plan.accelerators or {}
+    index = queue_index(instance)
+    used = np.zeros(rows.Q)
+    for job_id, counts in plan.allocation.items():
+        if job_id not in instance.job_index:
+            continue
+        job = instance.jobs[instance.job_index[job_id]]
+        t = kinds.get(types.get(job_id)) if instance.has_types else 0
+        if t is None or job.queue is None:
+            continue
+        use = sum((n * instance.vector(job.roles[r].demand) for r, n in counts.items() if r in job.roles),
+                  np.zeros(len(instance.resources)))
+        used += quota_use(rows, index[job.queue], t, use[None, :])[0]
+    return [Violation(f"queues.{name}", f"its queues use {u:g} > the quota's {c:g}")
+            for name, u, c in zip(rows.names, used, rows.rhs) if u > capacity_limit(c)]
 
 
 def allocation_value(instance: Instance, plan: Plan) -> float:

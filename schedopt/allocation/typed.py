@@ -55,8 +55,31 @@ def resource_key(resource: str, accelerator: str | None) -> str:
 
 
 def typed_resource_names(instance: Instance) -> list[str]:
-    """The (type, resource) pairs in the order of :attr:`Instance.accelerators` then resources."""
-    return [resource_key(r, kind) for kind in instance.accelerators for r in instance.resources]
+    """The capacity rows: the (type, resource) pairs in the order of
+    :attr:`Instance.accelerators` then resources, then the queues' quota rows (quotas.py)."""
+    from schedopt.allocation.quotas import quota_rows
+
+    return [resource_key(r, kind) for kind in instance.accelerators for r in instance.resources] + quota_rows(instance).names
+
+
+def capacity_vector(instance: Instance) -> np.ndarray:
+    """The limits of :func:`typed_resource_names`' rows."""
+    from schedopt.allocation.quotas import quota_rows
+
+    return np.concatenate([instance.accelerator_capacity.reshape(-1), quota_rows(instance).rhs])
+
+
+def wide_use(instance: Instance, job_index: int, t: int, use: np.ndarray) -> np.ndarray:
+    """A job's use (n, R) of the resources on type t, as its use of every capacity row (n, T·R + Q)."""
+    from schedopt.allocation.quotas import queue_index, quota_rows, quota_use
+
+    rows = quota_rows(instance)
+    T, R = len(instance.accelerators), len(instance.resources)
+    out = np.zeros((use.shape[0], T * R + rows.Q))
+    out[:, t * R:(t + 1) * R] = use
+    queue = instance.jobs[job_index].queue
+    out[:, T * R:] = quota_use(rows, queue_index(instance)[queue] if queue is not None else None, t, use)
+    return out
 
 
 @dataclass
@@ -149,16 +172,16 @@ def compile_typed(instance: Instance) -> TypedData:
     n_roles = np.array([len(j.roles) for j in jobs], dtype=int)
     lo = np.zeros((V, 2), dtype=np.int64)
     hi = np.zeros((V, 2), dtype=np.int64)
-    demand = np.zeros((V, 2, T * R))
+    cap = capacity_vector(instance)
+    demand = np.zeros((V, 2, len(cap)))
     for v, job in enumerate(jobs):
         for k, rname in enumerate(job.role_names):
             role = job.roles[rname]
             lo[v, k], hi[v, k] = role.min, role.max_count
-        t = kind_a[v]
-        demand[v, : len(job.roles), t * R:(t + 1) * R] = instance.role_demand(job)
-    cap = instance.accelerator_capacity.reshape(-1).copy()
+        per_task = instance.role_demand(job)  # (roles, R)
+        demand[v, : len(job.roles)] = wide_use(instance, int(job_of_a[v]), int(kind_a[v]), per_task)
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if T * R else np.zeros((V, 2))
+        share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if len(cap) else np.zeros((V, 2))
     running = np.full((V, 2), -1, dtype=np.int64)
     restart = np.zeros(V)
     for v, job in enumerate(jobs):  # each row's running counts (another type's rows: none matches, job_on)
@@ -512,6 +535,8 @@ def typed_plan(data: TypedData, *, solver: str, config: dict[int, tuple[int, int
     all_metrics = allocation_metrics(instance, allocation, accelerators)
     if accelerators is not None:
         all_metrics["utilization_by_accelerator"] = accelerator_utilization(instance, allocation, accelerators)
+    if instance.queues:
+        all_metrics["queue_usage"] = queue_usage(data, config)
     all_metrics.update(metrics)
     admitted = {int(data.job[v]) for v in config}
     return Plan(
@@ -523,6 +548,25 @@ def typed_plan(data: TypedData, *, solver: str, config: dict[int, tuple[int, int
         seed=seed, options=options or {}, message=message,
         certificate=Certificate(bound=proof, admitted_bound=admitted_proof) if proof or admitted_proof else None,
     )
+
+
+def queue_usage(data: TypedData, config: dict[int, tuple[int, int]]) -> dict[str, dict[str, float]]:
+    """What each queue's admitted jobs use, per ``resource@flavor`` (Kueue's usage against its quotas)."""
+    instance = data.instance
+    out: dict[str, dict[str, float]] = {q.name: {} for q in instance.queues or []}
+    flavors = instance.flavors
+    for v, (c0, c1) in config.items():
+        job = instance.jobs[int(data.job[v])]
+        if job.queue is None:
+            continue
+        demand = instance.role_demand(job)
+        use = c0 * demand[0] + (c1 * demand[1] if len(demand) == 2 else 0.0)
+        f = flavors[int(data.kind[v])]
+        for r, amount in zip(instance.resources, use):
+            if amount:
+                key = f"{r}@{f}"
+                out[job.queue][key] = out[job.queue].get(key, 0.0) + float(amount)
+    return out
 
 
 def accelerator_usage(instance: Instance, allocation: dict[str, dict[str, int]],
@@ -608,9 +652,11 @@ def erase_types(instance: Instance) -> Instance:
     at one speed (its plain ``speed``, else its speed on the first type of the
     cluster's order it lists), whatever servers it spans."""
     doc = instance.to_dict()
+    doc.pop("queues", None)  # the quotas bind where the jobs land (type_blind_plan), not the blind decision
     for srv in doc["servers"]:
         srv.pop("accelerator", None)
     for job, raw in zip(instance.jobs, doc["jobs"]):
+        raw.pop("queue", None)
         raw.pop("running_accelerator", None)
         raw.pop("spread", None)  # blind to locality too
         by_type = raw.pop("speed_by_accelerator", None)
@@ -625,7 +671,8 @@ def type_blind_plan(instance: Instance, untyped: Any, *, solver: str, started: f
     """A type-blind system on a typed cluster: it decides counts on the cluster as
     one type (:func:`erase_types`; ``untyped(flat) -> Plan``), then each job's tasks
     land on the first type, in the cluster's order, with room for them and a speed
-    there (jobs in arrival order); a job that fits on no type is paused."""
+    there and within its queue's quotas (jobs in arrival order); a job that fits on no
+    type is paused."""
     data = compile_typed(instance)
     flat_plan = untyped(erase_types(instance))
     free = capacity_limit(data.rows.cap).astype(float)

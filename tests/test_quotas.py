@@ -1,0 +1,128 @@
+"""Tenants' queues and quotas (issue 39 §1; Kueue's ClusterQueue semantics): every
+allocation solver respects them, the exact ones equal brute force, `check` verifies
+each queue's and cohort's rows and replays the certificates priced per quota row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import schedopt
+from schedopt.allocation.bruteforce import solve_bruteforce_typed
+from schedopt.testing import random_typed_instance
+from tests.conftest import assert_checked
+
+
+def _kueue_doc(*, lend: float | None = None, borrow: float | None = None) -> schedopt.Instance:
+    """docs/concepts/cluster_queue: team-a 9 CPUs, team-b 12, one cohort."""
+    def job(i: str, queue: str, steps: float) -> dict:
+        return {"id": i, "queue": queue, "roles": {"worker": {"demand": {"cpu": 1}, "min": 1, "max": 6}},
+                "speed": {"form": "amdahl", "serial": 0.01, "parallel": 1.0}, "remaining_steps": steps}
+    qa: dict = {"nominal": 9} if borrow is None else {"nominal": 9, "borrowing_limit": borrow}
+    qb: dict = {"nominal": 12} if lend is None else {"nominal": 12, "lending_limit": lend}
+    return schedopt.Instance.from_dict({
+        "name": "kueue-doc", "resources": ["cpu"], "servers": [{"name": "s", "count": 4, "capacity": {"cpu": 8}}],
+        "jobs": [job("a0", "team-a", 1000), job("a1", "team-a", 2000), job("b0", "team-b", 100)],
+        "queues": [{"name": "team-a", "cohort": "team-ab", "quotas": {"default-flavor": {"cpu": qa}}},
+                   {"name": "team-b", "cohort": "team-ab", "quotas": {"default-flavor": {"cpu": qb}}}]})
+
+
+def _team_usage(plan: schedopt.Plan, prefix: str) -> int:
+    return sum(c["worker"] for j, c in plan.allocation.items() if j.startswith(prefix))
+
+
+@pytest.mark.parametrize("kw", [{"lend": 1}, {"borrow": 1}])
+@pytest.mark.parametrize("solver", ["optimus-milp", "optimus-cpsat", "optimus-greedy", "drf", "fifo"])
+def test_the_kueue_docs_limits_hold(kw: dict, solver: str) -> None:
+    """With team-b lending at most 1 CPU (or team-a borrowing at most 1), team-a uses at most 9 + 1."""
+    inst = _kueue_doc(**kw)
+    plan = assert_checked(inst, schedopt.solve(inst, solver))
+    assert _team_usage(plan, "a") <= 10
+    if solver.startswith("optimus"):
+        assert _team_usage(plan, "a") == 10 and _team_usage(plan, "b") == 6
+
+
+def test_without_limits_a_cohort_shares_everything() -> None:
+    inst = _kueue_doc()
+    plan = assert_checked(inst, schedopt.solve(inst, "optimus-milp"))
+    assert _team_usage(plan, "a") == 12 and plan.status == schedopt.Status.OPTIMAL
+
+
+def _with_queues(seed: int) -> schedopt.Instance:
+    rng = np.random.default_rng(1000 + seed)
+    doc = random_typed_instance(seed).to_dict()
+    flavors = sorted({s["accelerator"] for s in doc["servers"]})
+    queues = []
+    for k, name in enumerate(["q0", "q1", "q2"]):
+        quotas = {}
+        for f in flavors:
+            if rng.random() < 0.85:
+                gpu = {"nominal": float(rng.integers(0, 5))}
+                if rng.random() < 0.4:
+                    gpu["lending_limit"] = float(rng.integers(0, int(gpu["nominal"]) + 1))
+                if rng.random() < 0.3:
+                    gpu["borrowing_limit"] = float(rng.integers(0, 3))
+                quotas[f] = {"gpu": gpu, "cpu": {"nominal": 12.0}}
+        queues.append({"name": name, "cohort": "all" if k < 2 or rng.random() < 0.5 else None, "quotas": quotas})
+    doc["queues"] = queues
+    for i, job in enumerate(doc["jobs"]):
+        job["queue"] = f"q{i % 3}"
+    return schedopt.Instance.from_dict(doc)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_exact_with_quotas_equals_bruteforce_and_check_replays_the_prices(seed: int) -> None:
+    inst = _with_queues(seed)
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    for solver in ["optimus-milp", "optimus-cpsat"]:
+        plan = assert_checked(inst, schedopt.solve(inst, solver, seed=0))
+        assert plan.objective.admitted == admitted
+        if admitted:
+            assert plan.objective.value == pytest.approx(total, rel=1e-6, abs=1e-6)
+        if plan.certificate and plan.certificate.bound and plan.certificate.bound.kind != "backend":
+            assert not schedopt.check(inst, plan, strict=True)
+    greedy = assert_checked(inst, schedopt.solve(inst, "optimus-greedy"))
+    assert greedy.objective.admitted <= admitted
+    if greedy.objective.bound is not None and admitted:
+        assert greedy.objective.bound <= total + 1e-6 * max(1.0, total)
+
+
+def test_an_over_quota_plan_fails_check_naming_the_row() -> None:
+    inst = _kueue_doc(lend=1)
+    plan = schedopt.solve(inst, "optimus-milp")
+    forged = plan.model_copy(deep=True)
+    forged.allocation["a0"]["worker"] = 6  # team-a at 12 > 9 + 1
+    paths = [v.path for v in schedopt.check(inst, forged)]
+    assert "queues.cohort[team-ab]:cpu@default-flavor without team-b" in paths
+
+
+def test_a_flavor_a_queue_does_not_cover_cannot_be_used() -> None:
+    doc = random_typed_instance(4, n_jobs=3).to_dict()
+    for job in doc["jobs"]:
+        job["queue"] = "only-v100"
+        job.pop("speed", None)
+        job["speed_by_accelerator"] = {"v100": {"form": "amdahl", "serial": 0.1, "parallel": 1.0},
+                                       "k80": {"form": "amdahl", "serial": 0.1, "parallel": 3.0}}
+        job["roles"] = {"worker": {"demand": {"cpu": 1.0, "gpu": 1.0}, "min": 1, "max": 2}}
+    doc["queues"] = [{"name": "only-v100", "quotas": {"v100": {"gpu": {"nominal": 8}, "cpu": {"nominal": 8}}}}]
+    inst = schedopt.Instance.from_dict(doc)
+    for solver in ["optimus-milp", "optimus-greedy", "drf"]:
+        plan = assert_checked(inst, schedopt.solve(inst, solver))
+        assert set((plan.accelerators or {}).values()) <= {"v100"}
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("queue", "nope", "unknown queue"),
+    ("flavor", "a100", "unknown flavor"),
+    ("lending", 20, "exceeds the nominal quota"),
+])
+def test_bad_queues_are_refused_naming_the_field(field: str, value: object, message: str) -> None:
+    doc = _kueue_doc().to_dict()
+    if field == "queue":
+        doc["jobs"][0]["queue"] = value
+    elif field == "flavor":
+        doc["queues"][0]["quotas"][value] = {"cpu": {"nominal": 1}}
+    else:
+        doc["queues"][1]["quotas"]["default-flavor"]["cpu"]["lending_limit"] = value
+    with pytest.raises(schedopt.InputError, match=message):
+        schedopt.Instance.from_dict(doc)
