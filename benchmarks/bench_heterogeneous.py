@@ -3,7 +3,7 @@ Prints markdown for docs/benchmarks.md and draws docs/figures/heterogeneous_jct.
 
     .venv/bin/python benchmarks/bench_heterogeneous.py [--quick] [--data-dir ../shared/data]
 
-1. Simulation: the ``gavel`` family (rigid jobs, measured per-type speeds; 60 jobs on 108 GPUs) at three
+1. Simulation: the ``gavel`` family (rigid jobs, measured per-type speeds; 60 jobs on 36 GPUs) at three
    arrival rates (the family's rate × 1, 3, 6: 60 jobs do not reach steady state, so the higher rates make the contention), schedulers: type-aware
    optimus-greedy, the same greedy blind to types (first type with room),
    gavel-las, gavel-max-sum-throughput, gavel-finish-time-fairness. Median and
@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import schedopt  # noqa: E402
+from benchmarks import tables  # noqa: E402
 from schedopt.generate import generate_instance  # noqa: E402
 from schedopt.sim import simulate  # noqa: E402
 
@@ -62,20 +63,22 @@ def simulations(jobs: int, servers: int, seeds: int, data_dir: str) -> dict[tupl
                 jct.setdefault((label, load), []).append(r.avg_jct_s / 3600)
                 mk.setdefault((label, load), []).append(r.makespan_s / 3600)
                 print(f"  load {load} seed {seed} {label}: {r.avg_jct_s / 3600:.2f} h", file=sys.stderr, flush=True)
-    print("| scheduler | " + " | ".join(f"avg JCT (h), load {x}" for x in LOADS) + " | "
-          + " | ".join(f"makespan (h), load {x}" for x in LOADS) + " | sim s (median) |")
-    print("|---|" + "---|" * (2 * len(LOADS) + 1))
+    columns = (["scheduler"] + [f"avg JCT (h), load {x}" for x in LOADS] + [f"makespan (h), load {x}" for x in LOADS]
+               + ["sim s (median)"])
+    rows = []
     for _, _, label in SCHEDULERS:
         cells = [f"{statistics.median(jct[label, x]):.2f} [{max(jct[label, x]):.2f}]" for x in LOADS]
         cells += [f"{statistics.median(mk[label, x]):.1f} [{max(mk[label, x]):.1f}]" for x in LOADS]
-        secs = statistics.median([s for x in LOADS for s in wall[label, x]])
-        print(f"| {label} | " + " | ".join(cells) + f" | {secs:.1f} |")
+        rows.append([label, *cells, f"{statistics.median([s for x in LOADS for s in wall[label, x]]):.1f}"])
     aware, blind = SCHEDULERS[0][2], SCHEDULERS[1][2]
-    print()
+    notes = []
     for x in LOADS:
         ratios = [b / a for a, b in zip(jct[aware, x], jct[blind, x])]
-        print(f"- load {x}: blind ÷ type-aware average JCT, median {statistics.median(ratios):.2f}× "
-              f"(seeds: {', '.join(f'{r:.2f}' for r in ratios)})")
+        notes.append(f"load {x}: blind ÷ type-aware average JCT, median {statistics.median(ratios):.2f}× "
+                     f"(seeds: {', '.join(f'{r:.2f}' for r in ratios)})")
+    tables.save("heterogeneous-sim", columns=columns, rows=rows, seeds=list(range(seeds)), notes=notes,
+                command=f"benchmarks/bench_heterogeneous.py --only sim ({jobs} jobs, {servers} servers, loads {LOADS})")
+    print(tables.render("heterogeneous-sim"))
     print()
     return jct
 
@@ -95,8 +98,9 @@ def snapshots(jobs: int, servers_list: list[int], seeds: int, data_dir: str) -> 
     print(f"### Snapshots: {jobs} `gavel` jobs at once, typed (K80/P100/V100) and with the types erased\n")
     print("One process, warmed up; `optimus-milp` and `optimus-cpsat` at T = 60 s; gap = certified "
           "(value - bound) / value; median [worst] over seeds 0-%d.\n" % (seeds - 1))
-    print("| servers (GPUs) | admitted / jobs | greedy gap | greedy s | milp s typed | milp s untyped | cpsat s typed | cpsat s untyped | all optimal |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    columns = ["servers (GPUs)", "admitted / jobs", "greedy gap", "greedy s", "milp s typed", "milp s untyped",
+               "cpsat s typed", "cpsat s untyped", "all optimal"]
+    rows = []
     schedopt.warm_up(["optimus-milp", "optimus-cpsat"])
     for servers in servers_list:
         gaps, gs, mt, mu, ct, cu, adm = [], [], [], [], [], [], []
@@ -123,9 +127,11 @@ def snapshots(jobs: int, servers_list: list[int], seeds: int, data_dir: str) -> 
             return f"{statistics.median(xs):.2f} [{max(xs):.2f}]"
         gap_cell = (f"{statistics.median(gaps):.2%} [{max(gaps):.2%}]" if all(x == x for x in gaps)
                     else f"{sum(x == x for x in gaps)}/{len(gaps)} certified")
-        print(f"| {servers} ({servers * 4}) | {'/'.join(adm)} of {jobs} | {gap_cell} | {med(gs)} | {med(mt)} | {med(mu)} | "
-              f"{med(ct)} | {med(cu)} | {'yes' if optimal else 'no'} |")
-    print()
+        rows.append([f"{servers} ({servers * 4})", f"{'/'.join(adm)} of {jobs}", gap_cell, med(gs), med(mt), med(mu),
+                     med(ct), med(cu), "yes" if optimal else "no"])
+    tables.save("heterogeneous-snapshots", columns=columns, rows=rows, seeds=list(range(seeds)),
+                command=f"benchmarks/bench_heterogeneous.py --only snapshots ({jobs} jobs, servers {servers_list})")
+    print(tables.render("heterogeneous-snapshots"))
 
 
 def figure(jct: dict[tuple[str, float], list[float]], out: Path) -> None:
@@ -153,7 +159,7 @@ def main() -> None:
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--only", choices=["sim", "snapshots"])
     args = ap.parse_args()
-    jobs, servers, seeds = (30, 9, 2) if args.quick else (60, 27, 3)
+    jobs, servers, seeds = (30, 6, 2) if args.quick else (60, 9, 3)
     if args.only in (None, "sim"):
         jct = simulations(jobs, servers, seeds, args.data_dir)
         if not args.quick:

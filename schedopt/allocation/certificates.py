@@ -133,8 +133,10 @@ def _options(instance: Instance):
         total += size * len(kinds)
     if total > MAX_REPLAY_CONFIGURATIONS:
         raise TooLargeToReplay(f"{total:,} configurations (the replay enumerates at most {MAX_REPLAY_CONFIGURATIONS:,})")
+    from schedopt.allocation.quotas import quota_rows
     from schedopt.allocation.typed import wide_use
 
+    quotas = quota_rows(instance) if instance.typed else None
     for j, job in enumerate(instance.jobs):
         c0, c1, use = job_grid(instance, job)
         if not instance.typed:
@@ -144,7 +146,7 @@ def _options(instance: Instance):
         for t, kind in enumerate(kinds):
             if instance.speed_on(job, kind) is None:
                 continue
-            grids.append((instance.job_on(job, kind), c0, c1, wide_use(instance, j, t, use)))
+            grids.append((instance.job_on(job, kind), c0, c1, wide_use(instance, j, t, use, quotas)))
         yield grids
 
 

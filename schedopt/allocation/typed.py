@@ -69,11 +69,12 @@ def capacity_vector(instance: Instance) -> np.ndarray:
     return np.concatenate([instance.accelerator_capacity.reshape(-1), quota_rows(instance).rhs])
 
 
-def wide_use(instance: Instance, job_index: int, t: int, use: np.ndarray) -> np.ndarray:
-    """A job's use (n, R) of the resources on type t, as its use of every capacity row (n, T·R + Q)."""
+def wide_use(instance: Instance, job_index: int, t: int, use: np.ndarray, rows: Any = None) -> np.ndarray:
+    """A job's use (n, R) of the resources on type t, as its use of every capacity row (n, T·R + Q);
+    ``rows``: the instance's :func:`~schedopt.allocation.quotas.quota_rows`, when the caller has them."""
     from schedopt.allocation.quotas import queue_index, quota_rows, quota_use
 
-    rows = quota_rows(instance)
+    rows = quota_rows(instance) if rows is None else rows
     T, R = len(instance.accelerators), len(instance.resources)
     out = np.zeros((use.shape[0], T * R + rows.Q))
     out[:, t * R:(t + 1) * R] = use
@@ -172,14 +173,17 @@ def compile_typed(instance: Instance) -> TypedData:
     n_roles = np.array([len(j.roles) for j in jobs], dtype=int)
     lo = np.zeros((V, 2), dtype=np.int64)
     hi = np.zeros((V, 2), dtype=np.int64)
+    from schedopt.allocation.quotas import quota_rows
+
     cap = capacity_vector(instance)
+    quotas = quota_rows(instance)
     demand = np.zeros((V, 2, len(cap)))
     for v, job in enumerate(jobs):
         for k, rname in enumerate(job.role_names):
             role = job.roles[rname]
             lo[v, k], hi[v, k] = role.min, role.max_count
         per_task = instance.role_demand(job)  # (roles, R)
-        demand[v, : len(job.roles)] = wide_use(instance, int(job_of_a[v]), int(kind_a[v]), per_task)
+        demand[v, : len(job.roles)] = wide_use(instance, int(job_of_a[v]), int(kind_a[v]), per_task, quotas)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if len(cap) else np.zeros((V, 2))
     running = np.full((V, 2), -1, dtype=np.int64)

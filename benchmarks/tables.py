@@ -1,0 +1,103 @@
+"""Docs tables from stored results (issue 38 §4).
+
+A benchmark saves each table it measures as ``benchmarks/results/<name>.json``:
+its columns, rows, the command that produced it, the seeds, the library versions
+and the machine's core count. docs/benchmarks.md holds the rendered table between
+``<!-- table:<name> -->`` and ``<!-- /table:<name> -->``; this script re-renders
+every marked table from its results file:
+
+    .venv/bin/python benchmarks/tables.py           # rewrite docs/benchmarks.md's marked tables
+    .venv/bin/python benchmarks/tables.py --check   # exit 1 naming each table that differs
+
+``tests/test_docs_tables.py`` runs the check in the default suite, so a table
+cannot drift from the run that produced it. Why not pytest-benchmark or asv:
+both time small callables (and asv tracks them across commits); our tables are
+outcomes of whole runs (simulated JCTs, gaps, proofs) whose rows are chosen by the
+benchmark, so a plain JSON per table and a renderer are the fitting tool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+DOC = ROOT / "docs" / "benchmarks.md"
+MARKER = re.compile(r"<!-- table:(?P<name>[\w.-]+) -->\n(?P<body>.*?)<!-- /table:(?P=name) -->", re.S)
+
+
+def environment() -> dict[str, Any]:
+    """Library versions and the machine's core count, stored with every result."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for pkg in ("schedopt", "numpy", "pyomo", "highspy", "ortools"):
+        try:
+            versions[pkg] = version(pkg)
+        except PackageNotFoundError:
+            versions[pkg] = None
+    return {"python": platform.python_version(), "versions": versions, "cores": os.cpu_count()}
+
+
+def save(name: str, *, columns: list[str], rows: list[list[Any]], command: str, seeds: list[int] | None = None,
+         notes: list[str] | None = None) -> Path:
+    """Store one table's results (cells already formatted as the docs show them)."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    doc = {"name": name, "command": command, "seeds": seeds, "columns": columns, "rows": rows,
+           "notes": notes or [], **environment()}
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def render(name: str) -> str:
+    """The markdown of one stored table: the table, its notes, and where it came from."""
+    doc = json.loads((RESULTS / f"{name}.json").read_text())
+    lines = ["| " + " | ".join(doc["columns"]) + " |", "|" + "---|" * len(doc["columns"])]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in doc["rows"]]
+    lines.append("")
+    lines += [f"- {note}" for note in doc["notes"]]
+    if doc["notes"]:
+        lines.append("")
+    seeds = f", seeds {', '.join(map(str, doc['seeds']))}" if doc.get("seeds") else ""
+    libs = ", ".join(f"{k} {v}" for k, v in doc["versions"].items() if v)
+    lines.append(f"Stored in `benchmarks/results/{name}.json` by `{doc['command']}`{seeds}; "
+                 f"{doc['cores']} cores, Python {doc['python']}, {libs}.")
+    return "\n".join(lines) + "\n"
+
+
+def regenerate(text: str) -> tuple[str, list[str]]:
+    """``text`` with every marked table re-rendered, and the names of those that changed."""
+    changed: list[str] = []
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group("name")
+        body = render(name)
+        if body != m.group("body"):
+            changed.append(name)
+        return f"<!-- table:{name} -->\n{body}<!-- /table:{name} -->"
+
+    return MARKER.sub(sub, text), changed
+
+
+def main() -> int:
+    text = DOC.read_text()
+    new, changed = regenerate(text)
+    if "--check" in sys.argv:
+        for name in changed:
+            print(f"docs/benchmarks.md: table {name} differs from benchmarks/results/{name}.json "
+                  f"(run .venv/bin/python benchmarks/tables.py)")
+        return 1 if changed else 0
+    DOC.write_text(new)
+    print(f"{len(MARKER.findall(text))} tables rendered, {len(changed)} changed: {', '.join(changed) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
