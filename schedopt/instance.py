@@ -32,6 +32,7 @@ MAX_STEPS = 1e15  # remaining_steps
 MAX_TASKS = 10_000  # a role's min and max
 MAX_SERVERS = 200_000  # servers after expanding ``count``
 MAX_JOBS = 200_000
+MAX_LENDING_MEMBERS = 12  # queues of one cohort lending one resource of one flavor with a lending limit
 
 NonNeg = Annotated[float, PlainValidator(number_validator(ge=0))]
 Quantity = Annotated[float, PlainValidator(number_validator(ge=0, le=MAX_QUANTITY))]
@@ -390,6 +391,17 @@ class Instance(_Strict):
                     if quota.lending_limit is not None and quota.lending_limit > quota.nominal:
                         out.append(FieldProblem(f"queues[{i}].quotas.{flavor}.{r}.lending_limit",
                                                 f"{quota.lending_limit:g} exceeds the nominal quota {quota.nominal:g}"))
+        lenders: dict[tuple[str, str, str], int] = {}
+        for q in self.queues or []:
+            for flavor, per in q.quotas.items():
+                for r, quota in per.items():
+                    if q.cohort is not None and quota.lending_limit is not None and quota.lending_limit < quota.nominal:
+                        key = (q.cohort, flavor, r)
+                        lenders[key] = lenders.get(key, 0) + 1
+        for (cohort, flavor, r), n in sorted(lenders.items()):
+            if n > MAX_LENDING_MEMBERS:
+                out.append(FieldProblem("queues", f"cohort {cohort}: {n} queues lend {r}@{flavor} with a lending limit; "
+                                                  f"at most {MAX_LENDING_MEMBERS} (MAX_LENDING_MEMBERS: each doubles the cohort's quota rows)"))
         for i, job in enumerate(self.jobs):
             if job.queue is not None and job.queue not in queue_names:
                 out.append(FieldProblem(f"jobs[{i}].queue", f'unknown queue "{job.queue}"; queues: {", ".join(queue_names) or "none"}'))

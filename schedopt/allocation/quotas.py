@@ -30,10 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedopt.instance import Instance
-
-#: most members of a cohort with a lending limit (each adds a factor 2 to the cohort's rows)
-MAX_LENDING_MEMBERS = 12
+from schedopt.instance import MAX_LENDING_MEMBERS, Instance  # lenders per cohort: validated on load
 
 
 @dataclass
@@ -93,8 +90,7 @@ def quota_rows(instance: Instance) -> QuotaRows:
                 kept = {k: (qt.nominal - qt.lending_limit) if qt is not None and qt.lending_limit is not None else 0.0
                         for k, qt in nominal.items()}
                 lenders = [k for k in members if kept[k] > 0]
-                if len(lenders) > MAX_LENDING_MEMBERS:
-                    raise ValueError(f"cohort {cohort}: more than {MAX_LENDING_MEMBERS} members with a lending limit on {res}@{f}")
+                assert len(lenders) <= MAX_LENDING_MEMBERS  # Instance validation refuses more
                 # S = every member, then every S leaving out a subset of the lenders (the others' rows are implied)
                 for size in range(len(lenders) + 1):
                     for out in itertools.combinations(lenders, size):
