@@ -36,6 +36,8 @@ SCHEDULERS = [("optimus-greedy", {}, "optimus-greedy (type-aware)"),
               ("gavel-max-sum-throughput", {}, "gavel-max-sum-throughput"),
               ("gavel-finish-time-fairness", {}, "gavel-finish-time-fairness")]
 LOADS = [1.0, 3.0, 6.0]
+#: stored results' name suffix: "-quick" for --quick runs, which the docs do not show
+SUFFIX = ""
 INTERVAL_S = 3600.0  # Gavel's rounds are 6 min; jobs run 0.5-167 h, so hour rounds keep runs short
 
 
@@ -76,9 +78,10 @@ def simulations(jobs: int, servers: int, seeds: int, data_dir: str) -> dict[tupl
         ratios = [b / a for a, b in zip(jct[aware, x], jct[blind, x])]
         notes.append(f"load {x}: blind ÷ type-aware average JCT, median {statistics.median(ratios):.2f}× "
                      f"(seeds: {', '.join(f'{r:.2f}' for r in ratios)})")
-    tables.save("heterogeneous-sim", columns=columns, rows=rows, seeds=list(range(seeds)), notes=notes,
+    name = "heterogeneous-sim" + SUFFIX
+    tables.save(name, columns=columns, rows=rows, seeds=list(range(seeds)), notes=notes,
                 command=f"benchmarks/bench_heterogeneous.py --only sim ({jobs} jobs, {servers} servers, loads {LOADS})")
-    print(tables.render("heterogeneous-sim"))
+    print(tables.render(name))
     print()
     return jct
 
@@ -129,41 +132,52 @@ def snapshots(jobs: int, servers_list: list[int], seeds: int, data_dir: str) -> 
                     else f"{sum(x == x for x in gaps)}/{len(gaps)} certified")
         rows.append([f"{servers} ({servers * 4})", f"{'/'.join(adm)} of {jobs}", gap_cell, med(gs), med(mt), med(mu),
                      med(ct), med(cu), "yes" if optimal else "no"])
-    tables.save("heterogeneous-snapshots", columns=columns, rows=rows, seeds=list(range(seeds)),
+    name = "heterogeneous-snapshots" + SUFFIX
+    tables.save(name, columns=columns, rows=rows, seeds=list(range(seeds)),
                 command=f"benchmarks/bench_heterogeneous.py --only snapshots ({jobs} jobs, servers {servers_list})")
-    print(tables.render("heterogeneous-snapshots"))
+    print(tables.render(name))
 
 
-def figure(jct: dict[tuple[str, float], list[float]], out: Path) -> None:
+def figure(out: Path) -> None:
+    """Average JCT by arrival rate, from the stored simulation results (benchmarks/results/heterogeneous-sim.json)."""
+    import json
+
     from schedopt.plots import pyplot
 
+    doc = json.loads((tables.RESULTS / "heterogeneous-sim.json").read_text())
+    loads = [float(c.rsplit(" ", 1)[-1]) for c in doc["columns"] if c.startswith("avg JCT")]
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    markers = ["o", "s", "^", "D", "v"]
-    for (_, _, label), m in zip(SCHEDULERS, markers):
-        ys = [statistics.median(jct[label, x]) for x in LOADS]
-        ax.plot(LOADS, ys, marker=m, label=label, linestyle="--" if "blind" in label else "-")
-    ax.set_xlabel("arrival rate (× the gavel family's 1.8 jobs/h per 108 GPUs)")
+    for row, m in zip(doc["rows"], ["o", "s", "^", "D", "v"]):
+        label = row[0]
+        ys = [float(cell.split()[0]) for cell in row[1:1 + len(loads)]]  # "median [worst]"
+        ax.plot(loads, ys, marker=m, label=label, linestyle="--" if "blind" in label else "-")
+    ax.set_xlabel("arrival rate (× the gavel family's own: 1.8 jobs/h per 108 GPUs)")
     ax.set_ylabel("average JCT (h), median over seeds")
     ax.set_ylim(bottom=0)
-    ax.set_title("gavel workload on K80/P100/V100 servers")
+    seeds = doc.get("seeds") or []
+    ax.set_title(f"gavel workload, 60 jobs on 36 K80/P100/V100 GPUs, seeds {seeds[0]}-{seeds[-1]}" if seeds
+                 else "gavel workload")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
-    print(f"![average JCT by arrival rate](figures/{out.name})\n")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--only", choices=["sim", "snapshots"])
+    ap.add_argument("--only", choices=["sim", "snapshots", "figure"])
     args = ap.parse_args()
+    global SUFFIX
+    SUFFIX = "-quick" if args.quick else ""
     jobs, servers, seeds = (30, 6, 2) if args.quick else (60, 9, 3)
     if args.only in (None, "sim"):
-        jct = simulations(jobs, servers, seeds, args.data_dir)
+        simulations(jobs, servers, seeds, args.data_dir)
         if not args.quick:
-            figure(jct, ROOT / "docs" / "figures" / "heterogeneous_jct.png")
+            figure(ROOT / "docs" / "figures" / "heterogeneous_jct.png")
+    if args.only == "figure":
+        figure(ROOT / "docs" / "figures" / "heterogeneous_jct.png")
     if args.only in (None, "snapshots"):
         snapshots(200 if args.quick else 1000, [60, 90] if args.quick else [250, 300, 400], 2 if args.quick else 3,
                   args.data_dir)
