@@ -126,3 +126,48 @@ def test_bad_queues_are_refused_naming_the_field(field: str, value: object, mess
         doc["queues"][1]["quotas"]["default-flavor"]["cpu"]["lending_limit"] = value
     with pytest.raises(schedopt.InputError, match=message):
         schedopt.Instance.from_dict(doc)
+
+
+def test_kueue_admission_follows_the_docs_examples() -> None:
+    """Full requests first, the largest partial count that fits after, within quota and borrowing."""
+    plan = assert_checked(_kueue_doc(lend=1), schedopt.solve(_kueue_doc(lend=1), "kueue-admission"))
+    assert plan.allocation == {"a0": {"worker": 6}, "a1": {"worker": 4}, "b0": {"worker": 6}}
+    strict = schedopt.solve(_kueue_doc(lend=1), "kueue-admission", queueing_strategy="StrictFIFO", partial_admission=False)
+    assert strict.allocation == {"a0": {"worker": 6}, "b0": {"worker": 6}}  # a1's full 6 does not fit: team-a blocks
+
+
+def test_strict_fifo_blocks_a_queue_behind_its_head_best_effort_does_not() -> None:
+    doc = _kueue_doc().to_dict()
+    doc["queues"] = [{"name": "team-a", "quotas": {"default-flavor": {"cpu": {"nominal": 8}}}}]
+    doc["jobs"] = [{**doc["jobs"][0], "id": "big", "queue": "team-a", "arrival": 0.0,
+                    "roles": {"worker": {"demand": {"cpu": 1}, "min": 10, "max": 10}}},
+                   {**doc["jobs"][1], "id": "small", "queue": "team-a", "arrival": 1.0}]
+    inst = schedopt.Instance.from_dict(doc)
+    best = assert_checked(inst, schedopt.solve(inst, "kueue-admission"))
+    strict = assert_checked(inst, schedopt.solve(inst, "kueue-admission", queueing_strategy="StrictFIFO"))
+    assert list(best.allocation) == ["small"] and strict.allocation == {}
+
+
+def test_kueue_takes_the_first_flavor_that_fits_in_the_queues_order() -> None:
+    doc = random_typed_instance(2, n_jobs=2).to_dict()
+    for job in doc["jobs"]:
+        job.pop("speed_by_accelerator", None)
+        job["speed"] = {"form": "amdahl", "serial": 0.1, "parallel": 1.0}
+        job["roles"] = {"worker": {"demand": {"gpu": 1.0}, "min": 1, "max": 1}}
+        job["queue"] = "q"
+    for srv in doc["servers"]:
+        srv["capacity"] = {"cpu": 8.0, "gpu": 4.0}
+    doc["queues"] = [{"name": "q", "quotas": {"k80": {"gpu": {"nominal": 1}}, "v100": {"gpu": {"nominal": 4}}}}]
+    inst = schedopt.Instance.from_dict(doc)
+    plan = assert_checked(inst, schedopt.solve(inst, "kueue-admission"))
+    assert sorted(plan.accelerators.values()) == ["k80", "v100"]  # k80 listed first: the first job there
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_kueue_admission_never_beats_the_optimum(seed: int) -> None:
+    inst = _with_queues(seed)
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    plan = assert_checked(inst, schedopt.solve(inst, "kueue-admission"))
+    assert plan.objective.admitted <= admitted
+    if plan.objective.admitted == admitted and admitted:
+        assert plan.objective.value >= total - 1e-6 * max(1.0, total)

@@ -91,6 +91,17 @@ def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str,
 def _check_infeasible_claim(instance: Instance, compile: Callable[[Instance], AllocationData]) -> list[Violation]:
     """A plan that says "infeasible" is wrong when some job fits the cluster at
     an allowed minimum (admitting that job alone is a feasible plan)."""
+    if instance.typed and compile is compile_allocation:  # types, spread or quotas: the typed model's rows
+        from schedopt.allocation.typed import compile_typed, typed_cannot_run
+
+        try:
+            typed = compile_typed(instance)
+        except InputError:
+            return []
+        never = typed_cannot_run(typed)
+        runs = [job.id for job in instance.jobs if job.id not in never]
+        return [Violation("status", f'status infeasible, but job "{runs[0]}" fits the cluster (and its quota) at its '
+                                    f"minimum counts on some type: a plan admitting it is feasible")] if runs else []
     try:
         data = compile(instance)
     except InputError:

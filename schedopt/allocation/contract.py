@@ -40,7 +40,8 @@ PROBLEM = register_problem(Problem(
     objective_value=allocation_value,
     certificates=count_certificates(remaining_time_grid, "min"),
     solver_modules=("schedopt.allocation.greedy", "schedopt.allocation.milp", "schedopt.allocation.cpsat",
-                    "schedopt.allocation.baselines", "schedopt.allocation.price_guided", "schedopt.allocation.gavel"),
+                    "schedopt.allocation.baselines", "schedopt.allocation.price_guided", "schedopt.allocation.gavel",
+                    "schedopt.allocation.kueue"),
     families=dict(FAMILIES),
     rank=100,
 ))

@@ -644,7 +644,8 @@ def _heuristic(data: TypedData, config: dict[int, tuple[int, int]], *, solver: s
     if bound:
         lp_bound, proof, admitted_bound, admitted_proof, more = typed_bounds(data, config, lp)
         metrics = {**metrics, **more}
-    status = Status.HEURISTIC if config or data.J == 0 else Status.INFEASIBLE
+    # an empty plan claims infeasibility only when no job can run alone (a heuristic may just not admit any)
+    status = Status.HEURISTIC if config or data.J == 0 or len(typed_cannot_run(data)) < data.J else Status.INFEASIBLE
     return typed_plan(data, solver=solver, config=config, status=status,
                       termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
                       started=started, bound=lp_bound, admitted_bound=admitted_bound, proof=proof,

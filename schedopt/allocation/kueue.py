@@ -1,0 +1,209 @@
+"""``kueue-admission``: Kueue's own admission as a baseline (issue 39 §3).
+
+Written from Kueue's concept pages (``../shared/papers/kueue/``: cluster_queue.md,
+admission.md), not from its code. One call admits as one quota-reservation pass
+over the pending workloads does:
+
+- each queue orders its workloads by priority (the job's ``weight``, higher first),
+  then creation (``arrival``), then listing order;
+- the heads of the queues are tried in cycles; in each cycle, heads that fit
+  without borrowing go first, then by priority and creation;
+- a workload gets the first flavor, in its queue's order of ``quotas`` (its
+  resource groups' flavor list), whose quota has room: the queue's unused nominal
+  quota, or the cohort's unused quota within the queue's borrowing limit and the
+  others' lending limits (``quotas.py``), and the flavor's servers have the
+  capacity (the pods must run). ``when_can_borrow``: ``MayStopSearch`` (Kueue's
+  default) takes the first flavor that fits even by borrowing; ``TryNextFlavor``
+  prefers a later flavor that fits without borrowing;
+- the workload asks for its roles' maximum counts (its parallelism); with partial
+  admission (a role whose min < max, Kueue's ``job-min-parallelism``) it is
+  admitted with the largest smaller count that fits (down to the minimum) when the
+  full request does not fit on any flavor;
+- ``StrictFIFO``: a head that does not fit blocks its queue; ``BestEffortFIFO``
+  (Kueue's default): it is skipped and the next workload of its queue is tried.
+- Workloads running now (``running`` with ``running_accelerator``) stay admitted
+  where they run, before any pending one.
+
+Left out: preemption (``reclaimWithinCohort``, ``withinClusterQueue``), fair
+sharing, admission checks, topology-aware scheduling; jobs without a queue are
+tried after every queue, in arrival order, on the cluster's types in order.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from schedopt.allocation.typed import TypedData, _heuristic, compile_typed
+from schedopt.errors import InputError
+from schedopt.instance import Instance
+from schedopt.plan import Plan
+from schedopt.registry import register
+from schedopt.tolerances import capacity_limit
+
+QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
+WHEN_CAN_BORROW = ("MayStopSearch", "TryNextFlavor")
+
+
+def _requests(data: TypedData, v: int, partial: bool) -> list[tuple[int, int]]:
+    """Row v's counts to try, largest first: the roles' maxima, then (partial admission)
+    every smaller count down to the minima (each role clamped to its bounds), so the
+    largest count that fits is admitted, as Kueue's search for it finds."""
+    lo, hi = data.rows.lo[v], data.rows.hi[v]
+    out = [(int(hi[0]), int(hi[1]))]
+    if partial:
+        for k in range(int(max(hi[0], hi[1])) - 1, 0, -1):
+            c = (int(min(max(k, lo[0]), hi[0])), int(min(max(k, lo[1]), hi[1])))
+            if c != out[-1]:
+                out.append(c)
+    return out
+
+
+def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial: bool) -> dict[int, tuple[int, int]]:
+    """The admitted rows {row: (c0, c1)} (module docstring)."""
+    inst = data.instance
+    rows = data.rows
+    limit = capacity_limit(rows.cap)
+    used = np.zeros(len(rows.cap))
+    T, R = len(inst.accelerators), len(inst.resources)
+    flavor_index = {f: t for t, f in enumerate(inst.flavors)}
+    queue_of = {q.name: q for q in inst.queues or []}
+    config: dict[int, tuple[int, int]] = {}
+
+    def use(v: int, c: tuple[int, int]) -> np.ndarray:
+        return c[0] * rows.demand[v, 0] + c[1] * rows.demand[v, 1]
+
+    def nominal_room(j: int, v: int, u: np.ndarray) -> bool:
+        """Whether the job's queue stays within its nominal quota on row v's flavor (no borrowing)."""
+        job = inst.jobs[j]
+        if job.queue is None:
+            return True
+        queue = queue_of[job.queue]
+        f = inst.flavors[int(data.kind[v])]
+        t = int(data.kind[v])
+        mine = _queue_use(data, config, job.queue, t)
+        for r, name in enumerate(inst.resources):
+            quota = queue.quotas.get(f, {}).get(name)
+            if u[t * R + r] > 0 and (quota is None or mine[r] + u[t * R + r] > quota.nominal + 1e-9):
+                return False
+        return True
+
+    def place(j: int) -> tuple[int, tuple[int, int]] | None:
+        """The row and counts Kueue's flavor assignment gives job j now, or None."""
+        job = inst.jobs[j]
+        by_type = {int(data.kind[v]): v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))}
+        if job.queue is not None:
+            order = [flavor_index[f] for f in queue_of[job.queue].quotas if f in flavor_index]
+        else:
+            order = list(range(T))
+        levels = max((len(_requests(data, v, partial)) for v in by_type.values()), default=0)
+        for c_idx in range(levels):
+            borrowing: tuple[int, tuple[int, int]] | None = None
+            for t in order:
+                v = by_type.get(t)
+                if v is None:
+                    continue
+                reqs = _requests(data, v, partial)
+                c = reqs[min(c_idx, len(reqs) - 1)]
+                if not math.isfinite(float(rows.time_s(v, *c))):
+                    continue
+                u = use(v, c)
+                if not np.all(used + u <= limit):
+                    continue
+                if nominal_room(j, v, u) or when_can_borrow == "MayStopSearch":
+                    return v, c
+                if borrowing is None:
+                    borrowing = (v, c)
+            if borrowing is not None:
+                return borrowing
+        return None
+
+    def admit(j: int, v: int, c: tuple[int, int]) -> None:
+        nonlocal used
+        config[v] = c
+        used = used + use(v, c)
+
+    # running workloads stay where they run
+    pending = []
+    for j, job in enumerate(inst.jobs):
+        running = inst.running_counts(job)
+        rows_j = {int(data.kind[v]): v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))}
+        t = flavor_index.get(job.running_accelerator or "", 0 if not inst.has_types else None)
+        if running is not None and t is not None and t in rows_j:
+            names = job.role_names
+            c = (running[names[0]], running[names[1]] if len(names) == 2 else 0)
+            u = use(rows_j[t], c)
+            if math.isfinite(float(rows.time_s(rows_j[t], *c))) and np.all(used + u <= limit):
+                admit(j, rows_j[t], c)
+                continue
+        pending.append(j)
+    # the queues, each ordered by priority, then creation
+    queues: dict[str | None, list[int]] = {}
+    for j in sorted(pending, key=lambda j: (-inst.jobs[j].weight, inst.jobs[j].arrival, j)):
+        queues.setdefault(inst.jobs[j].queue, []).append(j)
+    blocked: set[str | None] = set()
+    while True:
+        heads = [(name, js[0]) for name, js in queues.items() if js and name not in blocked and name is not None]
+        if not heads:
+            break
+        scored = []
+        for name, j in heads:
+            found = place(j)
+            fits_nominal = found is not None and nominal_room(j, found[0], use(found[0], found[1]))
+            scored.append((not fits_nominal, -inst.jobs[j].weight, inst.jobs[j].arrival, j, name, found))
+        for _, _, _, j, name, _ in sorted(scored, key=lambda s: s[:4]):
+            found = place(j)  # again: earlier heads of this cycle may have taken the room
+            queues[name].pop(0)
+            if found is not None:
+                admit(j, *found)
+            elif strategy == "StrictFIFO":
+                blocked.add(name)
+    for j in queues.get(None, []):  # jobs without a queue: after every queue, arrival order
+        found = place(j)
+        if found is not None:
+            admit(j, *found)
+    return config
+
+
+def _queue_use(data: TypedData, config: dict[int, tuple[int, int]], queue: str, t: int) -> np.ndarray:
+    """What ``queue``'s admitted jobs use of each resource on type t (R,)."""
+    inst = data.instance
+    out = np.zeros(len(inst.resources))
+    for v, (c0, c1) in config.items():
+        job = inst.jobs[int(data.job[v])]
+        if job.queue == queue and int(data.kind[v]) == t:
+            demand = inst.role_demand(job)
+            out += c0 * demand[0] + (c1 * demand[1] if len(demand) == 2 else 0.0)
+    return out
+
+
+@register("kueue-admission", problem="allocation", exact=False, backend="python", accelerator_types=True)
+class KueueAdmission:
+    """Kueue's admission: queue heads by priority and creation, the first flavor that fits its quota, borrowing within limits."""
+
+    #: contract checks it fails as Kueue does (schedopt.testing.checks.known_deviations)
+    contract_deviations = {
+        "oversubscribed": "Kueue admits a workload's full request when it fits (partial admission only when it "
+                          "does not), so the first job takes every slot it asks for",
+    }
+
+    def __init__(self, *, queueing_strategy: str = "BestEffortFIFO", when_can_borrow: str = "MayStopSearch",
+                 partial_admission: bool = True, bound: bool = True):
+        if queueing_strategy not in QUEUEING_STRATEGIES:
+            raise InputError("kueue-admission", f"queueing_strategy: expected one of {', '.join(QUEUEING_STRATEGIES)}, got {queueing_strategy!r}")
+        if when_can_borrow not in WHEN_CAN_BORROW:
+            raise InputError("kueue-admission", f"when_can_borrow: expected one of {', '.join(WHEN_CAN_BORROW)}, got {when_can_borrow!r}")
+        self.strategy, self.when_can_borrow = queueing_strategy, when_can_borrow
+        self.partial, self.bound = bool(partial_admission), bool(bound)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        started = time.perf_counter()
+        data = compile_typed(instance)
+        config = kueue_admit(data, strategy=self.strategy, when_can_borrow=self.when_can_borrow, partial=self.partial)
+        options: dict[str, Any] = {"queueing_strategy": self.strategy, "when_can_borrow": self.when_can_borrow,
+                                   "partial_admission": self.partial, "bound": self.bound}
+        return _heuristic(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
+                          metrics={"heuristic_seconds": time.perf_counter() - started}, bound=self.bound)
