@@ -171,3 +171,30 @@ def test_kueue_admission_never_beats_the_optimum(seed: int) -> None:
     assert plan.objective.admitted <= admitted
     if plan.objective.admitted == admitted and admitted:
         assert plan.objective.value >= total - 1e-6 * max(1.0, total)
+
+
+def test_plans_export_as_workload_admissions_that_validate_against_the_crd() -> None:
+    import jsonschema
+    import yaml
+
+    from schedopt.allocation.kueue import workload_admissions
+    from tests.conftest import SHARED_DATA
+
+    crd_path = SHARED_DATA / "kueue" / "crds" / "kueue.x-k8s.io_workloads.yaml"
+    if not crd_path.is_file():
+        pytest.skip("needs ../shared/data/kueue (Kueue's CRD schemas, not redistributed)")
+    crd = yaml.safe_load(crd_path.read_text())
+    schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1beta2")["schema"]["openAPIV3Schema"]
+    for inst in (_kueue_doc(lend=1), _with_queues(3)):
+        plan = schedopt.solve(inst, "optimus-milp")
+        workloads = workload_admissions(inst, plan)
+        assert len(workloads) == len(plan.allocation)
+        for wl in workloads:
+            jsonschema.validate(wl, schema)
+            job = inst.jobs[inst.job_index[wl["metadata"]["name"]]]
+            assert wl["status"]["admission"]["clusterQueue"] == job.queue
+            counts = {a["name"]: a["count"] for a in wl["status"]["admission"]["podSetAssignments"]}
+            assert counts == plan.allocation[job.id]
+        bad = dict(workloads[0], status={"admission": {"clusterQueue": "Not A Name!"}})
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)

@@ -32,6 +32,7 @@ tried after every queue, in arrival order, on the cluster's types in order.
 from __future__ import annotations
 
 import math
+import re
 import time
 from typing import Any
 
@@ -207,3 +208,48 @@ class KueueAdmission:
                                    "partial_admission": self.partial, "bound": self.bound}
         return _heuristic(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
                           metrics={"heuristic_seconds": time.perf_counter() - started}, bound=self.bound)
+
+
+# ---- plans as Kueue's records (issue 39 §4) -----------------------------------------------------
+
+WORKLOAD_API = "kueue.x-k8s.io/v1beta2"
+_DNS = re.compile(r"[^a-z0-9.-]+")
+
+
+def k8s_name(text: str, limit: int = 63) -> str:
+    """``text`` as a Kubernetes object name: lower case, [a-z0-9.-], alphanumeric at both ends."""
+    name = _DNS.sub("-", text.lower()).strip("-.")[:limit].strip("-.")
+    return name or "x"
+
+
+def quantity(value: float) -> str:
+    """A Kubernetes quantity: an integer, else a decimal (``0.5``; ``36Gi``-style suffixes are not produced)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
+
+
+def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
+    """Each admitted job as a Kueue ``Workload`` (v1beta2) with the ``status.admission``
+    Kueue would record: the job's queue as the cluster queue, and per role (pod set) its
+    count, the flavor of each resource it requests (the job's accelerator type, or
+    ``default-flavor``) and its resource usage. Validates against the Workload CRD's schema
+    (``tests/test_quotas.py`` checks it with ``jsonschema``)."""
+    flavors = dict(zip(instance.accelerators, instance.flavors))
+    out = []
+    for job_id, counts in plan.allocation.items():
+        job = instance.jobs[instance.job_index[job_id]]
+        flavor = flavors.get((plan.accelerators or {}).get(job_id), instance.flavors[0])
+        pod_sets, assignments = [], []
+        for role in job.role_names:
+            n = int(counts[role])
+            demand = {r: float(v) for r, v in job.roles[role].demand.items() if v > 0}
+            pod_sets.append({"name": k8s_name(role), "count": n, "minCount": int(job.roles[role].min),
+                             "template": {"spec": {"containers": [{"name": k8s_name(role), "resources": {
+                                 "requests": {r: quantity(v) for r, v in demand.items()}}}]}}})
+            assignments.append({"name": k8s_name(role), "count": n, "flavors": {r: k8s_name(flavor) for r in demand},
+                                "resourceUsage": {r: quantity(v * n) for r, v in demand.items()}})
+        queue = k8s_name(job.queue or "default", 253)
+        out.append({"apiVersion": WORKLOAD_API, "kind": "Workload",
+                    "metadata": {"name": k8s_name(job_id, 253), "namespace": "default"},
+                    "spec": {"queueName": queue, "podSets": pod_sets, "priority": int(round(job.weight))},
+                    "status": {"admission": {"clusterQueue": queue, "podSetAssignments": assignments}}})
+    return out
