@@ -431,3 +431,32 @@ def as_document(value: Any, model: Any, load: Callable[[Any], Any], what: str) -
     raise TypeError(f"{what}: expected {a} {model.__name__}, a path to {a} {what} file or {a} {what} mapping, "
                     f"got {type(value).__name__}; load one with schedopt.{load.__name__}(path)")
 
+
+
+def read_documents(path: str | os.PathLike[str]) -> list[Any]:
+    """Every document of a multi-document YAML file (``---``-separated, as Kubernetes
+    manifests are), with :func:`read_document`'s guards. Raises :class:`InputError`."""
+    p = Path(path)
+    src = str(path)
+    if p.suffix.lower() not in YAML_SUFFIXES:
+        return [read_document(path)]
+    try:
+        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(src, f"file is larger than {MAX_FILE_BYTES // 2**20} MiB (the limit MAX_FILE_BYTES)")
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(src, "file not found") from None
+    except IsADirectoryError:
+        raise InputError(src, "is a directory, expected a file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(src, f"cannot read file: {exc}") from None
+    try:
+        docs = [d for d in yaml.load_all(text, Loader=_UniqueKeyLoader) if d is not None]  # noqa: S506
+    except yaml.YAMLError:
+        parse_text(text, ".yaml", src)  # the single-document parser words the error (or parses: re-raise below)
+        raise InputError(src, "YAML error") from None
+    except RecursionError:
+        raise InputError(src, f"nested more than {MAX_DEPTH} levels deep; the limit is MAX_DEPTH") from None
+    for d in docs:
+        check_size(src, d)
+    return docs

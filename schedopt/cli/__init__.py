@@ -8,7 +8,7 @@ One module per verb group: ``solving`` (solve, compare, check, solvers),
 
 from __future__ import annotations
 
-from schedopt.cli import fitting, generating, learning, simulating, solving, sweeping  # noqa: F401  (registers the verbs)
+from schedopt.cli import fitting, generating, importing, learning, simulating, solving, sweeping  # noqa: F401  (registers the verbs)
 from schedopt.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, app
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "main"]
