@@ -198,3 +198,14 @@ def test_plans_export_as_workload_admissions_that_validate_against_the_crd() -> 
         bad = dict(workloads[0], status={"admission": {"clusterQueue": "Not A Name!"}})
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
+
+
+def test_quota_what_if_reports_the_plan_before_and_after() -> None:
+    from schedopt.allocation.quotas import quota_what_if
+
+    inst = _kueue_doc(lend=1)
+    report = quota_what_if(inst, queue="team-a", flavor="default-flavor", resource="cpu", nominal=12)
+    assert report["nominal_before"] == 9 and report["after"]["queue_usage"]["team-a"]["cpu@default-flavor"] == 12
+    assert report["after"]["total_remaining_time_s"] < report["before"]["total_remaining_time_s"]
+    with pytest.raises(schedopt.InputError, match="unknown queue"):
+        quota_what_if(inst, queue="team-z", flavor="default-flavor", resource="cpu", nominal=1)
