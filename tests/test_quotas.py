@@ -209,3 +209,19 @@ def test_quota_what_if_reports_the_plan_before_and_after() -> None:
     assert report["after"]["total_remaining_time_s"] < report["before"]["total_remaining_time_s"]
     with pytest.raises(schedopt.InputError, match="unknown queue"):
         quota_what_if(inst, queue="team-z", flavor="default-flavor", resource="cpu", nominal=1)
+
+
+def test_philly_tenants_family_has_queues_in_a_cohort_and_simulates_within_quotas() -> None:
+    from schedopt.generate import generate_instance
+    from schedopt.sim import simulate
+    from tests.conftest import SHARED_DATA
+
+    try:
+        inst = generate_instance("philly-tenants", jobs=16, servers=2, seed=1, data_dir=SHARED_DATA)
+    except schedopt.InputError as exc:
+        pytest.skip(f"needs ../shared/data (the Philly trace, not redistributed): {str(exc).splitlines()[0]}")
+    assert len(inst.queues) == 4 and {q.cohort for q in inst.queues} == {"philly"}
+    assert all(job.queue for job in inst.jobs) and inst.accelerators == ["v100", "k80"]
+    for solver in ["kueue-admission", "optimus-greedy"]:
+        result = simulate(inst, solver, interval_s=3600.0, check_plans=True)
+        assert result.check_violations == 0 and result.finished == len(inst.jobs)

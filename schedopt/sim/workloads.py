@@ -235,6 +235,81 @@ def gavel_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks:
     return {"resources": ["gpu"], "servers": cluster, "jobs": out}
 
 
+#: the virtual clusters (tenants) of the Philly trace taken as queues, and the GPU types of the cluster
+TENANTS = 4
+TENANT_TYPES = ("v100", "k80")
+TENANT_GPUS_PER_SERVER = 8
+
+
+def philly_tenants_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int,
+                            data_dir: Any = None) -> dict[str, Any]:
+    """The Philly trace's jobs of its ``TENANTS`` busiest virtual clusters (its ``cluster``
+    column: Philly's tenant queues) as Kueue queues in one cohort, on ``servers`` 8-GPU
+    servers split between V100 and K80. A window of ``jobs`` consecutive jobs of those
+    clusters; each job rigid at its GPU count (at most
+    ``max_tasks`` and a type's GPUs), one step per second per GPU on a V100 for its traced duration, and
+    on a K80 at the median K80/V100 speed ratio of Gavel's measured one-GPU throughputs
+    (the trace names no GPU model). Each queue's nominal GPU quota on each type is its
+    share of the window's GPU-time (largest remainders), and at least its largest job's GPUs,
+    so every tenant can run alone (the quotas may then sum past the GPUs, as Kueue allows);
+    no borrowing or lending limits (Kueue's defaults).
+    The window: from a start time drawn from the seed, each tenant's next jobs
+    (jobs / TENANTS each), at their traced arrival times."""
+    import csv
+
+    from schedopt.data import data_dir as resolve, gavel_throughputs
+
+    path = resolve(data_dir) / "traces" / "philly_jobs_adaptdl.csv"
+    rows = sorted(csv.DictReader(path.open()), key=lambda r: r["timestamp"])
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["cluster"]] = counts.get(r["cluster"], 0) + 1
+    tenants = sorted(counts, key=lambda c: (-counts[c], c))[:TENANTS]
+    # from a start time drawn from the seed, each tenant's next jobs (its own traced arrivals), jobs/TENANTS each
+    stamps = [r["timestamp"] for r in rows]
+    begin = stamps[int(rng.integers(0, max(1, len(stamps) // 2)))]
+    window = []
+    for k, c in enumerate(tenants):
+        own = [r for r in rows if r["cluster"] == c and r["timestamp"] >= begin]
+        window += own[: jobs // TENANTS + (1 if k < jobs % TENANTS else 0)]
+    window.sort(key=lambda r: r["timestamp"])
+    table = gavel_throughputs(data_dir)
+    ratios = sorted(v["k80"][1] / v["v100"][1] for v in table.values() if v.get("k80", {}).get(1) and v.get("v100", {}).get(1))
+    k80 = ratios[len(ratios) // 2]
+    from datetime import datetime
+
+    t0 = datetime.strptime(window[0]["timestamp"], "%Y-%m-%d %H:%M:%S").timestamp() if window else 0.0
+    per_type = [servers // 2 + servers % 2, servers // 2]
+    widest = max(per_type) * TENANT_GPUS_PER_SERVER  # a job runs on one type: at most that type's GPUs
+    out, gpu_time = [], {c: 0.0 for c in tenants}
+    for i, r in enumerate(window):
+        g = int(min(max(int(float(r["num_gpus"])), 1), max_tasks, widest))
+        duration = float(np.clip(float(r["duration"]), 60.0, 7 * 86400.0))
+        gpu_time[r["cluster"]] += g * duration
+        arrival = datetime.strptime(r["timestamp"], "%Y-%m-%d %H:%M:%S").timestamp() - t0
+        out.append({"id": f"vc{tenants.index(r['cluster'])}-{i}", "arrival": round(arrival, 1), "queue": f"vc-{r['cluster']}",
+                    "roles": {"worker": {"demand": {"gpu": 1.0}, "min": g, "max": g}},
+                    "speed_by_accelerator": {"v100": {"form": "table", "points": [[g, float(g)]]},
+                                             "k80": {"form": "table", "points": [[g, round(g * k80, 6)]]}},
+                    "remaining_steps": round(duration * g, 1), "new": True})
+    cluster = [{"name": kind, "count": n, "accelerator": kind, "capacity": {"gpu": float(TENANT_GPUS_PER_SERVER)}}
+               for kind, n in zip(TENANT_TYPES, per_type) if n > 0]
+    total = sum(gpu_time.values()) or 1.0
+    nominal: dict[str, dict[str, float]] = {c: {} for c in tenants}
+    for srv in cluster:  # each type's GPUs split by GPU-time share, largest remainders first (the quotas sum to the type's GPUs)
+        gpus = srv["count"] * TENANT_GPUS_PER_SERVER
+        exact = {c: gpu_time[c] / total * gpus for c in tenants}
+        whole = {c: int(np.floor(v)) for c, v in exact.items()}
+        for c in sorted(tenants, key=lambda c: (-(exact[c] - whole[c]), c))[: gpus - sum(whole.values())]:
+            whole[c] += 1
+        for c in tenants:  # at least its largest job, so every tenant can run alone (quotas may then overcommit)
+            largest = max((int(j["roles"]["worker"]["max"]) for j in out if j["queue"] == f"vc-{c}"), default=0)
+            nominal[c][srv["name"]] = float(max(whole[c], min(largest, gpus)))
+    queues = [{"name": f"vc-{c}", "cohort": "philly",
+               "quotas": {kind: {"gpu": {"nominal": n}} for kind, n in nominal[c].items()}} for c in tenants]
+    return {"resources": ["gpu"], "servers": cluster, "jobs": out, "queues": queues}
+
+
 for _family in (Family("optimus-workload", optimus_workload, "Optimus §6.1 simulation workload"),
                 Family("optimus-colocated", colocated_workload,
                        "optimus-workload jobs on servers where PS and workers share (placement moves speed; reads --data-dir)"),
@@ -242,5 +317,7 @@ for _family in (Family("optimus-workload", optimus_workload, "Optimus §6.1 simu
                 Family("philly", philly_workload, "arrivals, durations and sizes of the Philly trace (reads --data-dir)"),
                 Family("dl2", dl2_workload, "DL2's eight models with measured table speeds (reads --data-dir)"),
                 Family("dl2-fitted", dl2_fitted_workload, "dl2 with eq. 4 fitted by NNLS to the measured speeds"),
-                Family("gavel", gavel_workload, "Gavel's job types with measured K80/P100/V100 speeds on a typed cluster (reads --data-dir)")):
+                Family("gavel", gavel_workload, "Gavel's job types with measured K80/P100/V100 speeds on a typed cluster (reads --data-dir)"),
+                Family("philly-tenants", philly_tenants_workload,
+                       "the Philly trace's 4 busiest virtual clusters as Kueue queues in a cohort, V100/K80 (reads --data-dir)")):
     add_family("allocation", _family)
