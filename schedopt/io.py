@@ -247,19 +247,23 @@ def read_document(path: str | os.PathLike[str]) -> Any:
     suffix = p.suffix.lower()
     if suffix not in YAML_SUFFIXES + JSON_SUFFIXES:
         raise InputError(src, f"unknown file type {suffix or '(none)'!r}; expected .json, .yaml or .yml")
+    data = parse_text(_read_text(p, src), suffix, src)
+    check_size(src, data)
+    return data
+
+
+def _read_text(p: Path, src: str) -> str:
+    """The file's text, within MAX_FILE_BYTES; read errors as one :class:`InputError` naming ``src``."""
     try:
         if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
             raise InputError(src, f"file is larger than {MAX_FILE_BYTES // 2**20} MiB (the limit MAX_FILE_BYTES)")
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(src, "file not found") from None
     except IsADirectoryError:
         raise InputError(src, "is a directory, expected a file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(src, f"cannot read file: {exc}") from None
-    data = parse_text(text, suffix, src)
-    check_size(src, data)
-    return data
 
 
 def parse_text(text: str, suffix: str, src: str) -> Any:
@@ -440,16 +444,7 @@ def read_documents(path: str | os.PathLike[str]) -> list[Any]:
     src = str(path)
     if p.suffix.lower() not in YAML_SUFFIXES:
         return [read_document(path)]
-    try:
-        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
-            raise InputError(src, f"file is larger than {MAX_FILE_BYTES // 2**20} MiB (the limit MAX_FILE_BYTES)")
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(src, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(src, "is a directory, expected a file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(src, f"cannot read file: {exc}") from None
+    text = _read_text(p, src)
     try:
         docs = [d for d in yaml.load_all(text, Loader=_UniqueKeyLoader) if d is not None]  # noqa: S506
     except yaml.YAMLError:

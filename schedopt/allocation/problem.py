@@ -393,6 +393,32 @@ def fits(used: np.ndarray, extra: np.ndarray, cap: np.ndarray) -> bool:
 
 # ---- building plans -------------------------------------------------------------------------
 
+def settle_bounds(*, cost: float | None, bound: float | None, proof: Proof | None, admitted: int,
+                  admitted_bound: int | None, admitted_proof: Proof | None, jobs: int, metrics: dict[str, Any],
+                  sign: float = 1.0) -> tuple[float | None, Proof | None, Proof | None]:
+    """The bounds a plan states, from a lower bound ``bound`` on Σ cost (``cost``: the plan's):
+    a bound above the cost by more than noise is a bug, not a claim, and is dropped
+    (``metrics.bound_rejected``); within noise it is the cost; it holds only among
+    plans admitting as many jobs, so an ``admitted_bound`` above ``admitted`` drops it.
+    Returns the bound in the problem's sense (``sign``), its proof (value filled in)
+    and the admitted count's proof (None when the bound is every job)."""
+    if cost is not None and bound is not None and bound > cost:
+        if bound - cost > BOUND_NOISE * max(1.0, abs(cost)):
+            metrics["bound_rejected"] = sign * bound + 0.0
+            bound = None
+        else:
+            bound = cost  # rounding noise of the relaxation/solver, never a better-than-optimal claim
+    if admitted_bound is not None and admitted_bound > admitted:
+        bound = None
+    stated = None if bound is None else sign * bound + 0.0
+    proof = None if stated is None or proof is None else proof.model_copy(update={"value": stated})
+    if admitted_bound is None or admitted_bound >= jobs:
+        admitted_proof = None  # no more jobs than there are: nothing to prove
+    elif admitted_proof is not None:
+        admitted_proof = admitted_proof.model_copy(update={"value": float(admitted_bound)})
+    return stated, proof, admitted_proof
+
+
 def build_plan(
     data: AllocationData,
     *,
@@ -418,31 +444,15 @@ def build_plan(
     allocation = {data.jobs[j].id: data.counts_dict(j, *config[j]) for j in sorted(config)}
     cost = float(sum(data.time_s(j, *config[j]) for j in config)) if status not in (Status.INFEASIBLE, Status.TIME_LIMIT) else None
     metrics = dict(metrics or {})
-    if cost is not None and bound is not None and bound > cost:
-        if bound - cost > BOUND_NOISE * max(1.0, abs(cost)):
-            # a relaxation above a feasible plan's cost is a bug, not noise: state no bound
-            metrics["bound_rejected"] = data.sign * bound + 0.0
-            bound = None
-        else:
-            bound = cost  # rounding noise of the relaxation/solver, never a better-than-optimal claim
-    if admitted_bound is not None and admitted_bound > len(config):
-        bound = None  # the bound on Σ cost holds only among plans admitting as many jobs
-    if bound is None:
-        proof = None  # a proof of no stated bound
-    # ``bound`` is a lower bound on Σ cost; report both in the problem's sense
+    bound, proof, admitted_proof = settle_bounds(cost=cost, bound=bound, proof=proof, admitted=len(config),
+                                                 admitted_bound=admitted_bound, admitted_proof=admitted_proof,
+                                                 jobs=data.J, metrics=metrics, sign=data.sign)
     value = None if cost is None else data.sign * cost + 0.0
-    bound = None if bound is None else data.sign * bound + 0.0
     all_metrics = allocation_metrics(instance, allocation)
     never = cannot_run(data, [j for j in range(data.J) if j not in config]) if len(config) < data.J else {}
     if never:
         all_metrics["cannot_run"] = never  # paused for good: no plan can ever run them
     all_metrics.update(metrics)
-    if proof is not None:
-        proof = proof.model_copy(update={"value": bound})
-    if admitted_bound is None or admitted_bound >= data.J:
-        admitted_proof = None  # no more jobs than there are: nothing to prove
-    elif admitted_proof is not None:
-        admitted_proof = admitted_proof.model_copy(update={"value": float(admitted_bound)})
     certificate = Certificate(bound=proof, admitted_bound=admitted_proof) if proof or admitted_proof else None
     return Plan(
         instance=instance.name,

@@ -34,12 +34,13 @@ import numpy as np
 from schedopt.allocation.admission import _minimum_use
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.metrics import allocation_metrics
-from schedopt.allocation.problem import AllocationData, ChoiceSet, count_minimal, enumerate_choices, inverse_capacity
+from schedopt.allocation.problem import (AllocationData, ChoiceSet, count_minimal, enumerate_choices, inverse_capacity,
+                                         settle_bounds)
 from schedopt.deadline import Deadline, check_time_limit
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
-from schedopt.tolerances import BOUND_NOISE, capacity_limit
+from schedopt.tolerances import capacity_limit
 
 OBJECTIVE_NAME = "total_remaining_time"
 #: how a heuristic picks a job's type: the one where its minimum configuration runs
@@ -150,7 +151,6 @@ def compile_typed(instance: Instance) -> TypedData:
     """The rows of a typed instance; raises :class:`InputError` when a job lacks
     remaining steps or a speed on every type of the cluster."""
     kinds = instance.accelerators
-    T, R = len(kinds), len(instance.resources)
     problems: list[FieldProblem] = []
     jobs, job_of, kind_of, start = [], [], [], [0]
     for i, job in enumerate(instance.jobs):
@@ -518,22 +518,9 @@ def typed_plan(data: TypedData, *, solver: str, config: dict[int, tuple[int, int
     has_plan = status not in (Status.INFEASIBLE, Status.TIME_LIMIT)
     cost = float(sum(rows.time_s(v, *config[v]) for v in config)) if has_plan else None
     metrics = dict(metrics or {})
-    if cost is not None and bound is not None and bound > cost:
-        if bound - cost > BOUND_NOISE * max(1.0, abs(cost)):
-            metrics["bound_rejected"] = bound
-            bound = None
-        else:
-            bound = cost
-    if admitted_bound is not None and admitted_bound > len(config):
-        bound = None
-    if bound is None:
-        proof = None
-    elif proof is not None:
-        proof = proof.model_copy(update={"value": bound})
-    if admitted_bound is None or admitted_bound >= data.J:
-        admitted_proof = None  # no more jobs than there are: nothing to prove
-    elif admitted_proof is not None:
-        admitted_proof = admitted_proof.model_copy(update={"value": float(admitted_bound)})
+    bound, proof, admitted_proof = settle_bounds(cost=cost, bound=bound, proof=proof, admitted=len(config),
+                                                 admitted_bound=admitted_bound, admitted_proof=admitted_proof,
+                                                 jobs=data.J, metrics=metrics)
     if not instance.has_types:
         accelerators = None  # one type, unnamed: the plan is an untyped one
     all_metrics = allocation_metrics(instance, allocation, accelerators)
