@@ -113,6 +113,13 @@ def mxnet_param_blocks(data_dir_: str | Path | None = None) -> dict[str, list[in
         raise InputError(str(path), f"unexpected content: {exc}") from None
 
 
+def philly_rows(data_dir_: str | Path | None = None) -> list[dict[str, str]]:
+    """``traces/philly_jobs_adaptdl.csv`` as rows (timestamp, duration, num_gpus, gpu_time,
+    cluster: the virtual cluster, Philly's tenant queue), in file order."""
+    path = data_dir(data_dir_) / "traces" / "philly_jobs_adaptdl.csv"
+    return _read_csv_dicts(path, ("timestamp", "duration", "num_gpus", "cluster"))
+
+
 def philly_jobs(data_dir_: str | Path | None = None) -> np.ndarray:
     """``traces/philly_jobs_adaptdl.csv`` (Microsoft Philly, Jeon et al. ATC'19, via
     petuum/adaptdl): rows (submit time in s since the trace's first submission,

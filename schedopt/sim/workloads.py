@@ -255,12 +255,9 @@ def philly_tenants_workload(jobs: int, servers: int, rng: np.random.Generator, m
     no borrowing or lending limits (Kueue's defaults).
     The window: from a start time drawn from the seed, each tenant's next jobs
     (jobs / TENANTS each), at their traced arrival times."""
-    import csv
+    from schedopt.data import gavel_throughputs, philly_rows
 
-    from schedopt.data import data_dir as resolve, gavel_throughputs
-
-    path = resolve(data_dir) / "traces" / "philly_jobs_adaptdl.csv"
-    rows = sorted(csv.DictReader(path.open()), key=lambda r: r["timestamp"])
+    rows = sorted(philly_rows(data_dir), key=lambda r: r["timestamp"])
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["cluster"]] = counts.get(r["cluster"], 0) + 1
