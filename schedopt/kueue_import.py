@@ -11,7 +11,9 @@ Optimus's job), PyTorchJob, MPIJob, JobSet and Kueue Workload objects.
   one server per flavor holding the sum of the queues' nominal quotas on it.
 - **Queues**: each ClusterQueue becomes a queue with its cohort and, per flavor
   and resource, nominalQuota, borrowingLimit and lendingLimit. A job's queue is
-  the ClusterQueue of the LocalQueue its ``kueue.x-k8s.io/queue-name`` label names.
+  the ClusterQueue of the LocalQueue its ``kueue.x-k8s.io/queue-name`` label names
+  (a Workload's ``spec.queueName``), or the ClusterQueue of that name when no
+  LocalQueue has it (as ``schedopt export kueue`` writes it).
 - **Quantities** are parsed exactly (``500m`` = 0.5, ``36Gi``); ``memory`` is in
   GiB, every other resource in its own unit.
 - **Speeds**: a job's annotation ``schedopt.io/speed`` (a speed form as JSON) and
@@ -231,9 +233,13 @@ class _Reader:
         for j in self.jobs:
             ns, lq = j.pop("queue_local")
             if lq is not None:
-                if (ns, lq) not in self.local:
-                    raise InputError(source, f"job {j['id']}: metadata.labels.{QUEUE_LABEL}: no LocalQueue {ns}/{lq} in the files")
-                j["queue"] = self.local[(ns, lq)]
+                if (ns, lq) in self.local:
+                    j["queue"] = self.local[(ns, lq)]
+                elif lq in self.queues:  # a ClusterQueue named directly, as `schedopt export kueue` writes queueName
+                    j["queue"] = lq
+                else:
+                    raise InputError(source, f"job {j['id']}: metadata.labels.{QUEUE_LABEL}: no LocalQueue {ns}/{lq} "
+                                             "(nor ClusterQueue) in the files")
             jobs.append(j)
         doc = {"name": name, "resources": resources or ["cpu"], "servers": servers, "jobs": jobs,
                "queues": list(self.queues.values()) or None}

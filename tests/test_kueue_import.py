@@ -74,3 +74,20 @@ def test_quantities_parse_exactly(text: object, value: Fraction) -> None:
 def test_bad_quantities_name_the_field(bad: object) -> None:
     with pytest.raises(schedopt.InputError, match="field.path"):
         parse_quantity(bad, "field.path")
+
+
+@pytest.mark.skipif(not EXAMPLES.is_dir(), reason="needs ../shared/data/kueue (Kueue's examples, not redistributed)")
+def test_export_kueue_writes_workloads_that_reimport(tmp_path: Path) -> None:
+    """import kueue -> solve -> export kueue: the Workloads read back as the same jobs and counts."""
+    inst_path, plan_path, out = tmp_path / "cluster.yaml", tmp_path / "plan.yaml", tmp_path / "workloads.yaml"
+    files = [EXAMPLES / "admin/single-clusterqueue-setup.yaml", EXAMPLES / "jobs/sample-job-partial-admission.yaml"]
+    assert CliRunner().invoke(app, ["import", "kueue", *map(str, files), "--out", str(inst_path)]).exit_code == 0
+    assert CliRunner().invoke(app, ["solve", str(inst_path), "--solver", "kueue-admission", "--out", str(plan_path)]).exit_code == 0
+    res = CliRunner().invoke(app, ["export", "kueue", str(inst_path), str(plan_path), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    plan = schedopt.load_plan(plan_path)
+    back = import_kueue([EXAMPLES / "admin/single-clusterqueue-setup.yaml", out])
+    assert {j.id: j.roles["worker"].max_count for j in back.jobs} == {j: c["worker"] for j, c in plan.allocation.items()}
+    assert back.jobs[0].roles["worker"].demand["memory"] == pytest.approx(200 / 1024)  # 200Mi, exactly back
+    bad = CliRunner().invoke(app, ["export", "kueue", str(inst_path), str(plan_path), "--out", str(tmp_path / "w.json")])
+    assert bad.exit_code == 2 and not (tmp_path / "w.json").exists()

@@ -222,8 +222,16 @@ def k8s_name(text: str, limit: int = 63) -> str:
     return name or "x"
 
 
-def quantity(value: float) -> str:
-    """A Kubernetes quantity: an integer, else a decimal (``0.5``; ``36Gi``-style suffixes are not produced)."""
+def quantity(value: float, resource: str = "") -> str:
+    """A Kubernetes quantity: ``memory`` (GiB in instances, as ``schedopt import kueue``
+    reads it) in whole Gi, Mi, Ki or bytes; any other resource an integer, else a
+    decimal (``0.5``)."""
+    if resource == "memory":
+        size = round(float(value) * 2**30)
+        for suffix, unit in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if size % unit == 0 and size:
+                return f"{size // unit}{suffix}"
+        return str(size)
     return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
 
 
@@ -231,7 +239,8 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
     """Each admitted job as a Kueue ``Workload`` (v1beta2) with the ``status.admission``
     Kueue would record: the job's queue as the cluster queue, and per role (pod set) its
     count, the flavor of each resource it requests (the job's accelerator type, or
-    ``default-flavor``) and its resource usage. Validates against the Workload CRD's schema
+    ``default-flavor``) and its resource usage. ``spec.queueName`` is the cluster queue's
+    name (an instance keeps no LocalQueue names). Validates against the Workload CRD's schema
     (``tests/test_quotas.py`` checks it with ``jsonschema``)."""
     flavors = dict(zip(instance.accelerators, instance.flavors))
     out = []
@@ -244,9 +253,9 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
             demand = {r: float(v) for r, v in job.roles[role].demand.items() if v > 0}
             pod_sets.append({"name": k8s_name(role), "count": n, "minCount": int(job.roles[role].min),
                              "template": {"spec": {"containers": [{"name": k8s_name(role), "resources": {
-                                 "requests": {r: quantity(v) for r, v in demand.items()}}}]}}})
+                                 "requests": {r: quantity(v, r) for r, v in demand.items()}}}]}}})
             assignments.append({"name": k8s_name(role), "count": n, "flavors": {r: k8s_name(flavor) for r in demand},
-                                "resourceUsage": {r: quantity(v * n) for r, v in demand.items()}})
+                                "resourceUsage": {r: quantity(v * n, r) for r, v in demand.items()}})
         queue = k8s_name(job.queue or "default", 253)
         out.append({"apiVersion": WORKLOAD_API, "kind": "Workload",
                     "metadata": {"name": k8s_name(job_id, 253), "namespace": "default"},

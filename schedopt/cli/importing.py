@@ -29,3 +29,36 @@ def kueue(
     save_instance(instance, out_path)
     out.print(f"wrote {out_path}: {len(instance.jobs)} jobs, {len(instance.queues or [])} queues, "
               f"{len(instance.server_names)} servers ({', '.join(instance.flavors)})")
+
+
+exporter = typer.Typer(help="Plans as other systems' records.", no_args_is_help=True)
+app.add_typer(exporter, name="export")
+
+
+@exporter.command("kueue")
+@handles_bad_input
+def export_kueue(
+    instance_path: Path = typer.Argument(..., help="the instance the plan answers (.yaml/.json)"),
+    plan_path: Path = typer.Argument(..., help="an allocation plan (.yaml/.json)"),
+    out_path: Path = typer.Option(..., "--out", help="Workload manifests to write (.yaml, one document each)"),
+) -> None:
+    """Write each admitted job as a Kueue Workload with the status.admission Kueue would record."""
+    import yaml
+
+    from schedopt.allocation.kueue import workload_admissions
+    from schedopt.errors import InputError
+    from schedopt.instance import load_instance
+    from schedopt.plan import load_plan
+
+    check_out_path(out_path)
+    if out_path.suffix.lower() not in (".yaml", ".yml"):
+        raise InputError(str(out_path), "--out: Workload manifests are written as YAML (.yaml)")
+    instance, plan = load_instance(instance_path), load_plan(plan_path)
+    if plan.problem != "allocation":
+        raise InputError(str(plan_path), f'problem: a {plan.problem} plan; Workload admissions come from allocation plans')
+    unknown = sorted(set(plan.allocation) - set(instance.job_index))
+    if unknown:
+        raise InputError(str(plan_path), f"allocation: jobs {unknown[:5]} are not in {instance_path}")
+    workloads = workload_admissions(instance, plan)
+    out_path.write_text(yaml.safe_dump_all(workloads, sort_keys=False))
+    out.print(f"wrote {out_path}: {len(workloads)} Workloads")
