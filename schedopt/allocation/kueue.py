@@ -73,6 +73,7 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
     flavor_index = {f: t for t, f in enumerate(inst.flavors)}
     queue_of = {q.name: q for q in inst.queues or []}
     config: dict[int, tuple[int, int]] = {}
+    queue_used: dict[tuple[str, int], np.ndarray] = {}  # (queue, type) -> what its admitted jobs use (R,)
 
     def use(v: int, c: tuple[int, int]) -> np.ndarray:
         return c[0] * rows.demand[v, 0] + c[1] * rows.demand[v, 1]
@@ -85,7 +86,7 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
         queue = queue_of[job.queue]
         f = inst.flavors[int(data.kind[v])]
         t = int(data.kind[v])
-        mine = _queue_use(data, config, job.queue, t)
+        mine = queue_used.get((job.queue, t), np.zeros(R))
         for r, name in enumerate(inst.resources):
             quota = queue.quotas.get(f, {}).get(name)
             if u[t * R + r] > 0 and (quota is None or mine[r] + u[t * R + r] > quota.nominal + 1e-9):
@@ -125,7 +126,12 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
     def admit(j: int, v: int, c: tuple[int, int]) -> None:
         nonlocal used
         config[v] = c
-        used = used + use(v, c)
+        u = use(v, c)
+        used = used + u
+        queue = inst.jobs[j].queue
+        if queue is not None:
+            t = int(data.kind[v])
+            queue_used[queue, t] = queue_used.get((queue, t), np.zeros(R)) + u[t * R:(t + 1) * R]
 
     # running workloads stay where they run
     pending = []
@@ -167,18 +173,6 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
         if found is not None:
             admit(j, *found)
     return config
-
-
-def _queue_use(data: TypedData, config: dict[int, tuple[int, int]], queue: str, t: int) -> np.ndarray:
-    """What ``queue``'s admitted jobs use of each resource on type t (R,)."""
-    inst = data.instance
-    out = np.zeros(len(inst.resources))
-    for v, (c0, c1) in config.items():
-        job = inst.jobs[int(data.job[v])]
-        if job.queue == queue and int(data.kind[v]) == t:
-            demand = inst.role_demand(job)
-            out += c0 * demand[0] + (c1 * demand[1] if len(demand) == 2 else 0.0)
-    return out
 
 
 @register("kueue-admission", problem="allocation", exact=False, backend="python", accelerator_types=True)

@@ -118,15 +118,35 @@ class TypedData:
                           for v in range(len(use))])
         return mins, ok & np.isfinite(t_min), use, t_min
 
+    @cached_property
+    def choices(self) -> tuple[ChoiceSet, ChoiceSet, np.ndarray]:
+        """The rows' enumerated, pruned configurations, the same regrouped by job
+        (:meth:`group_choices`) and each one's row: enumerated once per instance."""
+        rows_cs = enumerate_choices(self.rows)
+        cs, row_of = self.group_choices(rows_cs)
+        return rows_cs, cs, row_of
+
+    @cached_property
+    def row_on(self) -> np.ndarray:
+        """Each job's row on each type (J, types), -1 where it cannot run there."""
+        feasible = self.minimum[1]
+        out = np.full((self.J, len(self.instance.accelerators)), -1, dtype=np.int64)
+        ok = np.flatnonzero(feasible)
+        out[self.job[ok], self.kind[ok]] = ok
+        return out
+
     @staticmethod
     def indices(config: dict[int, tuple[int, int]], choices: ChoiceSet, row_of: np.ndarray) -> list[int]:
         """The positions in ``choices`` (rows ``row_of``) of {row: (c0, c1)}'s configurations that are there."""
-        out = []
-        for v, c in config.items():
-            hit = np.flatnonzero((row_of == v) & (choices.counts[:, 0] == c[0]) & (choices.counts[:, 1] == c[1]))
-            if len(hit):
-                out.append(int(hit[0]))
-        return out
+        if not config:
+            return []
+        wanted = {(int(v), int(c[0]), int(c[1])) for v, c in config.items()}
+        hits = [k for k, key in enumerate(zip(row_of.tolist(), choices.counts[:, 0].tolist(), choices.counts[:, 1].tolist()))
+                if key in wanted]
+        first: dict[int, int] = {}
+        for k in hits:
+            first.setdefault(int(row_of[k]), k)
+        return [first[v] for v in config if v in first]
 
     def seed_columns(self, config: dict[int, tuple[int, int]], choices: ChoiceSet, row_of: np.ndarray) -> list[int]:
         """Columns that keep the LP's first master feasible for a plan ``config``: its
@@ -349,11 +369,8 @@ def _trade_types(data: TypedData, row_of_job: dict[int, int], free: np.ndarray, 
     """Two admitted jobs on different types trade types when the trade fits and
     lowers Σ t at their minimum configurations (the costliest job first, its best
     trade); ``row_of_job`` is updated in place. Returns (moves, free, whether any)."""
-    _, feasible, use, t_min = data.minimum
-    T = len(data.instance.accelerators)
-    row_on = np.full((data.J, T), -1, dtype=np.int64)  # each job's row on each type
-    for v in np.flatnonzero(feasible).tolist():
-        row_on[int(data.job[v]), int(data.kind[v])] = v
+    _, _, use, t_min = data.minimum
+    row_on = data.row_on
     jobs = np.array(sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]), dtype=np.int64)
     rows = np.array([row_of_job[j] for j in jobs.tolist()], dtype=np.int64)  # kept in step with row_of_job
     traded = False
@@ -402,8 +419,7 @@ def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = Tr
     config, counters = grow(typed_admission(data, choice))
     if choice != "aware" or not lp_guided or not config:
         return config, counters, None
-    rows_cs = enumerate_choices(data.rows)
-    cs, row_of = data.group_choices(rows_cs)
+    rows_cs, cs, row_of = data.choices
     admit = None if len(config) == data.J else len(config)
     lp = typed_lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(config, cs, row_of) or None)
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
@@ -490,9 +506,8 @@ def typed_admission_lp(data: TypedData, cs: ChoiceSet, rows_cs: ChoiceSet) -> tu
     """The admission LP over each row's count-minimal configurations (max Σ x): its
     bound ⌊μ·C + Σ_j max(0, 1 - min μ·u_j)⌋, the proof, and each row's LP weight (V,)."""
     keep = count_minimal(rows_cs)
-    ones = ChoiceSet(job=cs.job[keep], counts=cs.counts[keep], cost=-np.ones(int(keep.sum())), use=cs.use[keep],
-                     start=np.concatenate([[0], np.cumsum(np.bincount(cs.job[keep], minlength=data.J))]),
-                     enumerated=cs.enumerated)
+    minimal = cs.subset(keep)
+    ones = replace(minimal, cost=-np.ones(minimal.K))
     view = data.by_job
     lag = solve_lp(view, ones, admit=0)
     mu = np.maximum(lag.lam, 0.0)
@@ -567,7 +582,7 @@ def accelerator_usage(instance: Instance, allocation: dict[str, dict[str, int]],
     kinds = {kind: t for t, kind in enumerate(instance.accelerators)}
     used = np.zeros((len(kinds), len(instance.resources)))
     for job_id, counts in allocation.items():
-        t = kinds.get(accelerators.get(job_id, "\0"), None) if job_id in accelerators else None
+        t = kinds.get(accelerators[job_id]) if job_id in accelerators else None
         if t is None:
             continue
         job = instance.jobs[instance.job_index[job_id]]
@@ -599,8 +614,7 @@ def typed_bounds(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
         return 0.0, None, 0, None, {}
     if not config:
         return None, None, None, None, {}
-    rows_cs = enumerate_choices(data.rows)
-    cs, row_of = data.group_choices(rows_cs)
+    rows_cs, cs, row_of = data.choices
     admitted_proof = None
     if len(config) < data.J:  # a bound on Σ t holds among plans admitting as many: prove no plan admits more
         count, admitted_proof = typed_admitted_bound(data, cs, rows_cs)
@@ -713,8 +727,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
     if data.J == 0:
         return plan({}, Status.OPTIMAL, Termination.OPTIMAL, bound=0.0, admitted_bound=0)
     best, _, _ = typed_greedy(data, "aware", lp_guided=False)
-    rows_cs = enumerate_choices(data.rows)
-    cs, row_of = data.group_choices(rows_cs)
+    rows_cs, cs, row_of = data.choices
     metrics.update({"configurations": int(rows_cs.enumerated), "after_pruning": int(cs.K)})
     if cs.K == 0:
         return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=0,
@@ -739,9 +752,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         if clock.expired():
             return stopped("before stage 1 (max admitted jobs)")
         keep = count_minimal(rows_cs)
-        cs_min, rows_min = ChoiceSet(job=cs.job[keep], counts=cs.counts[keep], cost=cs.cost[keep], use=cs.use[keep],
-                                     start=np.concatenate([[0], np.cumsum(np.bincount(cs.job[keep], minlength=data.J))]),
-                                     enumerated=cs.enumerated), row_of[keep]
+        cs_min, rows_min = cs.subset(keep), row_of[keep]
         hint_cfg = {v: tuple(int(x) for x in _min_counts(data, v, cs_min, rows_min)) for v in best}
         s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0,
                                  time_limit=clock.left(), seed=seed, hint=data.indices(hint_cfg, cs_min, rows_min) or None)
