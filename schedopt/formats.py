@@ -25,7 +25,7 @@ from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed
 FORMATS: list[tuple[str, str, type[BaseModel], list[type[BaseModel]]]] = [
     ("Instance", inst.INSTANCE_SCHEMA, inst.Instance,
      [inst.Server, inst.Job, inst.Role, inst.Bandwidth, OptimusSync, OptimusAsync, Amdahl, TableSpeed, LossCurve,
-      inst.LossHistory, inst.SpeedSamples, inst.Policy]),
+      inst.LossHistory, inst.SpeedSamples, inst.Spread, inst.Queue, inst.Quota, inst.Preemption, inst.Policy]),
     ("Plan", plan.PLAN_SCHEMA, plan.Plan, [plan.Objective, plan.Certificate, plan.Proof]),
     ("Simulation result", result.SIMULATION_SCHEMA, result.SimulationResult, [result.JobOutcome]),
 ]

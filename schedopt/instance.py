@@ -162,12 +162,22 @@ class Quota(_Strict):
     lending_limit: Quantity | None = Field(None, description="lendingLimit: most of its unused nominal quota others in its cohort may use (null: all of it)")
 
 
+class Preemption(_Strict):
+    """Kueue's ClusterQueue ``preemption`` (classic preemption): which admitted workloads a pending one may evict."""
+
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = Field(
+        "Never", description="withinClusterQueue: evict this queue's own workloads of lower priority (or, LowerOrNewerEqualPriority, equal priority and newer)")
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = Field(
+        "Never", description="reclaimWithinCohort: evict workloads of other queues in the cohort that use more than their nominal quota (of lower priority, or any)")
+
+
 class Queue(_Strict):
     """A tenant's queue (Kueue's ClusterQueue): quotas per flavor and resource, and its cohort."""
 
     name: Name = Field(description="queue name (jobs name it in queue)")
     cohort: Name | None = Field(None, description="cohort: queues that lend each other unused quota")
     quotas: dict[Name, dict[Name, Quota]] = Field(description="flavor -> resource -> quota; a flavor is an accelerator type (default-flavor: servers without one); a flavor or resource not listed: the queue cannot use it")
+    preemption: Preemption | None = Field(None, description="preemption: which running workloads a pending one may evict (kueue-admission); null: Kueue's default, Never for both")
 
 
 class Policy(_Strict):
@@ -576,7 +586,7 @@ def _expand_names(srv: Server) -> list[str]:
     return [srv.name]
 
 
-with_field_docs(Role, Bandwidth, LossHistory, SpeedSamples, Spread, Job, Server, Quota, Queue, Policy, Instance)
+with_field_docs(Role, Bandwidth, LossHistory, SpeedSamples, Spread, Job, Server, Quota, Preemption, Queue, Policy, Instance)
 
 
 def load_instance(path: str | os.PathLike[str]) -> Instance:

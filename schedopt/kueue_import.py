@@ -13,7 +13,8 @@ Optimus's job), PyTorchJob, MPIJob, JobSet and Kueue Workload objects.
   and resource, nominalQuota, borrowingLimit and lendingLimit. A job's queue is
   the ClusterQueue of the LocalQueue its ``kueue.x-k8s.io/queue-name`` label names
   (a Workload's ``spec.queueName``), or the ClusterQueue of that name when no
-  LocalQueue has it (as ``schedopt export kueue`` writes it).
+  LocalQueue has it (as ``schedopt export kueue`` writes it). Its ``preemption``
+  (``withinClusterQueue``, ``reclaimWithinCohort``) is kept for ``kueue-admission``.
 - **Quantities** are parsed exactly (``500m`` = 0.5, ``36Gi``); ``memory`` is in
   GiB, every other resource in its own unit.
 - **Speeds**: a job's annotation ``schedopt.io/speed`` (a speed form as JSON) and
@@ -24,6 +25,7 @@ Optimus's job), PyTorchJob, MPIJob, JobSet and Kueue Workload objects.
 
 What the model cannot state is refused in one line naming the object and field:
 several resource groups (a different flavor per resource), hierarchical cohorts,
+``borrowWithinCohort`` preemption,
 TFJob roles other than PS and Worker, jobs whose pods request differently.
 """
 
@@ -125,6 +127,13 @@ class _Reader:
                 per[r] = q
         cohort = spec.get("cohortName", spec.get("cohort"))
         self.queues[name] = {"name": name, "cohort": cohort, "quotas": quotas}
+        preemption = spec.get("preemption") or {}
+        if preemption.get("borrowWithinCohort") and (preemption["borrowWithinCohort"].get("policy") or "Never") != "Never":
+            raise InputError(where, "spec.preemption.borrowWithinCohort: preemption while borrowing is not modelled")
+        rules = {out: preemption[key] for key, out in (("withinClusterQueue", "within_cluster_queue"),
+                                                       ("reclaimWithinCohort", "reclaim_within_cohort")) if preemption.get(key)}
+        if rules:
+            self.queues[name]["preemption"] = rules  # values checked by the instance model
 
     def _cohort(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         for key in ("parentName", "parent", "resourceGroups"):

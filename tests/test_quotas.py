@@ -226,3 +226,88 @@ def test_philly_tenants_family_has_queues_in_a_cohort_and_simulates_within_quota
     for solver in ["kueue-admission", "optimus-greedy"]:
         result = simulate(inst, solver, interval_s=3600.0, check_plans=True)
         assert result.check_violations == 0 and result.finished == len(inst.jobs)
+
+
+def _preemption_doc(*, within: str = "Never", reclaim: str = "Never", low_weight: float = 1.0,
+                    low_arrival: float = 0.0) -> schedopt.Instance:
+    """21 CPUs; team-a (nominal 9) has a pending 6-CPU job; team-b (nominal 12) runs b1 (12 CPUs)
+    and b2 (9, borrowed from team-a); team-a also runs `low` (3 CPUs, its own quota)."""
+    def job(i: str, queue: str, cpus: int, *, running: bool, weight: float = 1.0, arrival: float = 0.0) -> dict:
+        out = {"id": i, "queue": queue, "weight": weight, "arrival": arrival,
+               "roles": {"worker": {"demand": {"cpu": 1}, "min": cpus, "max": cpus}},
+               "speed": {"form": "amdahl", "serial": 0.01, "parallel": 1.0}, "remaining_steps": 1000.0}
+        if running:
+            out["running"] = {"worker": cpus}
+        return out
+    policy = {"within_cluster_queue": within, "reclaim_within_cohort": reclaim}
+    return schedopt.Instance.from_dict({
+        "name": "preemption", "resources": ["cpu"], "servers": [{"name": "s", "count": 3, "capacity": {"cpu": 7}}],
+        "jobs": [job("b1", "team-b", 12, running=True), job("b2", "team-b", 6, running=True, arrival=5.0),
+                 job("low", "team-a", 3, running=True, weight=low_weight, arrival=low_arrival),
+                 job("a0", "team-a", 6, running=False, weight=2.0, arrival=1.0)],
+        "queues": [{"name": "team-a", "cohort": "ab", "preemption": policy, "quotas": {"default-flavor": {"cpu": {"nominal": 9}}}},
+                   {"name": "team-b", "cohort": "ab", "quotas": {"default-flavor": {"cpu": {"nominal": 12}}}}]})
+
+
+def test_kueue_admission_preempts_only_when_the_queue_enables_it() -> None:
+    """Kueue's default (Never) leaves the running workloads; a0 waits."""
+    plan = assert_checked(_preemption_doc(), schedopt.solve(_preemption_doc(), "kueue-admission"))
+    assert "a0" not in plan.allocation and plan.metrics["preempted"] == []
+
+
+def test_reclaim_within_cohort_evicts_the_borrowing_queues_newest_workload() -> None:
+    """a0 (6 CPUs, within team-a's nominal 9) reclaims: b2 borrows team-a's quota and is evicted;
+    b1 (team-b's own nominal) and team-a's `low` stay."""
+    inst = _preemption_doc(reclaim="Any")
+    plan = assert_checked(inst, schedopt.solve(inst, "kueue-admission"))
+    assert plan.metrics["preempted"] == ["b2"]
+    assert set(plan.allocation) == {"b1", "low", "a0"}
+    # LowerPriority: b2's priority (1) is below a0's (2), so the same; at equal priority nothing moves
+    assert schedopt.solve(_preemption_doc(reclaim="LowerPriority"), "kueue-admission").metrics["preempted"] == ["b2"]
+    doc = _preemption_doc(reclaim="LowerPriority").to_dict()
+    doc["jobs"][3]["weight"] = 1.0
+    inst = schedopt.Instance.from_dict(doc)
+    assert assert_checked(inst, schedopt.solve(inst, "kueue-admission")).metrics["preempted"] == []
+
+
+@pytest.mark.parametrize(("policy", "low_weight", "low_arrival", "evicted"), [
+    ("LowerPriority", 1.0, 0.0, True),
+    ("LowerPriority", 2.0, 9.0, False),  # equal priority: never under LowerPriority
+    ("LowerOrNewerEqualPriority", 2.0, 9.0, True),  # equal priority, newer than a0: evicted
+    ("LowerOrNewerEqualPriority", 2.0, 0.0, False),  # equal priority, older: kept
+])
+def test_within_cluster_queue_evicts_lower_priority_or_newer(policy: str, low_weight: float, low_arrival: float,
+                                                             evicted: bool) -> None:
+    """team-b runs 15 CPUs (3 borrowed), team-a's `low` 5 of its nominal 9: a0 (6) fits only once
+    `low` goes (12 + 3 + 6 = 21), and reclaiming is off, so `low` is the one candidate."""
+    doc = _preemption_doc(within=policy, low_weight=low_weight, low_arrival=low_arrival).to_dict()
+    doc["jobs"][1]["roles"]["worker"].update(min=3, max=3)
+    doc["jobs"][1]["running"] = {"worker": 3}
+    doc["jobs"][2]["roles"]["worker"].update(min=5, max=5)
+    doc["jobs"][2]["running"] = {"worker": 5}
+    inst = schedopt.Instance.from_dict(doc)
+    plan = assert_checked(inst, schedopt.solve(inst, "kueue-admission"))
+    assert plan.metrics["preempted"] == (["low"] if evicted else [])
+    assert ("a0" in plan.allocation) == evicted
+
+
+def test_preemption_is_read_from_a_cluster_queue(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from schedopt.kueue_import import import_kueue
+
+    path = tmp_path / "cq.yaml"
+    path.write_text("""apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  cohort: ab
+  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 9}]}]
+""")
+    inst = import_kueue([path])
+    assert inst.queues[0].preemption.within_cluster_queue == "LowerPriority"
+    assert inst.queues[0].preemption.reclaim_within_cohort == "Any"
+    path.write_text(path.read_text().replace("reclaimWithinCohort: Any", "reclaimWithinCohort: Sometimes"))
+    with pytest.raises(schedopt.InputError, match="reclaim_within_cohort"):
+        import_kueue([path])

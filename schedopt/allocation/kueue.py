@@ -24,9 +24,25 @@ over the pending workloads does:
 - Workloads running now (``running`` with ``running_accelerator``) stay admitted
   where they run, before any pending one.
 
-Left out: preemption (``reclaimWithinCohort``, ``withinClusterQueue``), fair
-sharing, admission checks, topology-aware scheduling; jobs without a queue are
-tried after every queue, in arrival order, on the cluster's types in order.
+- Classic preemption (preemption.md), when the queue enables it (``preemption``:
+  ``withinClusterQueue``, ``reclaimWithinCohort``): a workload that fits no
+  flavor, whose request is within its queue's nominal quota there, may evict
+  running workloads. Candidates are its own queue's, of lower priority (or equal
+  priority and newer, ``LowerOrNewerEqualPriority``), and, with
+  ``reclaimWithinCohort``, other queues' in the cohort that use more than their
+  nominal quota of a resource it needs (of lower priority, or ``Any``); ordered
+  other queues first, lowest priority, newest. Targets are taken greedily (all
+  candidates in its own queue: until it fits, borrowing allowed; its queue under
+  nominal: until it fits without borrowing, skipping a queue once it no longer
+  borrows; else its own queue's only, borrowing allowed), then minimised in
+  reverse. Flavors are tried in order after no flavor fits without preemption
+  (``whenCanPreempt: TryNextFlavor``, Kueue's default). The evicted jobs are in
+  ``metrics["preempted"]``; the preemptor is admitted in the same pass (Kueue
+  admits it once the evicted pods are gone) at its full request.
+
+Left out: ``borrowWithinCohort``, fair sharing, admission checks, topology-aware
+scheduling; jobs without a queue are tried after every queue, in arrival order,
+on the cluster's types in order.
 """
 
 from __future__ import annotations
@@ -63,8 +79,10 @@ def _requests(data: TypedData, v: int, partial: bool) -> list[tuple[int, int]]:
     return out
 
 
-def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial: bool) -> dict[int, tuple[int, int]]:
-    """The admitted rows {row: (c0, c1)} (module docstring)."""
+def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial: bool,
+                preempted: list[int] | None = None) -> dict[int, tuple[int, int]]:
+    """The admitted rows {row: (c0, c1)} (module docstring); the jobs evicted by
+    preemption are appended to ``preempted``."""
     inst = data.instance
     rows = data.rows
     limit = capacity_limit(rows.cap)
@@ -78,20 +96,25 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
     def use(v: int, c: tuple[int, int]) -> np.ndarray:
         return c[0] * rows.demand[v, 0] + c[1] * rows.demand[v, 1]
 
+    def nominal(queue: str, t: int) -> np.ndarray:
+        """The queue's nominal quota of each resource on type t (R,), 0 where it has none."""
+        per = queue_of[queue].quotas.get(inst.flavors[t], {})
+        return np.array([per[name].nominal if name in per else 0.0 for name in inst.resources])
+
     def nominal_room(j: int, v: int, u: np.ndarray) -> bool:
         """Whether the job's queue stays within its nominal quota on row v's flavor (no borrowing)."""
         job = inst.jobs[j]
         if job.queue is None:
             return True
-        queue = queue_of[job.queue]
-        f = inst.flavors[int(data.kind[v])]
         t = int(data.kind[v])
         mine = queue_used.get((job.queue, t), np.zeros(R))
-        for r, name in enumerate(inst.resources):
-            quota = queue.quotas.get(f, {}).get(name)
-            if u[t * R + r] > 0 and (quota is None or mine[r] + u[t * R + r] > quota.nominal + 1e-9):
-                return False
-        return True
+        need = u[t * R:(t + 1) * R]
+        return bool(np.all((need <= 0) | (mine + need <= nominal(job.queue, t) + 1e-9)))
+
+    def borrowing(queue: str, t: int, need: np.ndarray) -> bool:
+        """Whether the queue uses more than its nominal quota on type t of a resource in ``need``."""
+        mine = queue_used.get((queue, t), np.zeros(R))
+        return bool(np.any((need > 0) & (mine > nominal(queue, t) + 1e-9)))
 
     def place(j: int) -> tuple[int, tuple[int, int]] | None:
         """The row and counts Kueue's flavor assignment gives job j now, or None."""
@@ -123,15 +146,86 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
                 return borrowing
         return None
 
-    def admit(j: int, v: int, c: tuple[int, int]) -> None:
+    admitted: dict[int, tuple[int, tuple[int, int]]] = {}  # job -> (row, counts)
+
+    def admit(j: int, v: int, c: tuple[int, int], sign: float = 1.0) -> None:
+        """Count job j in (sign 1) or out (sign -1, an eviction) of the usage."""
         nonlocal used
-        config[v] = c
-        u = use(v, c)
+        u = sign * use(v, c)
         used = used + u
+        if sign > 0:
+            config[v] = c
+            admitted[j] = (v, c)
+        else:
+            config.pop(v)
+            admitted.pop(j)
         queue = inst.jobs[j].queue
         if queue is not None:
             t = int(data.kind[v])
             queue_used[queue, t] = queue_used.get((queue, t), np.zeros(R)) + u[t * R:(t + 1) * R]
+
+    def preempt_for(j: int) -> bool:
+        """Classic preemption for job j (module docstring): evict targets and admit j, or change nothing."""
+        job = inst.jobs[j]
+        policy = queue_of[job.queue].preemption if job.queue is not None else None
+        if policy is None or (policy.within_cluster_queue == "Never" and policy.reclaim_within_cohort == "Never"):
+            return False
+        cohort = queue_of[job.queue].cohort
+
+        def eligible(k: int) -> bool:
+            other = inst.jobs[k]
+            if other.queue == job.queue:
+                rule = policy.within_cluster_queue
+                return rule != "Never" and (other.weight < job.weight or (
+                    rule == "LowerOrNewerEqualPriority" and other.weight == job.weight and other.arrival > job.arrival))
+            rule = policy.reclaim_within_cohort
+            return (rule != "Never" and cohort is not None and other.queue is not None
+                    and queue_of[other.queue].cohort == cohort and (rule == "Any" or other.weight < job.weight))
+
+        for t in [flavor_index[f] for f in queue_of[job.queue].quotas if f in flavor_index]:
+            v = next((w for w in range(int(data.job_start[j]), int(data.job_start[j + 1])) if int(data.kind[w]) == t), None)
+            if v is None:
+                continue
+            c = _requests(data, v, False)[0]
+            u = use(v, c)
+            need = u[t * R:(t + 1) * R]
+            if not math.isfinite(float(rows.time_s(v, *c))) or np.any(need > nominal(job.queue, t) + 1e-9):
+                continue  # classic preemption: the request must be within the queue's nominal quota
+            candidates = [k for k, (w, _) in admitted.items() if int(data.kind[w]) == t and eligible(k)
+                          and (inst.jobs[k].queue == job.queue or borrowing(inst.jobs[k].queue, t, need))]
+            candidates.sort(key=lambda k: (inst.jobs[k].queue == job.queue, inst.jobs[k].weight, -inst.jobs[k].arrival, -k))
+            own_only = all(inst.jobs[k].queue == job.queue for k in candidates)
+            under_nominal = not borrowing(job.queue, t, need)
+            if not own_only and not under_nominal:
+                candidates = [k for k in candidates if inst.jobs[k].queue == job.queue]
+            no_borrow = not own_only and under_nominal
+
+            def fits() -> bool:
+                return bool(np.all(used + u <= limit)) and (not no_borrow or nominal_room(j, v, u))
+
+            taken: dict[int, tuple[int, tuple[int, int]]] = {}  # the targets, in the order taken
+            for k in candidates:
+                if fits():
+                    break
+                if no_borrow and inst.jobs[k].queue != job.queue and not borrowing(inst.jobs[k].queue, t, need):
+                    continue  # that queue no longer borrows
+                taken[k] = admitted[k]
+                admit(k, *taken[k], sign=-1.0)
+            if not fits():
+                for k, (w, ck) in taken.items():
+                    admit(k, w, ck)
+                continue
+            for k in reversed(list(taken)):  # minimise: give back each target j can do without
+                admit(k, *taken[k])
+                if fits():
+                    del taken[k]
+                else:
+                    admit(k, *taken[k], sign=-1.0)
+            admit(j, v, c)
+            if preempted is not None:
+                preempted.extend(sorted(taken))
+            return True
+        return False
 
     # running workloads stay where they run
     pending = []
@@ -166,6 +260,8 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
             queues[name].pop(0)
             if found is not None:
                 admit(j, *found)
+            elif preempt_for(j):
+                pass
             elif strategy == "StrictFIFO":
                 blocked.add(name)
     for j in queues.get(None, []):  # jobs without a queue: after every queue, arrival order
@@ -197,11 +293,14 @@ class KueueAdmission:
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         data = compile_typed(instance)
-        config = kueue_admit(data, strategy=self.strategy, when_can_borrow=self.when_can_borrow, partial=self.partial)
+        preempted: list[int] = []
+        config = kueue_admit(data, strategy=self.strategy, when_can_borrow=self.when_can_borrow, partial=self.partial,
+                             preempted=preempted)
         options: dict[str, Any] = {"queueing_strategy": self.strategy, "when_can_borrow": self.when_can_borrow,
                                    "partial_admission": self.partial, "bound": self.bound}
         return _heuristic(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
-                          metrics={"heuristic_seconds": time.perf_counter() - started}, bound=self.bound)
+                          metrics={"heuristic_seconds": time.perf_counter() - started,
+                                   "preempted": [instance.jobs[j].id for j in preempted]}, bound=self.bound)
 
 
 # ---- plans as Kueue's records (issue 39 §4) -----------------------------------------------------
