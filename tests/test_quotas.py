@@ -212,6 +212,40 @@ def test_quota_what_if_reports_the_plan_before_and_after() -> None:
         quota_what_if(inst, queue="team-z", flavor="default-flavor", resource="cpu", nominal=1)
 
 
+def test_what_if_quota_verb_prints_both_plans_and_refuses_bad_options(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from typer.testing import CliRunner
+
+    from schedopt.cli import app
+    from schedopt.instance import save_instance
+
+    path = tmp_path / "kd.yaml"
+    save_instance(_kueue_doc(lend=1), path)
+    runner = CliRunner()
+    res = runner.invoke(app, ["what-if", "quota", str(path), "--queue", "team-a", "--resource", "cpu",
+                              "--nominal", "12", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["before"]["queue_usage"]["team-a"]["cpu@default-flavor"] == 10  # 9 + the 1 team-b lends
+    assert report["after"]["queue_usage"]["team-a"]["cpu@default-flavor"] == 12
+    assert report["after"]["total_remaining_time_s"] < report["before"]["total_remaining_time_s"]
+    for args, field in [(["--queue", "team-z"], "--queue"), (["--queue", "team-a", "--flavor", "h100"], "--flavor"),
+                        (["--queue", "team-a", "--resource", "tpu"], "--resource"),
+                        (["--queue", "team-a", "--solver", "optimus-placement"], "--solver")]:
+        res = runner.invoke(app, ["what-if", "quota", str(path), "--nominal", "12", *args])
+        assert res.exit_code == 2 and res.output.startswith(f"error: {field}"), res.output
+        assert "Traceback" not in res.output
+    bare = tmp_path / "bare.yaml"
+    doc = _kueue_doc().to_dict()
+    doc.pop("queues")
+    for job in doc["jobs"]:
+        job.pop("queue")
+    save_instance(schedopt.Instance.from_dict(doc), bare)
+    res = runner.invoke(app, ["what-if", "quota", str(bare), "--queue", "team-a", "--nominal", "1"])
+    assert res.exit_code == 2 and "has no queues" in res.output
+
+
 def test_philly_tenants_family_has_queues_in_a_cohort_and_simulates_within_quotas() -> None:
     from schedopt.generate import generate_instance
     from schedopt.sim import simulate
