@@ -345,3 +345,22 @@ spec:
     path.write_text(path.read_text().replace("reclaimWithinCohort: Any", "reclaimWithinCohort: Sometimes"))
     with pytest.raises(schedopt.InputError, match="reclaim_within_cohort"):
         import_kueue([path])
+
+
+def test_queue_share_is_what_a_queue_got_of_min_demand_and_nominal() -> None:
+    from schedopt.sim import simulate
+    from schedopt.sim.result import SimulationResult
+    from schedopt.sim.simulator import queue_shares
+
+    inst = _kueue_doc(lend=1)
+    demand, used, nominal = np.array([[12.0], [6.0], [0.0]]), np.array([[10.0], [3.0], [0.0]]), np.array([[9.0], [12.0], [5.0]])
+    assert queue_shares(inst, demand, used, nominal) == [1.0, 0.5, None]  # over nominal counts as 1; no demand: None
+    # Kueue admits a1 partially (4 of 6 CPUs) and never grows an admitted workload: once a0 is done
+    # (4 intervals in), team-a asks 6 and gets 4 for the last 6 of 10 intervals: 0.4 + 0.6 * 4/6 = 0.8
+    result = simulate(inst, "kueue-admission", interval_s=60.0, check_plans=True)
+    assert result.check_violations == 0 and result.plans == 10
+    assert result.queue_share == pytest.approx({"team-a": 0.8, "team-b": 1.0})
+    assert result.queue_below_share == pytest.approx({"team-a": 0.6, "team-b": 0.0})
+    assert SimulationResult.from_dict(result.to_dict()).queue_share == result.queue_share
+    exact = simulate(inst, "optimus-milp", interval_s=60.0)  # re-sizes a1 to 6 each round
+    assert exact.queue_share == {"team-a": 1.0, "team-b": 1.0}

@@ -56,6 +56,8 @@ class SimulationResult(BaseModel):
     unfinishable: dict[str, str] = Field(default_factory=dict, description="job id -> why it can never run on this cluster (left out of every round; counted as unfinished)")
     scaling_overhead_share: float = Field(0.0, description="restart seconds / running seconds")
     avg_utilization: dict[str, float] = Field(default_factory=dict, description="resource -> mean share in use over intervals with work")
+    queue_share: dict[str, float] = Field(default_factory=dict, description="queue -> mean over intervals it has demand of its share of min(demand, nominal quota) it got (min over resources; 1 = never below its nominal share); instances with queues")
+    queue_below_share: dict[str, float] = Field(default_factory=dict, description="queue -> share of the intervals it has demand in which it got less than min(demand, nominal quota)")
     scheduler_seconds: float = Field(0.0, description="wall time inside the scheduler, seconds")
     plans: int = Field(0, description="plans made (one per interval with work)")
     check_violations: int | None = Field(None, description="violations found by check over all plans; null when not checked")
@@ -128,6 +130,8 @@ def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str,
         jct_percentiles_s={f"p{q}": float(np.percentile(jct, q)) for q in (50, 90, 99)} if finished else {},
         finished=finished, unfinished=unfinished, unfinishable=dict(unfinishable or {}), restarts=int(sum(s.restarts for s in states)),
         scaling_overhead_share=overhead_s / run_s if run_s > 0 else 0.0, avg_utilization=util,
+        queue_share={q: float(np.mean(v)) for q, v in tl.queue_share.items() if v},
+        queue_below_share={q: float(np.mean(np.array(v) < 1.0 - 1e-9)) for q, v in tl.queue_share.items() if v},
         scheduler_seconds=scheduler_s, plans=plans, check_violations=violations,
         first_violation=first_violation,
         timeline={"time_s": tl.time_s, "running_jobs": tl.running_jobs, "running_tasks": tl.running_tasks,

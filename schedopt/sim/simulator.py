@@ -90,6 +90,31 @@ class Timeline:
     running_tasks: list[int] = field(default_factory=list)
     queued_jobs: list[int] = field(default_factory=list)
     utilization: dict[str, list[float]] = field(default_factory=dict)
+    queue_share: dict[str, list[float]] = field(default_factory=dict)  # per interval the queue has demand
+
+
+def _queue_entitlements(workload: Instance) -> tuple[dict[str, int], np.ndarray]:
+    """Each queue's row and its nominal quota per resource summed over flavors (queues, R)."""
+    queues = workload.queues or []
+    nominal = np.zeros((len(queues), len(workload.resources)))
+    for k, q in enumerate(queues):
+        for per in q.quotas.values():
+            for r, res in enumerate(workload.resources):
+                if res in per:
+                    nominal[k, r] += per[res].nominal
+    return {q.name: k for k, q in enumerate(queues)}, nominal
+
+
+def queue_shares(workload: Instance, demand: np.ndarray, used: np.ndarray, nominal: np.ndarray) -> list[float | None]:
+    """Each queue's share of its entitlement this interval: min over resources of
+    min(1, used / min(demand, nominal)), over the resources where that is > 0; None
+    for a queue without demand. ``demand``, ``used``, ``nominal``: (queues, R)."""
+    entitled = np.minimum(demand, nominal)
+    out: list[float | None] = []
+    for k in range(entitled.shape[0]):
+        on = entitled[k] > 1e-9
+        out.append(float(np.min(np.minimum(1.0, used[k, on] / entitled[k, on]))) if on.any() else None)
+    return out
 
 
 def _check_workload(workload: Instance, placement: str | None = None) -> None:
@@ -186,7 +211,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     order = sorted((i for i in range(len(states)) if states[i].job.id not in never), key=lambda i: states[i].job.arrival)
     limit = horizon_s if horizon_s is not None else MAX_HORIZON_S
     cap = workload.capacity_total
-    tl = Timeline(utilization={r: [] for r in workload.resources})
+    tl = Timeline(utilization={r: [] for r in workload.resources}, queue_share={q.name: [] for q in workload.queues or []})
+    queue_row, nominal = _queue_entitlements(workload)
     overhead_s = run_s = scheduler_s = transfer_sum = 0.0
     transfer_n = 0
     plans = violations = 0
@@ -218,10 +244,17 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             if found and first_violation is None:
                 first_violation = f"t={t:g}: {found[0]}"
         used = np.zeros(len(cap))
+        q_demand = np.zeros_like(nominal)  # (queues, R): full requests and use of each queue's active jobs
+        q_used = np.zeros_like(nominal)
         running = tasks = 0
         reward = 0.0
         for pos, s in enumerate(active):
             counts = plan.allocation.get(s.job.id) if plan.has_solution else None
+            k_queue = queue_row.get(s.job.queue) if s.job.queue is not None else None
+            if k_queue is not None:
+                q_demand[k_queue] += sum(role.max_count * workload.vector(role.demand) for role in s.job.roles.values())
+                if counts:
+                    q_used[k_queue] += sum(n_ * workload.vector(s.job.roles[r].demand) for r, n_ in counts.items())
             if not counts:
                 s.config = s.placement = None  # paused: the next start is a restart
                 continue
@@ -270,6 +303,9 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             util = np.where(cap > 0, used / np.where(cap > 0, cap, 1.0), 0.0)
         for r, u in zip(workload.resources, util):
             tl.utilization[r].append(float(u))
+        for q, share in zip(tl.queue_share, queue_shares(workload, q_demand, q_used, nominal)):
+            if share is not None:
+                tl.queue_share[q].append(share)
         if observer is not None:
             observer(t, view, plan, reward)
         t += interval_s
