@@ -83,8 +83,8 @@ def simulations(seeds: int, data_dir: str) -> None:
         notes.append(f"load {x}, with borrowing: optimus-milp ÷ kueue-admission average JCT, median {statistics.median(ratio):.2f} "
                      f"(seeds: {', '.join(f'{v:.2f}' for v in ratio)})")
     notes.append("worst queue's share of nominal: per run, the lowest over queues of the mean, over intervals the queue has "
-                 "demand, of min(1, GPUs it got / min(GPUs it asks, its nominal GPU quota)); in brackets the share of "
-                 "intervals some queue got less (median over seeds)")
+                 "demand, of min(1, GPUs it got / min(GPUs it asks, its nominal GPU quota)); in brackets the most intervals, "
+                 "as a share, that one queue got less (median over seeds)")
     tables.save("tenants-sim", columns=columns, rows=rows, seeds=list(range(seeds)), notes=notes,
                 command=f"benchmarks/bench_tenants.py --only sim ({jobs} jobs, {servers} servers, loads {LOADS}, {INTERVAL_S:.0f}-s rounds)")
     print(tables.render("tenants-sim"))

@@ -32,7 +32,7 @@ def _team_usage(plan: schedopt.Plan, prefix: str) -> int:
 
 
 @pytest.mark.parametrize("kw", [{"lend": 1}, {"borrow": 1}])
-@pytest.mark.parametrize("solver", ["optimus-milp", "optimus-cpsat", "optimus-greedy", "drf", "fifo"])
+@pytest.mark.parametrize("solver", ["optimus-milp", "optimus-cpsat", "optimus-greedy", "optimus-lagrange", "drf", "fifo"])
 def test_the_kueue_docs_limits_hold(kw: dict, solver: str) -> None:
     """With team-b lending at most 1 CPU (or team-a borrowing at most 1), team-a uses at most 9 + 1."""
     inst = _kueue_doc(**kw)
@@ -81,10 +81,13 @@ def test_exact_with_quotas_equals_bruteforce_and_check_replays_the_prices(seed: 
             assert plan.objective.value == pytest.approx(total, rel=1e-6, abs=1e-6)
         if plan.certificate and plan.certificate.bound and plan.certificate.bound.kind != "backend":
             assert not schedopt.check(inst, plan, strict=True)
-    greedy = assert_checked(inst, schedopt.solve(inst, "optimus-greedy"))
-    assert greedy.objective.admitted <= admitted
-    if greedy.objective.bound is not None and admitted:
-        assert greedy.objective.bound <= total + 1e-6 * max(1.0, total)
+    for heuristic in ["optimus-greedy", "optimus-lagrange"]:
+        plan = assert_checked(inst, schedopt.solve(inst, heuristic))
+        assert plan.objective.admitted <= admitted
+        if plan.objective.admitted == admitted and admitted:
+            assert plan.objective.value >= total - 1e-6 * max(1.0, total)
+        if plan.objective.bound is not None and admitted:
+            assert plan.objective.bound <= total + 1e-6 * max(1.0, total)
 
 
 def test_an_over_quota_plan_fails_check_naming_the_row() -> None:
@@ -106,7 +109,7 @@ def test_a_flavor_a_queue_does_not_cover_cannot_be_used() -> None:
         job["roles"] = {"worker": {"demand": {"cpu": 1.0, "gpu": 1.0}, "min": 1, "max": 2}}
     doc["queues"] = [{"name": "only-v100", "quotas": {"v100": {"gpu": {"nominal": 8}, "cpu": {"nominal": 8}}}}]
     inst = schedopt.Instance.from_dict(doc)
-    for solver in ["optimus-milp", "optimus-greedy", "drf"]:
+    for solver in ["optimus-milp", "optimus-greedy", "optimus-lagrange", "drf"]:
         plan = assert_checked(inst, schedopt.solve(inst, solver))
         assert set((plan.accelerators or {}).values()) <= {"v100"}
 

@@ -115,18 +115,18 @@ def test_one_named_type_is_the_untyped_problem() -> None:
     for srv in data["servers"]:
         srv["accelerator"] = "v100"
     typed = schedopt.Instance.from_dict(data)
-    for solver in ["optimus-milp", "optimus-cpsat", "optimus-greedy"]:
+    for solver in ["optimus-milp", "optimus-cpsat", "optimus-greedy", "optimus-lagrange"]:
         a = assert_checked(inst, schedopt.solve(inst, solver, seed=0))
         b = assert_checked(typed, schedopt.solve(typed, solver, seed=0))
         assert b.objective.admitted == a.objective.admitted
-        if solver != "optimus-greedy":
+        if solver in EXACT:
             assert b.objective.value == pytest.approx(a.objective.value, rel=1e-7)
         assert set(b.accelerators.values()) <= {"v100"}
 
 
 def test_typed_solves_are_deterministic_and_round_trip(tmp_path: Path) -> None:
     inst = random_typed_instance(5, n_jobs=4)
-    for solver in ["optimus-greedy", *EXACT]:
+    for solver in ["optimus-greedy", "optimus-lagrange", *EXACT]:
         a, b = schedopt.solve(inst, solver, seed=1), schedopt.solve(inst, solver, seed=1)
         assert (a.allocation, a.accelerators) == (b.allocation, b.accelerators)
         for ext in ("yaml", "json"):
@@ -139,7 +139,7 @@ def test_typed_solves_are_deterministic_and_round_trip(tmp_path: Path) -> None:
 def test_solvers_without_types_refuse_typed_instances(tmp_path: Path) -> None:
     inst = random_typed_instance(2)
     with pytest.raises(schedopt.InputError, match="does not model accelerator types"):
-        schedopt.solve(inst, "optimus-lagrange")
+        schedopt.solve(inst, "dl2")
     path = tmp_path / "typed.yaml"
     schedopt.save_instance(inst, path)
     out = tmp_path / "plan.yaml"
@@ -287,3 +287,19 @@ def test_spread_slows_a_job_past_one_server_and_solvers_pack() -> None:
             assert plan.objective.value == pytest.approx(total)
     no_penalty = schedopt.solve(_spread_instance(1.0), "optimus-milp")
     assert no_penalty.allocation["j0"]["worker"] + no_penalty.allocation["j1"]["worker"] == 16
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_typed_lagrange_is_never_better_than_bruteforce_and_at_least_the_greedy(seed: int) -> None:
+    """optimus-lagrange on a typed cluster starts from the type-aware greedy's plan and keeps it
+    unless its priced allocation over those rows is better: never worse than the greedy, never
+    better than the optimum, its bound below the optimum."""
+    inst = random_typed_instance(seed)
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    lag = assert_checked(inst, schedopt.solve(inst, "optimus-lagrange"))
+    greedy = schedopt.solve(inst, "optimus-greedy")
+    assert lag.objective.admitted == greedy.objective.admitted <= admitted
+    if lag.objective.admitted == admitted and admitted:
+        assert total - 1e-6 * total <= lag.objective.value <= greedy.objective.value + 1e-6 * greedy.objective.value
+        if lag.objective.bound is not None:
+            assert lag.objective.bound <= total + 1e-6 * total

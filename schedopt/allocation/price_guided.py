@@ -122,7 +122,8 @@ def round_at_prices(data: AllocationData, oracle: PricingOracle, lam: np.ndarray
 
 def local_search(data: AllocationData, times: _Times, counts: np.ndarray, members: np.ndarray,
                  max_moves: int, deadline: float = np.inf,
-                 minimums: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+                 minimums: np.ndarray | None = None,
+                 groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """Improving moves on ``counts`` (J, 2) of the ``members``, in rounds, until
     no move lowers Σ t_j, ``max_moves`` were made or ``deadline`` (perf_counter)
     passes. Each round makes the first kind of move that exists, each job in at
@@ -136,7 +137,9 @@ def local_search(data: AllocationData, times: _Times, counts: np.ndarray, member
     - *trade*: one PS for one worker in a job, or back;
     - *replace*: with ``minimums`` (J, 2; -1 rows for jobs that cannot run), a
       paused job at its minimum takes the place of the admitted job whose
-      Σ t_j it beats most (the count admitted stays).
+      Σ t_j it beats most (the count admitted stays). With ``groups`` (J,), rows
+      of one group are alternatives (a job's rows on each accelerator type): a
+      paused row replaces only while no row of its group is admitted.
 
     Returns (counts, members, moves by kind)."""
     counts = counts.copy()
@@ -264,7 +267,12 @@ def local_search(data: AllocationData, times: _Times, counts: np.ndarray, member
         inside = np.flatnonzero(member)
         inside = inside[np.argsort(-t[inside], kind="stable")]
         inside_use = _use(counts, demand, inside)
-        paused = np.flatnonzero(~member & can_run & (t_min < (t[inside[0]] if len(inside) else -np.inf)))
+        paused = ~member & can_run & (t_min < (t[inside[0]] if len(inside) else -np.inf))
+        if groups is not None:  # a job admitted on one type is not admitted again on another
+            taken = np.zeros(int(groups.max()) + 1, dtype=bool)
+            taken[groups[member]] = True
+            paused &= ~taken[groups]
+        paused = np.flatnonzero(paused)
         for b in paused[np.argsort(t_min[paused], kind="stable")][:256].tolist():
             longer = t[inside] > t_min[b] + tol(t_min[b])
             fit = longer & np.all(free[None, :] + inside_use >= use_min[b][None, :], axis=1)
@@ -288,7 +296,8 @@ def _use(counts: np.ndarray, demand: np.ndarray, jobs: np.ndarray) -> np.ndarray
     return counts[jobs, 0, None] * demand[jobs, 0] + counts[jobs, 1, None] * demand[jobs, 1]
 
 
-@register("optimus-lagrange", problem="allocation", exact=False, backend="numpy", supports_time_limit=True)
+@register("optimus-lagrange", problem="allocation", exact=False, backend="numpy", supports_time_limit=True,
+          accelerator_types=True)
 class OptimusLagrange:
     """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
 
@@ -301,6 +310,8 @@ class OptimusLagrange:
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         deadline = np.inf if time_limit is None else started + time_limit
+        if instance.typed:
+            return self._solve_typed(instance, started=started, deadline=deadline, seed=seed)
         data = compile_allocation(instance)
         admitted, _ = admit(data, self.admission)
         minimums = minimum_counts(data)
@@ -328,6 +339,39 @@ class OptimusLagrange:
                               metrics=metrics, bound=self.bound, dual=dual)
 
 
+    def _solve_typed(self, instance: Instance, *, started: float, deadline: float, seed: int | None) -> Plan:
+        """Accelerator types and quotas (typed.py): the type-aware greedy's types and
+        admitted jobs (LP-guided), then steps 2-5 over those rows with the types fixed
+        (prices per (type, resource) and quota row); the search's replacements keep one
+        type per job. The better of the two plans is kept."""
+        from schedopt.allocation.typed import _heuristic, compile_typed, typed_greedy
+
+        data = compile_typed(instance)
+        config, counters, lp = typed_greedy(data, "aware")
+        metrics: dict[str, Any] = {"accelerator_plan": counters.get("accelerator_plan"), "accelerator_choice": "aware"}
+        if config and self.admission != DEFAULT_ADMISSION:
+            metrics["admission_note"] = "typed instances admit by the type-aware greedy's rule"
+        if config:
+            rows = data.rows
+            members = np.array(sorted(config), dtype=np.int64)
+            minimums = minimum_counts(rows)
+            priced = allocate_at_prices(rows, members, minimums, max_moves=self.max_moves, deadline=deadline,
+                                        groups=data.job)
+            greedy_total = float(sum(rows.time_s(v, *c) for v, c in config.items()))
+            if len(priced.members) >= len(config) and priced.total_s < greedy_total:
+                config = priced.config()
+                metrics.update(priced.metrics)
+                metrics["started_from"] = "typed greedy, then prices over its rows"
+            else:
+                metrics["started_from"] = "typed greedy (the priced allocation was not better)"
+        metrics["heuristic_seconds"] = time.perf_counter() - started
+        if time.perf_counter() >= deadline:
+            metrics["stopped_in"] = "local search (time limit)"
+        return _heuristic(data, config, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
+                          options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound},
+                          metrics=metrics, bound=self.bound, lp=lp)
+
+
 def minimum_counts(data: AllocationData) -> np.ndarray:
     """Each job's configuration of least dominant demand (J, 2); -1 rows for jobs with none."""
     mins, ok = _minimum_configurations(data)
@@ -350,9 +394,10 @@ class PricedAllocation:
 
 
 def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.ndarray, *,
-                       max_moves: int, deadline: float = np.inf) -> PricedAllocation:
+                       max_moves: int, deadline: float = np.inf, groups: np.ndarray | None = None) -> PricedAllocation:
     """Prices over ``members``, rounding at the least feasible price scale, eq. 9
-    filling, then at most ``max_moves`` local-search moves (until ``deadline``)."""
+    filling, then at most ``max_moves`` local-search moves (until ``deadline``;
+    ``groups``: rows that are alternatives, :func:`local_search`)."""
     oracle = PricingOracle(data, members)
     dual = relax_in_price_space(data, oracle=oracle).result
     counts = round_at_prices(data, oracle, dual.lam, members, np.maximum(minimums, 0))
@@ -364,7 +409,8 @@ def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.n
     before_search = time.perf_counter()
     moves = {"adds": 0, "shifts": 0, "trades": 0, "replacements": 0}
     if max_moves:
-        counts, members, moves = local_search(data, _Times(data), counts, members, max_moves, deadline, minimums=minimums)
+        counts, members, moves = local_search(data, _Times(data), counts, members, max_moves, deadline, minimums=minimums,
+                                              groups=groups)
     total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
     metrics = {"dual_iterations": dual.iterations, "tasks_filled": counters["tasks_added"],
                **{f"search_{k}": v for k, v in moves.items()}, "search_seconds": time.perf_counter() - before_search}
