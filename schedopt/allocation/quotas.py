@@ -12,7 +12,9 @@ borrowing limit and l_q the lending limit (Kueue's ``nominalQuota``,
   Σ_{q in c} max(u_q, g_q) <= Σ_{q in c} n_q, which is the set of linear rows
   Σ_{q in S} u_q <= Σ_{q in c} n_q - Σ_{q in c \\ S} g_q  for every nonempty S ⊆ c
   (S = c is the cohort's total; a member without l_q adds nothing to the others' rows
-  beyond S = c's). Rows implied by others (all g_q = 0 outside S) are left out.
+  beyond S = c's). Rows implied by others (all g_q = 0 outside S) are left out,
+  and so is any row whose limit is at least the type's capacity of its resource
+  (the capacity row holds it: a cohort whose quotas cover the cluster adds nothing).
 
 A flavor or resource a queue does not list is one it cannot use (Kueue: a
 ClusterQueue admits only resources its resource groups cover): u_q <= 0.
@@ -60,7 +62,11 @@ def quota_rows(instance: Instance) -> QuotaRows:
     flavor_of: list[int] = []
     resource_of: list[int] = []
 
+    capacity = instance.accelerator_capacity  # (types, R)
+
     def add(name: str, queues_in: list[int], limit: float, t: int, r: int) -> None:
+        if limit >= capacity[t, r]:
+            return  # implied by the type's capacity: the jobs of all queues together use no more
         row = np.zeros(len(queues), dtype=bool)
         row[queues_in] = True
         names.append(name)

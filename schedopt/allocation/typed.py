@@ -138,15 +138,16 @@ class TypedData:
     @staticmethod
     def indices(config: dict[int, tuple[int, int]], choices: ChoiceSet, row_of: np.ndarray) -> list[int]:
         """The positions in ``choices`` (rows ``row_of``) of {row: (c0, c1)}'s configurations that are there."""
-        if not config:
+        if not config or not len(row_of):
             return []
-        wanted = {(int(v), int(c[0]), int(c[1])) for v, c in config.items()}
-        hits = [k for k, key in enumerate(zip(row_of.tolist(), choices.counts[:, 0].tolist(), choices.counts[:, 1].tolist()))
-                if key in wanted]
-        first: dict[int, int] = {}
-        for k in hits:
-            first.setdefault(int(row_of[k]), k)
-        return [first[v] for v in config if v in first]
+        n_rows = max(int(row_of.max()), max(config)) + 1
+        want = np.full((n_rows, 2), -1, dtype=np.int64)  # each row's wanted counts (-1: not in config)
+        for v, c in config.items():
+            want[v] = c
+        hits = np.flatnonzero(np.all(choices.counts == want[row_of], axis=1))
+        rows, first = np.unique(row_of[hits], return_index=True)  # each row's first matching configuration
+        at = dict(zip(rows.tolist(), hits[first].tolist()))
+        return [at[v] for v in config if v in at]
 
     def seed_columns(self, config: dict[int, tuple[int, int]], choices: ChoiceSet, row_of: np.ndarray) -> list[int]:
         """Columns that keep the LP's first master feasible for a plan ``config``: its
@@ -754,8 +755,13 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         keep = count_minimal(rows_cs)
         cs_min, rows_min = cs.subset(keep), row_of[keep]
         hint_cfg = {v: tuple(int(x) for x in _min_counts(data, v, cs_min, rows_min)) for v in best}
-        s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0,
-                                 time_limit=clock.left(), seed=seed, hint=data.indices(hint_cfg, cs_min, rows_min) or None)
+        if not clock.affords(getattr(backend, "seconds_per_choice", 0.0) * cs_min.K):
+            from schedopt.allocation.exact import StageResult
+
+            s1 = StageResult(Termination.TIME_LIMIT, None, info={"skipped": "too little time left to build the model"})
+        else:
+            s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0, time_limit=clock.left(),
+                                     seed=seed, hint=data.indices(hint_cfg, cs_min, rows_min) or None)
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
         admit_proven = s1.termination == Termination.OPTIMAL and s1.chosen is not None
         if s1.chosen is not None and len(s1.chosen) > len(best):
@@ -784,13 +790,22 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         candidate = config_of(rounded, cs, row_of)
         if len(candidate) >= len(best) and cost_of(candidate) < cost_of(best):
             best = candidate
+    if not clock.expired():  # optimus-lagrange's steps over the incumbent's rows: a closer incumbent fixes more
+        starts = [best]
+        if not every_job:  # and over the jobs the LP admits (as the untyped driver's dual admission)
+            mass = np.bincount(row_of, weights=tb.lp.x, minlength=len(data.job))
+            starts.append(typed_admission(data, "aware", preference=-mass, limit=len(best)))
+        best = _priced_incumbent(data, starts, deadline=np.inf if clock.at is None else clock.at)
+        metrics["incumbent_method"] = "typed greedy, LP rounding, then prices and local search over its rows"
     keep = fix_by_reduced_cost(cs, tb.lp, cost_of(best))
     reduced = cs.subset(keep)
     reduced_rows = row_of[keep]
     metrics.update({"lp_bound": tb.bound, "lp_rounds": tb.lp.rounds, "incumbent": cost_of(best),
                     "after_fixing": int(reduced.K)})
-    if clock.expired():
-        return stopped("after the LP bound", bound=tb.bound, proof=tb.proof, admitted_bound=admitted_bound)
+    build_s = getattr(backend, "seconds_per_choice", 0.0) * reduced.K
+    if clock.expired() or not clock.affords(build_s):
+        return stopped(f"after the LP bound (building the model would take about {build_s:.2g} s for {reduced.K:,} "
+                       "configurations)", bound=tb.bound, proof=tb.proof, admitted_bound=admitted_bound)
     s2 = backend.solve_stage(view, reduced, stage="time", every_job=every_job, min_admitted=k_min,
                              time_limit=clock.left(), seed=seed, hint=data.indices(best, reduced, reduced_rows) or None)
     metrics.update(s2.info)
@@ -807,6 +822,29 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
     return plan(found, Status.OPTIMAL if proven else Status.FEASIBLE,
                 s2.termination if proven else Termination.TIME_LIMIT,
                 bound=bound, proof=proof, admitted_bound=admitted_bound)
+
+
+def _priced_incumbent(data: TypedData, starts: list[dict[int, tuple[int, int]]], *, deadline: float
+                      ) -> dict[int, tuple[int, int]]:
+    """The best of ``starts[0]`` and each start's rows allocated by ``optimus-lagrange``'s
+    steps (types fixed): dual prices, rounding, eq. 9 filling, local search until
+    ``deadline``. Best: the most jobs, then the least Σ t."""
+    from schedopt.allocation.price_guided import allocate_at_prices, minimum_counts  # price_guided imports this module
+
+    rows = data.rows
+    minimums = minimum_counts(rows)
+
+    def key(config: dict[int, tuple[int, int]]) -> tuple[int, float]:
+        return -len(config), float(sum(rows.time_s(v, *c) for v, c in config.items()))
+
+    best = starts[0]
+    for start in starts:
+        if start and time.perf_counter() < deadline:
+            priced = allocate_at_prices(rows, np.array(sorted(start), dtype=np.int64), minimums,
+                                        max_moves=2000, deadline=deadline, groups=data.job).config()
+            if key(priced) < key(best):
+                best = priced
+    return best
 
 
 def _min_counts(data: TypedData, v: int, cs_min: ChoiceSet, rows_min: np.ndarray) -> np.ndarray:
