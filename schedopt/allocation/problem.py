@@ -226,7 +226,20 @@ class ChoiceSet:
 
 
 def job_configurations(data: AllocationData, j: int) -> tuple[np.ndarray, np.ndarray]:
-    """All allowed configurations of job j within its bounds: counts (n, 2), cost (n,)."""
+    """All allowed configurations of job j within its bounds: counts (n, 2), cost (n,).
+    Jobs that share a measured table and bounds share the work (cached on ``data``)."""
+    shared = _shared_table_key(data, j)
+    if shared is None:
+        return _job_configurations(data, j)
+    cache = data.__dict__.setdefault("_table_configurations", {})
+    if shared not in cache:
+        counts, cost = _job_configurations(data, j)
+        cache[shared] = (counts, cost / float(data.Q[j]))
+    counts, step = cache[shared]
+    return counts, step * float(data.Q[j])
+
+
+def _job_configurations(data: AllocationData, j: int) -> tuple[np.ndarray, np.ndarray]:
     speed = data.jobs[j].speed
     (lo0, lo1), (hi0, hi1) = data.lo[j], data.hi[j]
     if isinstance(speed, TableSpeed):
@@ -263,12 +276,15 @@ def pareto_prune(counts: np.ndarray, cost: np.ndarray) -> np.ndarray:
         best_before[1:, :] = pm[:-1, :]
         best_before[:, 1:] = np.minimum(best_before[:, 1:], pm[:, :-1])
         return ~(best_before[a, b] <= cost)
-    # sparse (tables): sort by counts, compare pairwise
+    # sparse (tables): every pair at once, in blocks of rows (n² comparisons, bounded memory)
     keep = np.ones(n, dtype=bool)
-    for i in range(n):
-        dom = (counts[:, 0] <= counts[i, 0]) & (counts[:, 1] <= counts[i, 1]) & (cost <= cost[i])
-        dom[i] = False
-        keep[i] = not dom.any()
+    block = max(1, 2_000_000 // n)
+    for lo in range(0, n, block):
+        i = np.arange(lo, min(n, lo + block))
+        dom = ((counts[None, :, 0] <= counts[i, None, 0]) & (counts[None, :, 1] <= counts[i, None, 1])
+               & (cost[None, :] <= cost[i, None]))
+        dom[np.arange(len(i)), i] = False  # not by itself
+        keep[i] = ~dom.any(axis=1)
     return keep
 
 
@@ -288,7 +304,8 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
     jobs = np.arange(data.J) if jobs is None else np.asarray(jobs)
     wanted = set(jobs.tolist())
     batched = _one_role_batch(data, jobs)
-    parts_job, parts_counts, parts_cost, start = [], [], [], [0]
+    pruned = data.__dict__.setdefault("_pruned_tables", {})  # _shared_table_key -> counts, step times, enumerated
+    parts_counts, parts_cost, scale, sizes = [], [], np.ones(data.J), np.zeros(data.J, dtype=np.int64)
     enumerated = 0
     for j in range(data.J):
         if j in batched:
@@ -298,6 +315,19 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
                 before = np.minimum.accumulate(np.concatenate([[np.inf], cost[:-1]]))
                 keep = cost < before
                 counts, cost = counts[keep], cost[keep]
+        elif j in wanted and (shared := _shared_table_key(data, j)) is not None:
+            # a measured table seen before with the same bounds: its pruned configurations and step times
+            # are the same, and the cost is Q_j times the step time (pruning is unchanged by that scale)
+            if (shared, prune) not in pruned:
+                counts, cost = job_configurations(data, j)
+                total = len(cost)
+                if prune:
+                    keep = pareto_prune(counts, cost)
+                    counts, cost = counts[keep], cost[keep]
+                pruned[shared, prune] = (counts, cost / float(data.Q[j]), total)
+            counts, cost, total = pruned[shared, prune]
+            scale[j] = data.Q[j]
+            enumerated += total
         elif j in wanted:
             counts, cost = job_configurations(data, j)
             enumerated += len(cost)
@@ -305,16 +335,32 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
                 keep = pareto_prune(counts, cost)
                 counts, cost = counts[keep], cost[keep]
         else:
-            counts, cost = np.zeros((0, 2), dtype=np.int64), np.zeros(0)
-        parts_job.append(np.full(len(cost), j, dtype=np.int64))
+            continue
         parts_counts.append(counts)
         parts_cost.append(cost)
-        start.append(start[-1] + len(cost))
-    job = np.concatenate(parts_job) if parts_job else np.zeros(0, dtype=np.int64)
-    counts = np.concatenate(parts_counts) if parts_counts else np.zeros((0, 2), dtype=np.int64)
-    cost = np.concatenate(parts_cost) if parts_cost else np.zeros(0)
+        sizes[j] = len(cost)
+    job = np.repeat(np.arange(data.J, dtype=np.int64), sizes)
+    counts = np.concatenate(parts_counts).astype(np.int64, copy=False) if parts_counts else np.zeros((0, 2), dtype=np.int64)
+    cost = np.concatenate(parts_cost) * scale[job] if parts_cost else np.zeros(0)
     use = (counts[:, :, None] * data.demand[job]).sum(axis=1) if len(job) else np.zeros((0, data.R))
-    return ChoiceSet(job=job, counts=counts, cost=cost, use=use, start=np.array(start), enumerated=enumerated)
+    return ChoiceSet(job=job, counts=counts, cost=cost, use=use, start=np.concatenate([[0], np.cumsum(sizes)]),
+                     enumerated=enumerated)
+
+
+def _shared_table_key(data: AllocationData, j: int) -> tuple | None:
+    """A key equal for jobs whose configurations and step times are the same: a measured
+    table (its points) within the same bounds, cost Q_j·step (no restart cost, Q_j > 0).
+    None for every other job. Cached on ``data`` per job."""
+    keys = data.__dict__.setdefault("_shared_table_keys", {})
+    if j not in keys:
+        speed = data.jobs[j].speed
+        if (not isinstance(speed, TableSpeed) or type(data).time_s is not AllocationData.time_s or data.restarts(j)
+                or not data.Q[j] > 0):
+            keys[j] = None
+        else:
+            keys[j] = (speed.interpolate, tuple(map(tuple, speed.points)), int(data.n_roles[j]),
+                       tuple(data.lo[j].tolist()), tuple(data.hi[j].tolist()))
+    return keys[j]
 
 
 def _one_role_batch(data: AllocationData, jobs: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
