@@ -301,11 +301,12 @@ def _use(counts: np.ndarray, demand: np.ndarray, jobs: np.ndarray) -> np.ndarray
 class OptimusLagrange:
     """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
 
-    def __init__(self, *, admission: str = DEFAULT_ADMISSION, max_moves: int = 2000, bound: bool = True):
+    def __init__(self, *, admission: str = DEFAULT_ADMISSION, max_moves: int = 2000, bound: bool = True,
+                 repair: bool = True):
         check_admission("optimus-lagrange", admission)
         if max_moves < 0:
             raise InputError("optimus-lagrange", f"max_moves: expected an integer >= 0, got {max_moves!r}")
-        self.admission, self.max_moves, self.bound = admission, int(max_moves), bool(bound)
+        self.admission, self.max_moves, self.bound, self.repair = admission, int(max_moves), bool(bound), bool(repair)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
@@ -324,7 +325,8 @@ class OptimusLagrange:
                 proposed = dual_admission(data, len(admitted), minimums)
                 if proposed is not None and set(proposed.tolist()) != set(admitted):
                     candidates.append(proposed)
-            results = [allocate_at_prices(data, members, minimums, max_moves=self.max_moves, deadline=deadline)
+            results = [allocate_at_prices(data, members, minimums, max_moves=self.max_moves, deadline=deadline,
+                                          repair=self.repair)
                        for members in candidates]
             best = max(results, key=lambda r: (len(r.members), -r.total_s))  # the first among equals
             dual = best.dual if len(best.members) == data.J else None  # the plan's bound when it covers every job
@@ -335,7 +337,8 @@ class OptimusLagrange:
         if time.perf_counter() >= deadline:
             metrics["stopped_in"] = "local search (time limit)"  # the clock, not max_moves, ended the search
         return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
-                              options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound},
+                              options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
+                                       "repair": self.repair},
                               metrics=metrics, bound=self.bound, dual=dual)
 
 
@@ -368,7 +371,8 @@ class OptimusLagrange:
         if time.perf_counter() >= deadline:
             metrics["stopped_in"] = "local search (time limit)"
         return _heuristic(data, config, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
-                          options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound},
+                          options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
+                                   "repair": self.repair},
                           metrics=metrics, bound=self.bound, lp=lp)
 
 
@@ -394,7 +398,8 @@ class PricedAllocation:
 
 
 def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.ndarray, *,
-                       max_moves: int, deadline: float = np.inf, groups: np.ndarray | None = None) -> PricedAllocation:
+                       max_moves: int, deadline: float = np.inf, groups: np.ndarray | None = None,
+                       repair: bool = False) -> PricedAllocation:
     """Prices over ``members``, rounding at the least feasible price scale, eq. 9
     filling, then at most ``max_moves`` local-search moves (until ``deadline``;
     ``groups``: rows that are alternatives, :func:`local_search`)."""
@@ -411,10 +416,94 @@ def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.n
     if max_moves:
         counts, members, moves = local_search(data, _Times(data), counts, members, max_moves, deadline, minimums=minimums,
                                               groups=groups)
+    repaired = 0
+    if repair and max_moves and groups is None:
+        counts, members, repaired = exact_repair(data, counts, members, minimums, dual.lam, deadline=deadline)
     total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
     metrics = {"dual_iterations": dual.iterations, "tasks_filled": counters["tasks_added"],
-               **{f"search_{k}": v for k, v in moves.items()}, "search_seconds": time.perf_counter() - before_search}
+               **{f"search_{k}": v for k, v in moves.items()}, "search_seconds": time.perf_counter() - before_search,
+               "repairs": repaired}
     return PricedAllocation(members=members, total_s=total, counts=counts, dual=dual, metrics=metrics)
+
+
+#: the exact repair's neighbourhood: jobs re-chosen at once, and how many neighbourhoods are tried
+REPAIR_JOBS, REPAIR_ROUNDS = 32, 4
+#: the repair runs only while every job's configurations together stay this few (it enumerates them)
+REPAIR_MAX_CONFIGURATIONS = 20_000
+
+
+def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, minimums: np.ndarray,
+                 lam: np.ndarray, *, deadline: float = np.inf) -> tuple[np.ndarray, np.ndarray, int]:
+    """Large-neighbourhood search with an exact step: up to :data:`REPAIR_ROUNDS` times, the
+    :data:`REPAIR_JOBS` jobs most likely misplaced (the admitted jobs dearest at the prices λ
+    (with paused jobs, the prices of the dual with the admission row),
+    those furthest from their priced-best configuration, and the paused jobs cheapest at their
+    minimum; the next ones down each ranking after a round that finds nothing) are re-chosen by the exact model
+    (Pyomo + HiGHS) over the capacity the other jobs leave, keeping as many of them admitted.
+    What local search cannot do in one move (pause one job, admit another at more tasks,
+    shrink two others to make room) is one step here. Returns (counts, members, repairs made)."""
+    from dataclasses import replace as with_fields
+
+    from schedopt.allocation.milp import HighsBackend  # the exact backend (imports Pyomo on use)
+    from schedopt.allocation.problem import enumerate_choices
+
+    member = np.zeros(data.J, dtype=bool)
+    member[members] = True
+    can_run = minimums[:, 0] >= 0
+    backend = HighsBackend(rel_gap=1e-9, threads=1)
+    oracle = PricingOracle(data)
+    if not member[can_run].all():  # jobs are paused: rank at the prices of the dual with the admission row
+        lam = relax_in_price_space(data, admit=int(member.sum()), oracle=oracle).result.lam
+    best_priced, _, _ = oracle.price(lam)  # (J,) each job's least t_k + λ·u_k
+    repairs = offset = 0  # offset: how far down the rankings this round's neighbourhood starts
+    for _ in range(REPAIR_ROUNDS):
+        if time.perf_counter() >= deadline:
+            break
+        use = _use(counts, data.demand, np.arange(data.J))  # (J, R)
+        t = np.array([data.time_s(j, int(counts[j, 0]), int(counts[j, 1])) if member[j] else np.inf for j in range(data.J)])
+        priced = np.where(member, t + use @ lam, -np.inf)
+        inside = np.flatnonzero(member)
+        inside = inside[np.argsort(-priced[inside], kind="stable")]  # dearest first
+        paused = np.flatnonzero(~member & can_run)
+        if len(paused):
+            at_min = np.array([data.time_s(int(j), int(minimums[j, 0]), int(minimums[j, 1])) for j in paused.tolist()])
+            use_min = minimums[paused, 0, None] * data.demand[paused, 0] + minimums[paused, 1, None] * data.demand[paused, 1]
+            paused = paused[np.argsort(at_min + use_min @ lam, kind="stable")]  # cheapest first
+        regret = inside[np.argsort(-(priced[inside] - best_priced[inside]), kind="stable")]  # furthest from priced-best
+        part = REPAIR_JOBS // (3 if len(paused) else 2)
+        window = slice(offset * part, (offset + 1) * part)
+        hood = np.union1d(np.union1d(inside[window], paused[window]), regret[window])
+        if not len(hood):
+            break
+        cs = enumerate_choices(data, hood)
+        if cs.K == 0 or cs.K > REPAIR_MAX_CONFIGURATIONS:
+            break
+        rest = member.copy()
+        rest[hood] = False
+        free = data.cap - use[rest].sum(axis=0)
+        sub = with_fields(data, cap=np.maximum(free, 0.0))
+        keep_admitted = int(member[hood].sum())
+        current = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in hood.tolist() if member[j]}
+        hint = cs.indices_present(current) or None
+        left = None if not np.isfinite(deadline) else max(1e-3, deadline - time.perf_counter())
+        result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep_admitted,
+                                     time_limit=left, seed=0, hint=hint)
+        if result.chosen is None:
+            offset += 1
+            continue
+        before = float(sum(t[j] for j in current))
+        after = float(cs.cost[result.chosen].sum())
+        if len(result.chosen) >= keep_admitted and after < before - 1e-9 * max(1.0, before):
+            member[hood] = False
+            counts[hood] = 0
+            for k in result.chosen:
+                j = int(cs.job[k])
+                member[j] = True
+                counts[j] = cs.counts[k]
+            repairs += 1
+        else:
+            offset += 1  # nothing better here: the next jobs down the rankings
+    return counts, np.flatnonzero(member), repairs
 
 
 def dual_admission(data: AllocationData, k: int, minimums: np.ndarray, *, oracle: PricingOracle | None = None,
