@@ -418,7 +418,7 @@ def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.n
                                               groups=groups)
     repaired = 0
     if repair and max_moves and groups is None:
-        counts, members, repaired = exact_repair(data, counts, members, minimums, dual.lam, deadline=deadline)
+        counts, members, repaired = exact_repair(data, counts, members, minimums, dual, deadline=deadline)
     total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
     metrics = {"dual_iterations": dual.iterations, "tasks_filled": counters["tasks_added"],
                **{f"search_{k}": v for k, v in moves.items()}, "search_seconds": time.perf_counter() - before_search,
@@ -426,14 +426,17 @@ def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.n
     return PricedAllocation(members=members, total_s=total, counts=counts, dual=dual, metrics=metrics)
 
 
-#: the exact repair's neighbourhood: jobs re-chosen at once, and how many neighbourhoods are tried
-REPAIR_JOBS, REPAIR_ROUNDS = 32, 4
+#: the exact repair's neighbourhood: jobs re-chosen at once, how many neighbourhoods are tried, and
+#: after how many that find nothing it stops
+REPAIR_JOBS, REPAIR_ROUNDS, REPAIR_MISSES = 32, 4, 2
+#: no repair when the dual's bound proves the plan within this relative gap
+REPAIR_SKIP_GAP = 1e-6
 #: the repair runs only while every job's configurations together stay this few (it enumerates them)
 REPAIR_MAX_CONFIGURATIONS = 20_000
 
 
 def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, minimums: np.ndarray,
-                 lam: np.ndarray, *, deadline: float = np.inf) -> tuple[np.ndarray, np.ndarray, int]:
+                 dual: DualResult, *, deadline: float = np.inf) -> tuple[np.ndarray, np.ndarray, int]:
     """Large-neighbourhood search with an exact step: up to :data:`REPAIR_ROUNDS` times, the
     :data:`REPAIR_JOBS` jobs most likely misplaced (the admitted jobs dearest at the prices λ
     (with paused jobs, the prices of the dual with the admission row),
@@ -441,7 +444,9 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
     minimum; the next ones down each ranking after a round that finds nothing) are re-chosen by the exact model
     (Pyomo + HiGHS) over the capacity the other jobs leave, keeping as many of them admitted.
     What local search cannot do in one move (pause one job, admit another at more tasks,
-    shrink two others to make room) is one step here. Returns (counts, members, repairs made)."""
+    shrink two others to make room) is one step here. Nothing is tried when the dual's bound
+    (``dual``, over ``members``; with paused jobs, the dual with the admission row) already
+    proves the plan within :data:`REPAIR_SKIP_GAP`. Returns (counts, members, repairs made)."""
     from dataclasses import replace as with_fields
 
     from schedopt.allocation.milp import HighsBackend  # the exact backend (imports Pyomo on use)
@@ -453,7 +458,14 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
     backend = HighsBackend(rel_gap=1e-9, threads=1)
     oracle = PricingOracle(data)
     if not member[can_run].all():  # jobs are paused: rank at the prices of the dual with the admission row
-        lam = relax_in_price_space(data, admit=int(member.sum()), oracle=oracle).result.lam
+        dual = relax_in_price_space(data, admit=int(member.sum()), oracle=oracle).result
+    lam = dual.lam
+
+    def total() -> float:
+        return float(sum(data.time_s(j, int(counts[j, 0]), int(counts[j, 1])) for j in np.flatnonzero(member).tolist()))
+
+    if total() - dual.bound <= REPAIR_SKIP_GAP * max(1.0, abs(total())):
+        return counts, members, 0  # already proven within the tolerance: nothing to repair
     best_priced, _, _ = oracle.price(lam)  # (J,) each job's least t_k + λ·u_k
     repairs = offset = 0  # offset: how far down the rankings this round's neighbourhood starts
     for _ in range(REPAIR_ROUNDS):
@@ -490,6 +502,8 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
                                      time_limit=left, seed=0, hint=hint)
         if result.chosen is None:
             offset += 1
+            if offset >= REPAIR_MISSES:
+                break
             continue
         before = float(sum(t[j] for j in current))
         after = float(cs.cost[result.chosen].sum())
@@ -501,8 +515,12 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
                 member[j] = True
                 counts[j] = cs.counts[k]
             repairs += 1
+            if total() - dual.bound <= REPAIR_SKIP_GAP * max(1.0, abs(total())):
+                break
         else:
             offset += 1  # nothing better here: the next jobs down the rankings
+            if offset >= REPAIR_MISSES:
+                break
     return counts, np.flatnonzero(member), repairs
 
 
