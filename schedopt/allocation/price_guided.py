@@ -347,7 +347,7 @@ class OptimusLagrange:
         admitted jobs (LP-guided), then steps 2-5 over those rows with the types fixed
         (prices per (type, resource) and quota row); the search's replacements keep one
         type per job. The better of the two plans is kept."""
-        from schedopt.allocation.typed import _heuristic, compile_typed, typed_greedy
+        from schedopt.allocation.typed import _heuristic, compile_typed, typed_greedy, typed_repair
 
         data = compile_typed(instance)
         config, counters, lp = typed_greedy(data, "aware")
@@ -367,6 +367,10 @@ class OptimusLagrange:
                 metrics["started_from"] = "typed greedy, then prices over its rows"
             else:
                 metrics["started_from"] = "typed greedy (the priced allocation was not better)"
+            total = float(sum(rows.time_s(v, *c) for v, c in config.items()))
+            if (self.repair and self.max_moves and lp is not None and (lp.proof.admit or data.J) == len(config)
+                    and total - lp.bound > 1e-6 * max(1.0, total)):  # not already proven: the exact repair
+                config, metrics["repairs"] = typed_repair(data, config, lp, deadline=deadline)
         metrics["heuristic_seconds"] = time.perf_counter() - started
         if time.perf_counter() >= deadline:
             metrics["stopped_in"] = "local search (time limit)"
