@@ -325,10 +325,16 @@ class OptimusLagrange:
                 proposed = dual_admission(data, len(admitted), minimums)
                 if proposed is not None and set(proposed.tolist()) != set(admitted):
                     candidates.append(proposed)
-            results = [allocate_at_prices(data, members, minimums, max_moves=self.max_moves, deadline=deadline,
-                                          repair=self.repair)
+            results = [allocate_at_prices(data, members, minimums, max_moves=self.max_moves, deadline=deadline)
                        for members in candidates]
             best = max(results, key=lambda r: (len(r.members), -r.total_s))  # the first among equals
+            if self.repair and self.max_moves:  # the exact repair, on the better plan only
+                counts, members, repairs = exact_repair(data, best.counts.copy(), best.members, minimums, best.dual,
+                                                        deadline=_repair_deadline(started, deadline))
+                total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
+                if repairs and len(members) >= len(best.members) and total < best.total_s:
+                    best = PricedAllocation(members=members, total_s=total, counts=counts, dual=best.dual,
+                                            metrics={**best.metrics, "repairs": repairs})
             dual = best.dual if len(best.members) == data.J else None  # the plan's bound when it covers every job
             admitted = sorted(best.members.tolist())
             config = best.config()
@@ -370,7 +376,7 @@ class OptimusLagrange:
             total = float(sum(rows.time_s(v, *c) for v, c in config.items()))
             if (self.repair and self.max_moves and lp is not None and (lp.proof.admit or data.J) == len(config)
                     and total - lp.bound > 1e-6 * max(1.0, total)):  # not already proven: the exact repair
-                config, metrics["repairs"] = typed_repair(data, config, lp, deadline=deadline)
+                config, metrics["repairs"] = typed_repair(data, config, lp, deadline=_repair_deadline(started, deadline))
         metrics["heuristic_seconds"] = time.perf_counter() - started
         if time.perf_counter() >= deadline:
             metrics["stopped_in"] = "local search (time limit)"
@@ -402,8 +408,7 @@ class PricedAllocation:
 
 
 def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.ndarray, *,
-                       max_moves: int, deadline: float = np.inf, groups: np.ndarray | None = None,
-                       repair: bool = False) -> PricedAllocation:
+                       max_moves: int, deadline: float = np.inf, groups: np.ndarray | None = None) -> PricedAllocation:
     """Prices over ``members``, rounding at the least feasible price scale, eq. 9
     filling, then at most ``max_moves`` local-search moves (until ``deadline``;
     ``groups``: rows that are alternatives, :func:`local_search`)."""
@@ -420,23 +425,31 @@ def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.n
     if max_moves:
         counts, members, moves = local_search(data, _Times(data), counts, members, max_moves, deadline, minimums=minimums,
                                               groups=groups)
-    repaired = 0
-    if repair and max_moves and groups is None:
-        counts, members, repaired = exact_repair(data, counts, members, minimums, dual, deadline=deadline)
     total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
     metrics = {"dual_iterations": dual.iterations, "tasks_filled": counters["tasks_added"],
-               **{f"search_{k}": v for k, v in moves.items()}, "search_seconds": time.perf_counter() - before_search,
-               "repairs": repaired}
+               **{f"search_{k}": v for k, v in moves.items()}, "search_seconds": time.perf_counter() - before_search}
     return PricedAllocation(members=members, total_s=total, counts=counts, dual=dual, metrics=metrics)
 
 
 #: the exact repair's neighbourhood: jobs re-chosen at once, how many neighbourhoods are tried, and
 #: after how many that find nothing it stops
 REPAIR_JOBS, REPAIR_ROUNDS, REPAIR_MISSES = 32, 4, 2
+#: the repair's time: as long as the heuristic took before it, at least this many seconds
+REPAIR_MIN_SECONDS = 0.25
 #: no repair when the dual's bound proves the plan within this relative gap
 REPAIR_SKIP_GAP = 1e-6
-#: the repair runs only while every job's configurations together stay this few (it enumerates them)
-REPAIR_MAX_CONFIGURATIONS = 20_000
+#: a neighbourhood's model keeps at most this many configurations (those of least reduced cost at the
+#: prices, and the current ones), and each of its solves at most this many seconds
+REPAIR_MAX_CONFIGURATIONS, REPAIR_SECONDS = 1_500, 0.5
+#: a neighbourhood is not started with less time than this left
+MIN_REPAIR_SOLVE_S = 0.02
+
+
+def _repair_deadline(started: float, deadline: float) -> float:
+    """When the exact repair stops: after as long again as the heuristic took so far (at least
+    :data:`REPAIR_MIN_SECONDS`), and never past the caller's ``deadline``."""
+    now = time.perf_counter()
+    return min(deadline, now + max(REPAIR_MIN_SECONDS, now - started))
 
 
 def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, minimums: np.ndarray,
@@ -492,16 +505,23 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
         if not len(hood):
             break
         cs = enumerate_choices(data, hood)
-        if cs.K == 0 or cs.K > REPAIR_MAX_CONFIGURATIONS:
+        if cs.K == 0:
             break
+        current = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in hood.tolist() if member[j]}
+        if cs.K > REPAIR_MAX_CONFIGURATIONS:  # keep the configurations of least reduced cost (and the current ones)
+            rc = cs.cost + cs.use @ lam - best_priced[cs.job]
+            keep = rc <= np.partition(rc, REPAIR_MAX_CONFIGURATIONS - 1)[REPAIR_MAX_CONFIGURATIONS - 1]
+            keep[cs.indices_present(current)] = True
+            cs = cs.subset(keep)
         rest = member.copy()
         rest[hood] = False
         free = data.cap - use[rest].sum(axis=0)
         sub = with_fields(data, cap=np.maximum(free, 0.0))
         keep_admitted = int(member[hood].sum())
-        current = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in hood.tolist() if member[j]}
         hint = cs.indices_present(current) or None
-        left = None if not np.isfinite(deadline) else max(1e-3, deadline - time.perf_counter())
+        left = min(REPAIR_SECONDS, max(1e-3, deadline - time.perf_counter()))
+        if deadline - time.perf_counter() < MIN_REPAIR_SOLVE_S:
+            break
         result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep_admitted,
                                      time_limit=left, seed=0, hint=hint)
         if result.chosen is None:
