@@ -51,7 +51,7 @@ def measure(inst: schedopt.Instance) -> tuple[float | None, bool, float, float, 
     if lag.objective.admitted < opt.objective.admitted:
         return None, True, t_lag, t_opt, ok
     value, best = lag.objective.value, opt.objective.value
-    return (value - best) / best if best else 0.0, False, t_lag, t_opt, ok
+    return max(0.0, (value - best) / best) if best else 0.0, False, t_lag, t_opt, ok  # below 0: rounding
 
 
 def main() -> None:

@@ -330,7 +330,7 @@ class OptimusLagrange:
             best = max(results, key=lambda r: (len(r.members), -r.total_s))  # the first among equals
             if self.repair and self.max_moves:  # the exact repair, on the better plan only
                 counts, members, repairs = exact_repair(data, best.counts.copy(), best.members, minimums, best.dual,
-                                                        deadline=_repair_deadline(started, deadline))
+                                                        deadline=deadline)
                 total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
                 if repairs and len(members) >= len(best.members) and total < best.total_s:
                     best = PricedAllocation(members=members, total_s=total, counts=counts, dual=best.dual,
@@ -376,7 +376,7 @@ class OptimusLagrange:
             total = float(sum(rows.time_s(v, *c) for v, c in config.items()))
             if (self.repair and self.max_moves and lp is not None and (lp.proof.admit or data.J) == len(config)
                     and total - lp.bound > 1e-6 * max(1.0, total)):  # not already proven: the exact repair
-                config, metrics["repairs"] = typed_repair(data, config, lp, deadline=_repair_deadline(started, deadline))
+                config, metrics["repairs"] = typed_repair(data, config, lp, deadline=deadline)
         metrics["heuristic_seconds"] = time.perf_counter() - started
         if time.perf_counter() >= deadline:
             metrics["stopped_in"] = "local search (time limit)"
@@ -434,22 +434,14 @@ def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.n
 #: the exact repair's neighbourhood: jobs re-chosen at once, how many neighbourhoods are tried, and
 #: after how many that find nothing it stops
 REPAIR_JOBS, REPAIR_ROUNDS, REPAIR_MISSES = 32, 4, 2
-#: the repair's time: as long as the heuristic took before it, at least this many seconds
-REPAIR_MIN_SECONDS = 0.25
 #: no repair when the dual's bound proves the plan within this relative gap
 REPAIR_SKIP_GAP = 1e-6
 #: a neighbourhood's model keeps at most this many configurations (those of least reduced cost at the
-#: prices, and the current ones), and each of its solves at most this many seconds
-REPAIR_MAX_CONFIGURATIONS, REPAIR_SECONDS = 1_500, 0.5
+#: prices, and the current ones). Its solves have no time limit but the caller's (a clock would make
+#: the plan depend on the machine); the models are small
+REPAIR_MAX_CONFIGURATIONS = 1_500
 #: a neighbourhood is not started with less time than this left
 MIN_REPAIR_SOLVE_S = 0.02
-
-
-def _repair_deadline(started: float, deadline: float) -> float:
-    """When the exact repair stops: after as long again as the heuristic took so far (at least
-    :data:`REPAIR_MIN_SECONDS`), and never past the caller's ``deadline``."""
-    now = time.perf_counter()
-    return min(deadline, now + max(REPAIR_MIN_SECONDS, now - started))
 
 
 def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, minimums: np.ndarray,
@@ -519,8 +511,8 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
         sub = with_fields(data, cap=np.maximum(free, 0.0))
         keep_admitted = int(member[hood].sum())
         hint = cs.indices_present(current) or None
-        left = min(REPAIR_SECONDS, max(1e-3, deadline - time.perf_counter()))
-        if deadline - time.perf_counter() < MIN_REPAIR_SOLVE_S:
+        left = None if not np.isfinite(deadline) else deadline - time.perf_counter()
+        if left is not None and left < MIN_REPAIR_SOLVE_S:
             break
         result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep_admitted,
                                      time_limit=left, seed=0, hint=hint)
