@@ -833,11 +833,13 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
 
 
 def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedBound, *, jobs: int = 32,
-                 misses: int = 2, rounds: int = 4, deadline: float = math.inf) -> tuple[dict[int, tuple[int, int]], int]:
+                 misses: int = 2, rounds: int = 4, max_configurations: int = 1_500,
+                 deadline: float = math.inf) -> tuple[dict[int, tuple[int, int]], int]:
     """``optimus-lagrange``'s exact repair on a typed cluster: up to ``rounds`` times, ``jobs`` jobs
     (the admitted ones dearest at the LP's prices per (type, resource), those furthest from their
     priced-best configuration on any type, the paused ones cheapest) are re-chosen, type and counts,
-    by the exact model over the capacity the others leave, keeping as many admitted; stops after
+    by the exact model over the capacity the others leave, keeping as many admitted (at most
+    ``max_configurations`` of theirs: those of least reduced cost, and the current ones); stops after
     ``misses`` neighbourhoods that find nothing. Returns (config {row: counts}, repairs made)."""
     from schedopt.allocation.milp import HighsBackend  # the exact backend (imports Pyomo on use)
 
@@ -873,6 +875,10 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
         in_hood = np.zeros(data.J, dtype=bool)
         in_hood[hood] = True
         mask = in_hood[cs.job]
+        if int(mask.sum()) > max_configurations:  # keep those of least reduced cost at the prices, and the current ones
+            rc = np.where(mask, priced - best[cs.job], np.inf)
+            mask &= rc <= np.partition(rc, max_configurations - 1)[max_configurations - 1]
+            mask[at[in_hood[cs.job[at]]]] = True
         sub, sub_rows = cs.subset(mask), row_of[mask]
         rest = at[~in_hood[cs.job[at]]]
         sub_view = replace(view, cap=np.maximum(view.cap - cs.use[rest].sum(axis=0), 0.0))
