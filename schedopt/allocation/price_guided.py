@@ -444,6 +444,28 @@ REPAIR_MAX_CONFIGURATIONS = 1_500
 MIN_REPAIR_SOLVE_S = 0.02
 
 
+def repair_neighbourhood(member: np.ndarray, priced: np.ndarray, best_priced: np.ndarray, paused: np.ndarray,
+                         offset: int, size: int = REPAIR_JOBS) -> np.ndarray:
+    """The jobs the exact repair re-chooses (sorted): a window, ``offset`` windows down, of each of
+    three rankings: the admitted jobs (``member``, J) dearest at the prices (``priced``, J: t_j + λ·u_j),
+    the admitted jobs furthest from their priced-best configuration (``best_priced``, J), and
+    ``paused`` (already cheapest first). ``size`` jobs at most, split between the rankings."""
+    inside = np.flatnonzero(member)
+    dear = inside[np.argsort(-priced[inside], kind="stable")]
+    regret = inside[np.argsort(-(priced[inside] - best_priced[inside]), kind="stable")]
+    part = size // (3 if len(paused) else 2)
+    window = slice(offset * part, (offset + 1) * part)
+    return np.union1d(np.union1d(dear[window], paused[window]), regret[window])
+
+
+def least_reduced_cost(rc: np.ndarray, current: list[int], limit: int = REPAIR_MAX_CONFIGURATIONS) -> np.ndarray:
+    """Mask of the ``limit`` configurations of least reduced cost ``rc`` (K,; +inf: never kept) and the
+    ``current`` ones: a repair neighbourhood's model stays small."""
+    keep = rc <= np.partition(rc, limit - 1)[limit - 1]
+    keep[current] = True
+    return keep
+
+
 def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, minimums: np.ndarray,
                  dual: DualResult, *, deadline: float = np.inf) -> tuple[np.ndarray, np.ndarray, int]:
     """Large-neighbourhood search with an exact step: up to :data:`REPAIR_ROUNDS` times, the
@@ -470,8 +492,14 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
         dual = relax_in_price_space(data, admit=int(member.sum()), oracle=oracle).result
     lam = dual.lam
 
+    times = _Times(data)
+
+    def job_times() -> np.ndarray:
+        """(J,) each admitted job's time at its counts, inf for the others."""
+        return np.where(member, times.at(counts[:, 0], counts[:, 1]), np.inf)
+
     def total() -> float:
-        return float(sum(data.time_s(j, int(counts[j, 0]), int(counts[j, 1])) for j in np.flatnonzero(member).tolist()))
+        return float(sum(job_times()[member].tolist()))
 
     if total() - dual.bound <= REPAIR_SKIP_GAP * max(1.0, abs(total())):
         return counts, members, 0  # already proven within the tolerance: nothing to repair
@@ -481,30 +509,21 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
         if time.perf_counter() >= deadline:
             break
         use = _use(counts, data.demand, np.arange(data.J))  # (J, R)
-        t = np.array([data.time_s(j, int(counts[j, 0]), int(counts[j, 1])) if member[j] else np.inf for j in range(data.J)])
-        priced = np.where(member, t + use @ lam, -np.inf)
-        inside = np.flatnonzero(member)
-        inside = inside[np.argsort(-priced[inside], kind="stable")]  # dearest first
+        t = job_times()
         paused = np.flatnonzero(~member & can_run)
         if len(paused):
-            at_min = np.array([data.time_s(int(j), int(minimums[j, 0]), int(minimums[j, 1])) for j in paused.tolist()])
+            at_min = times.at(np.maximum(minimums[:, 0], 0), np.maximum(minimums[:, 1], 0))[paused]
             use_min = minimums[paused, 0, None] * data.demand[paused, 0] + minimums[paused, 1, None] * data.demand[paused, 1]
             paused = paused[np.argsort(at_min + use_min @ lam, kind="stable")]  # cheapest first
-        regret = inside[np.argsort(-(priced[inside] - best_priced[inside]), kind="stable")]  # furthest from priced-best
-        part = REPAIR_JOBS // (3 if len(paused) else 2)
-        window = slice(offset * part, (offset + 1) * part)
-        hood = np.union1d(np.union1d(inside[window], paused[window]), regret[window])
+        hood = repair_neighbourhood(member, np.where(member, t + use @ lam, np.inf), best_priced, paused, offset)
         if not len(hood):
             break
         cs = enumerate_choices(data, hood)
         if cs.K == 0:
             break
         current = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in hood.tolist() if member[j]}
-        if cs.K > REPAIR_MAX_CONFIGURATIONS:  # keep the configurations of least reduced cost (and the current ones)
-            rc = cs.cost + cs.use @ lam - best_priced[cs.job]
-            keep = rc <= np.partition(rc, REPAIR_MAX_CONFIGURATIONS - 1)[REPAIR_MAX_CONFIGURATIONS - 1]
-            keep[cs.indices_present(current)] = True
-            cs = cs.subset(keep)
+        if cs.K > REPAIR_MAX_CONFIGURATIONS:
+            cs = cs.subset(least_reduced_cost(cs.cost + cs.use @ lam - best_priced[cs.job], cs.indices_present(current)))
         rest = member.copy()
         rest[hood] = False
         free = data.cap - use[rest].sum(axis=0)

@@ -842,6 +842,7 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
     ``max_configurations`` of theirs: those of least reduced cost, and the current ones); stops after
     ``misses`` neighbourhoods that find nothing. Returns (config {row: counts}, repairs made)."""
     from schedopt.allocation.milp import HighsBackend  # the exact backend (imports Pyomo on use)
+    from schedopt.allocation.price_guided import least_reduced_cost, repair_neighbourhood  # it imports this module
 
     rows_cs, cs, row_of = data.choices
     if not config or cs.K == 0:
@@ -862,23 +863,16 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
         member[cs.job[at]] = True
         mine = np.full(data.J, math.inf)
         mine[cs.job[at]] = priced[at]
-        inside = np.flatnonzero(member)
         paused = np.flatnonzero(~member & np.isfinite(best))
-        part = jobs // (3 if len(paused) else 2)
-        window = slice(offset * part, (offset + 1) * part)
-        dear = inside[np.argsort(-mine[inside], kind="stable")][window]
-        regret = inside[np.argsort(-(mine[inside] - best[inside]), kind="stable")][window]
-        cheap = paused[np.argsort(best[paused], kind="stable")][window]
-        hood = np.union1d(np.union1d(dear, regret), cheap)
+        hood = repair_neighbourhood(member, mine, best, paused[np.argsort(best[paused], kind="stable")], offset, jobs)
         if not len(hood) or len(at) != len(config):
             break
         in_hood = np.zeros(data.J, dtype=bool)
         in_hood[hood] = True
         mask = in_hood[cs.job]
-        if int(mask.sum()) > max_configurations:  # keep those of least reduced cost at the prices, and the current ones
-            rc = np.where(mask, priced - best[cs.job], np.inf)
-            mask &= rc <= np.partition(rc, max_configurations - 1)[max_configurations - 1]
-            mask[at[in_hood[cs.job[at]]]] = True
+        if int(mask.sum()) > max_configurations:
+            mask = least_reduced_cost(np.where(mask, priced - best[cs.job], np.inf),
+                                      at[in_hood[cs.job[at]]].tolist(), max_configurations)
         sub, sub_rows = cs.subset(mask), row_of[mask]
         rest = at[~in_hood[cs.job[at]]]
         sub_view = replace(view, cap=np.maximum(view.cap - cs.use[rest].sum(axis=0), 0.0))
