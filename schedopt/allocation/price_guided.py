@@ -366,14 +366,13 @@ class OptimusLagrange:
             minimums = minimum_counts(rows)
             priced = allocate_at_prices(rows, members, minimums, max_moves=self.max_moves, deadline=deadline,
                                         groups=data.job)
-            greedy_total = float(sum(rows.time_s(v, *c) for v, c in config.items()))
-            if len(priced.members) >= len(config) and priced.total_s < greedy_total:
-                config = priced.config()
+            total = data.total_s(config)
+            if len(priced.members) >= len(config) and priced.total_s < total:
+                config, total = priced.config(), priced.total_s
                 metrics.update(priced.metrics)
                 metrics["started_from"] = "typed greedy, then prices over its rows"
             else:
                 metrics["started_from"] = "typed greedy (the priced allocation was not better)"
-            total = float(sum(rows.time_s(v, *c) for v, c in config.items()))
             if (self.repair and self.max_moves and lp is not None and (lp.proof.admit or data.J) == len(config)
                     and total - lp.bound > REPAIR_SKIP_GAP * max(1.0, total)):  # not already proven: the exact repair
                 config, metrics["repairs"] = typed_repair(data, config, lp, deadline=deadline)

@@ -157,6 +157,10 @@ class TypedData:
         least = {v: (int(mins[v, 0]), int(mins[v, 1])) for v in config}
         return sorted(set(self.indices(config, choices, row_of)) | set(self.indices(least, choices, row_of)))
 
+    def total_s(self, config: dict[int, tuple[int, int]]) -> float:
+        """Σ t over a plan {row: (c0, c1)}, seconds."""
+        return float(sum(self.rows.time_s(v, *c) for v, c in config.items()))
+
     def accelerator(self, v: int) -> str | None:
         return self.instance.accelerators[int(self.kind[v])]
 
@@ -438,7 +442,7 @@ def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = Tr
                            {"tasks_added": 0}, "LP rounding"))
 
     def key(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[int, float]:
-        return -len(c[0]), float(sum(data.rows.time_s(v, *x) for v, x in c[0].items()))
+        return -len(c[0]), data.total_s(c[0])
 
     best = min(candidates, key=key)
     again = _reassign(data, cs, row_of, best[0], grow)
@@ -741,7 +745,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
     view = data.by_job
 
     def cost_of(config: dict[int, tuple[int, int]]) -> float:
-        return float(sum(data.rows.time_s(v, *c) for v, c in config.items()))
+        return data.total_s(config)
 
     def config_of(chosen: list[int], choices: ChoiceSet, rows_of: np.ndarray) -> dict[int, tuple[int, int]]:
         return {int(rows_of[k]): (int(choices.counts[k, 0]), int(choices.counts[k, 1])) for k in chosen}
@@ -881,7 +885,7 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
         left = None if not math.isfinite(deadline) else max(1e-3, deadline - time.perf_counter())
         result = backend.solve_stage(sub_view, sub, stage="time", every_job=False, min_admitted=keep,
                                      time_limit=left, seed=0, hint=data.indices(current, sub, sub_rows) or None)
-        before = float(sum(data.rows.time_s(v, *c) for v, c in current.items()))
+        before = data.total_s(current)
         if (result.chosen is not None and len(result.chosen) >= keep
                 and float(sub.cost[result.chosen].sum()) < before - 1e-9 * max(1.0, before)):
             config = {v: c for v, c in config.items() if not in_hood[int(data.job[v])]}
@@ -911,7 +915,7 @@ def _priced_incumbent(data: TypedData, starts: list[dict[int, tuple[int, int]]],
     minimums = minimum_counts(rows)
 
     def key(config: dict[int, tuple[int, int]]) -> tuple[int, float]:
-        return -len(config), float(sum(rows.time_s(v, *c) for v, c in config.items()))
+        return -len(config), data.total_s(config)
 
     best = starts[0]
     for start in starts:
