@@ -373,8 +373,10 @@ class OptimusLagrange:
                 metrics["started_from"] = "typed greedy, then prices over its rows"
             else:
                 metrics["started_from"] = "typed greedy (the priced allocation was not better)"
-            if (self.repair and self.max_moves and lp is not None and (lp.proof.admit or data.J) == len(config)
-                    and total - lp.bound > REPAIR_SKIP_GAP * max(1.0, total)):  # not already proven: the exact repair
+            proven = lp is None or ((lp.proof.admit or data.J) == len(config)  # Σ t proven among as many admitted,
+                                    and total - lp.bound <= REPAIR_SKIP_GAP * max(1.0, total)
+                                    and _admits_most(data, config))  # and no plan admits more
+            if self.repair and self.max_moves and lp is not None and not proven:  # the exact repair
                 config, metrics["repairs"] = typed_repair(data, config, lp, deadline=deadline)
         metrics["heuristic_seconds"] = time.perf_counter() - started
         if time.perf_counter() >= deadline:
@@ -383,6 +385,16 @@ class OptimusLagrange:
                           options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
                                    "repair": self.repair},
                           metrics=metrics, bound=self.bound, lp=lp)
+
+
+def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:
+    """Whether the typed admission LP proves no plan admits more jobs than ``config``."""
+    from schedopt.allocation.typed import typed_admitted_bound
+
+    if len(config) == data.J:
+        return True
+    rows_cs, cs, _ = data.choices
+    return typed_admitted_bound(data, cs, rows_cs)[0] <= len(config)
 
 
 def minimum_counts(data: AllocationData) -> np.ndarray:

@@ -858,6 +858,11 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
     best[nonempty] = np.minimum.reduceat(priced, cs.start[:-1][nonempty])
     backend = HighsBackend(rel_gap=1e-9, threads=1)
     view = data.by_job
+    # the neighbourhood fills the configuration budget: rigid jobs (a configuration or two per
+    # type) are re-chosen hundreds at a time, elastic ones ``jobs`` at a time
+    per_job = cs.K / max(1, int(nonempty.sum()))
+    size = max(jobs, min(data.J, int(max_configurations / max(per_job, 1.0))))
+    tried: set[bytes] = set()  # neighbourhoods solved already (as sorted job indices)
     repairs = offset = 0
     for _ in range(rounds):
         if time.perf_counter() >= deadline:
@@ -868,9 +873,15 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
         mine = np.full(data.J, math.inf)
         mine[cs.job[at]] = priced[at]
         paused = np.flatnonzero(~member & np.isfinite(best))
-        hood = repair_neighbourhood(member, mine, best, paused[np.argsort(best[paused], kind="stable")], offset, jobs)
+        hood = repair_neighbourhood(member, mine, best, paused[np.argsort(best[paused], kind="stable")], offset, size)
         if not len(hood) or len(at) != len(config):
             break
+        if hood.tobytes() in tried:  # the rankings moved little since a repair: the next jobs down them
+            offset += 1
+            if offset >= misses:
+                break
+            continue
+        tried.add(hood.tobytes())
         in_hood = np.zeros(data.J, dtype=bool)
         in_hood[hood] = True
         mask = in_hood[cs.job]
@@ -883,11 +894,18 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
         keep = int(member[hood].sum())
         current = {v: c for v, c in config.items() if in_hood[int(data.job[v])]}
         left = None if not math.isfinite(deadline) else max(1e-3, deadline - time.perf_counter())
+        if keep < len(hood):  # paused jobs in the neighbourhood: first, can it admit more of them?
+            most = backend.solve_stage(sub_view, sub, stage="admit", every_job=False, min_admitted=0,
+                                       time_limit=left, seed=0)
+            if most.chosen is not None and len(most.chosen) > keep:
+                keep = len(most.chosen)
+                current = {}  # any plan admitting more is better, whatever its Σ t
+            left = None if not math.isfinite(deadline) else max(1e-3, deadline - time.perf_counter())
         result = backend.solve_stage(sub_view, sub, stage="time", every_job=False, min_admitted=keep,
                                      time_limit=left, seed=0, hint=data.indices(current, sub, sub_rows) or None)
-        before = data.total_s(current)
+        before = data.total_s(current) if current else math.inf
         if (result.chosen is not None and len(result.chosen) >= keep
-                and float(sub.cost[result.chosen].sum()) < before - 1e-9 * max(1.0, before)):
+                and float(sub.cost[result.chosen].sum()) < before - 1e-9 * max(1.0, abs(before))):
             config = {v: c for v, c in config.items() if not in_hood[int(data.job[v])]}
             config.update({int(sub_rows[k]): (int(sub.counts[k, 0]), int(sub.counts[k, 1])) for k in result.chosen})
             repairs += 1
