@@ -1,6 +1,7 @@
 """DL2 benchmark (issue 19): the shipped policy (models/dl2/dl2-policy.npz) against
 `drf` and `optimus-greedy` on held-out `dl2` traces (seeds 10000-10009, never
-trained or validated on). Reads ../shared/data. Prints markdown.
+trained or validated on). Reads ../shared/data. Prints markdown and stores benchmarks/results/dl2-heldout.json and
+dl2-other-sizes.json (docs/benchmarks.md renders them: benchmarks/tables.py).
 
     .venv/bin/python benchmarks/bench_dl2.py [POLICY.npz]
 
@@ -11,17 +12,22 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import tables
 from schedopt.cli.learning import HELDOUT_SEED
 from schedopt.generate import generate_instance
 from schedopt.learn.dl2 import SHIPPED, Policy, solver_for
 from schedopt.sim import simulate
 
 JOBS, SERVERS, MAX_TASKS, TRACES = 30, 13, 16, 10
-#: other cluster sizes than the training traces': (jobs, servers), 3 traces each from this seed
-OTHER_SIZES, OTHER_SEED = ((60, 26), (15, 7)), 30_000
+#: other cluster sizes than the training traces': (jobs, servers), OTHER_TRACES traces each from this seed
+OTHER_SIZES, OTHER_SEED, OTHER_TRACES = ((60, 26), (15, 7)), 30_000, 5
 
 
 def main() -> None:
@@ -35,30 +41,41 @@ def main() -> None:
         dl2_s = time.perf_counter() - t0
         rows.append((HELDOUT_SEED + k, simulate(wl, "drf").avg_jct_s, simulate(wl, "optimus-greedy").avg_jct_s, dl2, dl2_s))
     a = np.array([r[1:4] for r in rows])
-    print(f"### DL2 on {TRACES} held-out `dl2` traces ({JOBS} jobs, {SERVERS} servers, max {MAX_TASKS} tasks per role; "
-          f"seeds {HELDOUT_SEED}-{HELDOUT_SEED + TRACES - 1})\n")
-    print("| seed | drf (h) | optimus-greedy (h) | dl2 (h) | dl2 / drf | dl2 / optimus-greedy |")
-    print("|---|---|---|---|---|---|")
-    for seed, drf, opt, dl2, _ in rows:
-        print(f"| {seed} | {drf / 3600:.3f} | {opt / 3600:.3f} | {dl2 / 3600:.3f} | {dl2 / drf:.3f} | {dl2 / opt:.3f} |")
+    seeds = [r[0] for r in rows]
+    table = [[str(seed), f"{drf / 3600:.3f}", f"{opt / 3600:.3f}", f"{dl2 / 3600:.3f}", f"{dl2 / drf:.3f}", f"{dl2 / opt:.3f}"]
+             for seed, drf, opt, dl2, _ in rows]
     m = a.mean(axis=0)
-    print(f"| mean | {m[0] / 3600:.3f} | {m[1] / 3600:.3f} | {m[2] / 3600:.3f} | {m[2] / m[0]:.3f} | {m[2] / m[1]:.3f} |")
+    table.append(["mean", *(f"{x / 3600:.3f}" for x in m), f"{m[2] / m[0]:.3f}", f"{m[2] / m[1]:.3f}"])
     ratio_drf, ratio_opt = a[:, 2] / a[:, 0], a[:, 2] / a[:, 1]
-    print(f"\nMedian per-trace ratio: dl2/drf {np.median(ratio_drf):.3f} (goal <= 0.75 on >= 10 traces; "
-          f"{int(np.sum(ratio_drf <= 0.75))} of {TRACES} meet it), dl2/optimus-greedy {np.median(ratio_opt):.3f} "
-          f"(goal <= 1.05; {int(np.sum(ratio_opt <= 1.05))} of {TRACES}). Simulating one trace under dl2: "
-          f"median {np.median([r[4] for r in rows]):.2f} s.")
-    print(f"\nOther sizes than the training traces' (3 traces each, seeds {OTHER_SEED}-{OTHER_SEED + 2}; mean average JCT):\n")
-    print("| jobs | servers | drf (h) | optimus-greedy (h) | dl2 (h) | dl2 / drf | dl2 / optimus-greedy |")
-    print("|---|---|---|---|---|---|---|")
+    table.append(["median [worst] per trace", "", "", "", f"{np.median(ratio_drf):.3f} [{ratio_drf.max():.3f}]",
+                  f"{np.median(ratio_opt):.3f} [{ratio_opt.max():.3f}]"])
+    tables.save("dl2-heldout", columns=["seed", "drf (h)", "optimus-greedy (h)", "dl2 (h)", "dl2 / drf", "dl2 / optimus-greedy"],
+                rows=table, seeds=seeds, command="benchmarks/bench_dl2.py" + (f" {sys.argv[1]}" if len(sys.argv) > 1 else ""),
+                notes=[f"{TRACES} held-out `dl2` traces ({JOBS} jobs, {SERVERS} servers, max {MAX_TASKS} tasks per role), "
+                       f"never trained or validated on; average JCT per trace; policy `{Path(path).name}`",
+                       f"dl2 / drf <= 0.75 on {int(np.sum(ratio_drf <= 0.75))} of {TRACES} traces; dl2 / optimus-greedy "
+                       f"<= 1.05 on {int(np.sum(ratio_opt <= 1.05))} of {TRACES}; simulating one trace under dl2: median "
+                       f"{np.median([r[4] for r in rows]):.2f} s"])
+    print(tables.render("dl2-heldout"))
+    other = []
     for jobs, servers in OTHER_SIZES:
         runs = []
-        for k in range(3):
+        for k in range(OTHER_TRACES):
             wl = generate_instance("dl2", jobs=jobs, servers=servers, seed=OTHER_SEED + k, max_tasks=MAX_TASKS)
             runs.append([simulate(wl, "drf").avg_jct_s, simulate(wl, "optimus-greedy").avg_jct_s,
                          simulate(wl, solver_for(pol)).avg_jct_s])
-        d, o, x = np.mean(runs, axis=0) / 3600
-        print(f"| {jobs} | {servers} | {d:.3f} | {o:.3f} | {x:.3f} | {x / d:.3f} | {x / o:.3f} |")
+        r = np.array(runs)
+        d, o, x = np.median(r, axis=0) / 3600
+        vs_drf, vs_opt = r[:, 2] / r[:, 0], r[:, 2] / r[:, 1]
+        other.append([str(jobs), str(servers), f"{d:.3f}", f"{o:.3f}", f"{x:.3f}",
+                      f"{np.median(vs_drf):.3f} [{vs_drf.max():.3f}]", f"{np.median(vs_opt):.3f} [{vs_opt.max():.3f}]"])
+    tables.save("dl2-other-sizes", columns=["jobs", "servers", "drf (h)", "optimus-greedy (h)", "dl2 (h)",
+                                            "dl2 / drf", "dl2 / optimus-greedy"],
+                rows=other, seeds=list(range(OTHER_SEED, OTHER_SEED + OTHER_TRACES)),
+                command="benchmarks/bench_dl2.py" + (f" {sys.argv[1]}" if len(sys.argv) > 1 else ""),
+                notes=["other cluster sizes than the training traces'; average JCT: median over the traces; "
+                       "ratios: median [worst] per trace"])
+    print(tables.render("dl2-other-sizes"))
 
 
 if __name__ == "__main__":

@@ -168,10 +168,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--only", choices=["sim", "snapshots", "figure"])
+    ap.add_argument("--seeds", type=int, default=5, help="seeds per cell (issue 38 §3: at least 5)")
     args = ap.parse_args()
     global SUFFIX
     SUFFIX = "-quick" if args.quick else ""
-    jobs, servers, seeds = (30, 6, 2) if args.quick else (60, 9, 3)
+    jobs, servers, seeds = (30, 6, 2) if args.quick else (60, 9, args.seeds)
     if args.only in (None, "sim"):
         simulations(jobs, servers, seeds, args.data_dir)
         if not args.quick:
@@ -179,7 +180,7 @@ def main() -> None:
     if args.only == "figure":
         figure(ROOT / "docs" / "figures" / "heterogeneous_jct.png")
     if args.only in (None, "snapshots"):
-        snapshots(200 if args.quick else 1000, [60, 90] if args.quick else [250, 300, 400], 2 if args.quick else 3,
+        snapshots(200 if args.quick else 1000, [60, 90] if args.quick else [250, 300, 400], 2 if args.quick else args.seeds,
                   args.data_dir)
 
 

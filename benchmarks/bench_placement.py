@@ -1,11 +1,12 @@
 """Placement benchmarks (issue 5). Prints markdown for docs/benchmarks.md.
 
-    .venv/bin/python benchmarks/bench_placement.py [--quick] [--only scale|exact|gaps]
+    .venv/bin/python benchmarks/bench_placement.py [--quick] [--only scale|exact|gaps] [--seeds 5]
 
 1. ``optimus-placement`` and ``kube-default`` (and ``dltap``) at 100,000 tasks
    on 16,000 servers; cross-node pairs of ``dltap`` vs ``kube-default``.
 2. Exact placement: growing ``generate placement`` and ``placement-classes``
-   instances, 60 s each (the class model).
+   instances, 60 s each, over 5 seeds, and ``optimus-placement``'s certified gap
+   (stored as benchmarks/results/placement-exact.json).
 3. The heuristics against the optimum: 20 ``placement-classes`` instances of
    100 jobs on 50 servers.
 """
@@ -20,6 +21,7 @@ import numpy as np
 
 import schedopt
 from common import median_seconds
+import tables  # benchmarks/tables.py, next to this file (run as a script)
 from schedopt.generate import generate_instance
 from schedopt.instance import Instance
 from schedopt.placement.optimus import optimus_place
@@ -64,21 +66,51 @@ def scale(runs: int) -> None:
     print(f"\n`dltap` vs `kube-default` cross-node PS-worker pairs: **{cut:.1%} fewer** (DLTAP reports 12% less traffic).\n")
 
 
-def exact_scale(limit_s: float, sizes: list[tuple[str, int, int]]) -> None:
-    print(f"### Exact placement (max tasks 4 per role), {limit_s:.0f} s limit each\n")
-    print("| family | jobs | servers | solver | model | status | placed | Σ T_j | bound | gap | seconds |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+def exact_scale(limit_s: float, sizes: list[tuple[str, int, int]], seeds: int, name: str = "placement-exact") -> None:
+    """Exact placement by size over ``seeds`` seeds, with ``optimus-placement``'s certified
+    gap to the best bound an exact solver proved; stored as benchmarks/results/placement-exact.json."""
+    schedopt.warm_up(["placement-milp", "placement-cpsat"])
+    rows = []
     for family, jobs, servers in sizes:
-        inst = generate_instance(family, jobs=jobs, servers=servers, seed=1, max_tasks=4)
-        for name in ("placement-cpsat", "placement-milp"):
-            t0 = time.perf_counter()
-            plan = schedopt.solve(inst, name, time_limit=limit_s, seed=0)
-            sec = time.perf_counter() - t0
-            b, g = plan.objective.bound, plan.objective.gap
-            print(f"| `{family}` | {jobs} | {servers} | `{name}` | {plan.metrics.get('model', '-')} | {plan.status.value} | "
-                  f"{plan.objective.admitted} | {plan.objective.value:.4g} | {'-' if b is None else f'{b:.4g}'} | "
-                  f"{'-' if g is None else f'{g:.2%}'} | {sec:.1f} |")
-    print()
+        cells: dict[str, dict[str, list]] = {}
+        for seed in range(seeds):
+            inst = generate_instance(family, jobs=jobs, servers=servers, seed=seed, max_tasks=4)
+            plans = {}
+            for name in ("placement-cpsat", "placement-milp", "optimus-placement"):
+                t0 = time.perf_counter()
+                plans[name] = schedopt.solve(inst, name, time_limit=limit_s if name != "optimus-placement" else None, seed=0)
+                sec = time.perf_counter() - t0
+                assert not schedopt.check(inst, plans[name]), (family, jobs, seed, name)
+                cells.setdefault(name, {"sec": [], "optimal": [], "gap": []})
+                cells[name]["sec"].append(sec)
+                cells[name]["optimal"].append(plans[name].status == schedopt.Status.OPTIMAL)
+            # every plan's certified gap against the best bound any exact solver proved on this seed
+            most = max(p.objective.admitted for p in plans.values())
+            bounds = [p.objective.bound for n, p in plans.items() if n != "optimus-placement"
+                      and p.objective.bound is not None and p.objective.admitted == most]
+            for name, plan in plans.items():
+                v = plan.objective.value
+                gap = None
+                if bounds and plan.objective.admitted == most:
+                    gap = (v - max(bounds)) / v if v > 0 else 0.0
+                cells[name]["gap"].append(gap)
+            print(f"  {family} {jobs}/{servers} seed {seed}: " + ", ".join(
+                f"{n} {c['sec'][-1]:.1f} s gap {c['gap'][-1]}" for n, c in cells.items()), file=sys.stderr, flush=True)
+        for name, c in cells.items():
+            known = [g for g in c["gap"] if g is not None]
+            gap = (f"{statistics.median(known):.2%} [{max(known):.2%}]" if len(known) == len(c["gap"])
+                   else f"{len(known)}/{len(c['gap'])} with a bound")
+            rows.append([f"`{family}`", str(jobs), str(servers), f"`{name}`",
+                         f"{sum(c['optimal'])}/{seeds}" if name != "optimus-placement" else "-",
+                         gap, f"{statistics.median(c['sec']):.2f} [{max(c['sec']):.2f}]"])
+    tables.save(name, columns=["family", "jobs", "servers", "solver", "proven optimal", "gap median [worst]",
+                                            "seconds median [worst]"],
+                rows=rows, seeds=list(range(seeds)),
+                command=f"benchmarks/bench_placement.py --only exact --seeds {seeds}",
+                notes=[f"max tasks 4 per role; exact solvers at T = {limit_s:g} s, one process after `schedopt.warm_up`; "
+                       "gap: (Σ T_j - best bound an exact solver proved on that seed) / Σ T_j, over seeds where the plan places "
+                       "the most jobs; `optimus-placement` with its default refinement; every plan passes `check`"])
+    print(tables.render(name))
 
 
 def heuristic_gaps(n: int, family: str = "placement-classes", jobs: int = 100, servers: int = 50) -> None:
@@ -118,9 +150,11 @@ def main() -> None:
     if only in (None, "scale"):
         scale(runs=1 if quick else 3)
     if only in (None, "exact"):
+        seeds = int(sys.argv[sys.argv.index("--seeds") + 1]) if "--seeds" in sys.argv else 5
         exact_scale(10 if quick else 60, [("placement", 8, 5), ("placement-classes", 8, 5)] if quick else
-                    [("placement", 16, 10), ("placement", 48, 32), ("placement", 100, 50), ("placement-classes", 100, 50),
-                     ("placement-classes", 200, 100), ("placement-classes", 400, 200)])
+                    [("placement", 16, 10), ("placement", 48, 32), ("placement", 100, 50), ("placement", 400, 200),
+                     ("placement", 1000, 500), ("placement-classes", 100, 50), ("placement-classes", 200, 100),
+                     ("placement-classes", 400, 200)], seeds, "placement-exact-quick" if quick else "placement-exact")
     if only in (None, "gaps"):
         heuristic_gaps(3 if quick else 20, jobs=30 if quick else 100, servers=12 if quick else 50)
 

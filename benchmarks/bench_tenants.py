@@ -219,7 +219,7 @@ def figure(out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=5, help="seeds per cell (issue 38 §3: at least 5)")
     ap.add_argument("--only", choices=["sim", "snapshots", "figure"])
     args = ap.parse_args()
     if args.only in (None, "sim"):
