@@ -30,7 +30,8 @@ duration. Durations are clipped to [60 s, 7 days]; g is capped at
 ``dl2``: the eight DL2 models with their measured speeds as ``table`` forms
 (``measured/dl2_config_speed.txt``, only measured configurations allowed),
 Poisson arrivals as above, durations drawn from the Philly trace (clipped to
-[10 min, 24 h]) at each model's median measured configuration.
+[10 min, 24 h]) at each model's median measured configuration. Model sizes
+and bandwidths for placement: :data:`DL2_MODEL_SIZE_MB` (each number's source).
 ``dl2-fitted``: the same jobs with eq. 4 fitted by NNLS to each model's
 measured points instead of the table (any count allowed).
 """
@@ -141,6 +142,29 @@ def philly_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks
     return {"resources": ["cpu", "gpu", "mem_gb"], "servers": optimus_cluster(servers), "jobs": out}
 
 
+#: each DL2 model's parameters in MB (float32), what placement's transfer times need (issue 36 §5).
+#: Source per model: the Optimus Table 1 profile in models/ (``model_size_mb``) where DL2's model
+#: is that one; for VGG-16, its 138,357,544 parameters (Simonyan & Zisserman, ICLR'15, Table 2,
+#: configuration D) × 4 bytes. Two are matched by kind, as stated: MXNet's ``wlm`` (an LSTM word
+#: language model with dropout) as Optimus' RNN-LSTM-Dropout, and ``cnn-text-classification``
+#: (Kim's sentence CNN) as Optimus' CNN-rand.
+DL2_MODEL_SIZE_MB = {
+    "resnet-50": ("resnet50", None), "resnext-110": ("resnext110", None), "inception-bn": ("inception-bn", None),
+    "seq2seq": ("seq2seq", None), "dssm": ("dssm", None), "wlm": ("rnn-lstm-dropout", None),
+    "cnn-text-classification": ("cnn-rand", None), "vgg-16": (None, 138_357_544 * 4 / 1e6),
+}
+#: PS and worker bandwidth (MB/s) of the DL2 jobs: 1 GbE, as the Optimus-family workloads
+DL2_BANDWIDTH_MB_S = 125
+
+
+def dl2_model_size_mb(model: str) -> float | None:
+    """A DL2 model's size (MB) from :data:`DL2_MODEL_SIZE_MB`; None for a model it does not list."""
+    profile, size = DL2_MODEL_SIZE_MB.get(model, (None, None))
+    if profile is not None:
+        return next(p.model_size_mb for p in load_profiles() if p.name == profile)
+    return size
+
+
 def dl2_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None,
                  fitted: bool = False) -> dict[str, Any]:
     from schedopt.data import dl2_config_speeds, philly_jobs
@@ -173,6 +197,8 @@ def dl2_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: i
                       "ps": {"demand": {"cpu": 4, "gpu": 0, "mem_gb": 10}, "min": 1, "max": max_tasks}},
             "speed": speed,
             "remaining_steps": max(1.0, round(steps, 1)), "new": True,
+            **({"model_size": size, "bandwidth": {"ps": DL2_BANDWIDTH_MB_S, "worker": DL2_BANDWIDTH_MB_S}}
+               if (size := dl2_model_size_mb(m)) is not None else {}),
         })
     return {"resources": ["cpu", "gpu", "mem_gb"], "servers": optimus_cluster(servers), "jobs": out}
 
