@@ -457,15 +457,15 @@ MIN_REPAIR_SOLVE_S = 0.02
 
 def repair_neighbourhood(member: np.ndarray, priced: np.ndarray, best_priced: np.ndarray, paused: np.ndarray,
                          offset: int, size: int = REPAIR_JOBS) -> np.ndarray:
-    """The jobs the exact repair re-chooses (sorted): a window, ``offset`` windows down, of each of
-    three rankings: the admitted jobs (``member``, J) dearest at the prices (``priced``, J: t_j + λ·u_j),
-    the admitted jobs furthest from their priced-best configuration (``best_priced``, J), and
+    """The jobs the exact repair re-chooses (sorted): the first ``offset + 1`` windows (a round
+    after a miss widens the last neighbourhood) of each of three rankings: the admitted jobs
+    (``member``, J) dearest at the prices (``priced``, J: t_j + λ·u_j), the admitted jobs furthest from their priced-best configuration (``best_priced``, J), and
     ``paused`` (already cheapest first). ``size`` jobs at most, split between the rankings."""
     inside = np.flatnonzero(member)
     dear = inside[np.argsort(-priced[inside], kind="stable")]
     regret = inside[np.argsort(-(priced[inside] - best_priced[inside]), kind="stable")]
     part = size // (3 if len(paused) else 2)
-    window = slice(offset * part, (offset + 1) * part)
+    window = slice(0, (offset + 1) * part)  # cumulative: a round after a miss widens the last one
     return np.union1d(np.union1d(dear[window], paused[window]), regret[window])
 
 
@@ -516,6 +516,7 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
         return counts, members, 0  # already proven within the tolerance: nothing to repair
     best_priced, _, _ = oracle.price(lam)  # (J,) each job's least t_k + λ·u_k
     repairs = offset = 0  # offset: how far down the rankings this round's neighbourhood starts
+    size = REPAIR_JOBS  # jobs in a neighbourhood
     for _ in range(REPAIR_ROUNDS):
         if time.perf_counter() >= deadline:
             break
@@ -526,12 +527,15 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
             at_min = times.at(np.maximum(minimums[:, 0], 0), np.maximum(minimums[:, 1], 0))[paused]
             use_min = minimums[paused, 0, None] * data.demand[paused, 0] + minimums[paused, 1, None] * data.demand[paused, 1]
             paused = paused[np.argsort(at_min + use_min @ lam, kind="stable")]  # cheapest first
-        hood = repair_neighbourhood(member, np.where(member, t + use @ lam, np.inf), best_priced, paused, offset)
+        hood = repair_neighbourhood(member, np.where(member, t + use @ lam, np.inf), best_priced, paused, offset, size)
         if not len(hood):
             break
         cs = enumerate_choices(data, hood)
         if cs.K == 0:
             break
+        # the next neighbourhoods fill the configuration budget: jobs with few configurations
+        # (after dominance pruning) are re-chosen many at a time
+        size = max(REPAIR_JOBS, min(data.J, int(REPAIR_MAX_CONFIGURATIONS * len(hood) / cs.K)))
         current = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in hood.tolist() if member[j]}
         if cs.K > REPAIR_MAX_CONFIGURATIONS:
             cs = cs.subset(least_reduced_cost(cs.cost + cs.use @ lam - best_priced[cs.job], cs.indices_present(current)))
