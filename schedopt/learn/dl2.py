@@ -26,9 +26,10 @@ configuration whose speed is defined: with a measured ``table`` speed the
 nearest measured point (the DL2 measurements grid odd counts, so +1 moves would
 never leave (1, 1)); with a formula it is one more task. Actions that do not fit
 (capacity, role maximum, one-role jobs' PS and both) are masked out; the policy
-acts until stop or no action fits. Admission is schedopt's heuristics' default
+acts until stop or no action fits. Admission is ``optimus-greedy``'s default
 (``admission=lp``, :func:`schedopt.allocation.admission.admit`): the most jobs the
-admission LP allows, then the least remaining time, each at its minimum.
+admission LP allows, then the least remaining time, each at its minimum. (The
+baselines admit as their own systems: ``drf`` by arrival, see baselines.py.)
 
 Networks (differs from DL2's flat MLP, see docs/learning.md): one MLP shared by
 every job row scores its three moves from the row and the cluster numbers; a
