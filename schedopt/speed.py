@@ -198,6 +198,15 @@ class TableSpeed(_Form):
         self.__dict__["_grid_cache"] = grid
         return grid
 
+    def content_key(self) -> tuple[Any, ...]:
+        """A hashable key equal for tables of the same step times on the same counts
+        (the dense grid, which decides every configuration and its time). Cached."""
+        key = self.__dict__.get("_content_key")
+        if key is None:
+            grid = self._grid()
+            key = self.__dict__["_content_key"] = (grid.shape, grid.tobytes())
+        return key
+
     def step_time_s(self, c0: Any, c1: Any) -> Any:
         grid = self._grid()
         if self.n_roles == 1:
@@ -213,14 +222,15 @@ class TableSpeed(_Form):
 
     def scalar_step_time(self) -> Any:
         """A fast ``step_time_s(c0, c1)`` for Python ints (the greedy's inner loop)."""
-        grid = self._grid().tolist()
-        n0, n1 = len(grid), len(grid[0])
+        grid = self._grid()
+        n0, n1 = grid.shape
+        item = grid.item  # a Python float per lookup, without converting the whole grid
         one = self.n_roles == 1
         inf = float("inf")
 
         def step_time(c0: int, c1: int) -> float:
             c1 = 0 if one else c1
-            return grid[c0][c1] if 0 <= c0 < n0 and 0 <= c1 < n1 else inf
+            return item(c0, c1) if 0 <= c0 < n0 and 0 <= c1 < n1 else inf
         return step_time
 
     def configuration_array(self) -> np.ndarray:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedopt
-from schedopt.allocation.greedy import greedy_allocate
+from schedopt.allocation.greedy import greedy_allocate, greedy_allocate_vector
 from schedopt.allocation.problem import compile_allocation
 from schedopt.allocation.admission import admit_smallest_first
 from tests.conftest import assert_checked, make_instance, random_tiny_instance
@@ -84,7 +84,7 @@ def test_vectorised_greedy_equals_the_heap(seed: int, rule: str, factor: float) 
     for job in data.jobs[::2]:
         job.new = True
     _, start = admit_smallest_first(data)
-    assert greedy_allocate(data, start, stop_rule=rule, priority_factor=factor) == \
+    assert greedy_allocate_vector(data, start, stop_rule=rule, priority_factor=factor) == \
         greedy_allocate_heap(data, start, stop_rule=rule, priority_factor=factor)
 
 
@@ -98,4 +98,24 @@ def test_vectorised_greedy_equals_the_heap_on_generated_instances(family_seed: i
         data = compile_allocation(inst)
         _, start = admit_smallest_first(data)
         for rule in ("skip", "paper"):
-            assert greedy_allocate(data, start, stop_rule=rule) == greedy_allocate_heap(data, start, stop_rule=rule)
+            assert greedy_allocate_vector(data, start, stop_rule=rule) == greedy_allocate_heap(data, start, stop_rule=rule)
+
+
+def test_the_greedy_runs_the_heap_on_small_or_full_clusters_and_the_sequences_on_roomy_large_ones(monkeypatch) -> None:
+    """greedy_allocate picks the cheaper of two implementations of the same plan (issue 36 §6):
+    the heap, which stops where the capacity does, on up to HEAP_UP_TO_JOBS jobs or when
+    little room is left; the numpy move sequences otherwise."""
+    from schedopt.allocation import greedy as g
+    from schedopt.generate import generate_instance
+
+    called: list[str] = []
+    heap, vector = g.greedy_allocate_heap, g.greedy_allocate_vector
+    monkeypatch.setattr(g, "greedy_allocate_heap", lambda *a, **k: called.append("heap") or heap(*a, **k))
+    monkeypatch.setattr(g, "greedy_allocate_vector", lambda *a, **k: called.append("vector") or vector(*a, **k))
+    for jobs, servers, expected in ((40, 160, "heap"), (600, 2400, "vector"), (600, 60, "heap")):
+        data = compile_allocation(generate_instance("optimus", jobs=jobs, servers=servers, seed=1))
+        _, start = admit_smallest_first(data)
+        called.clear()
+        plan = g.greedy_allocate(data, start)
+        assert called[0] == expected, (jobs, servers, called)
+        assert plan == (heap if expected == "vector" else vector)(data, start)  # the other one agrees

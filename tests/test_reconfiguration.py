@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import schedopt
-from schedopt.allocation.greedy import greedy_allocate, greedy_allocate_heap
+from schedopt.allocation.greedy import greedy_allocate, greedy_allocate_heap, greedy_allocate_vector
 from schedopt.allocation.problem import compile_allocation
 from schedopt.allocation.admission import admit_smallest_first
 from schedopt.errors import InputError
@@ -149,7 +149,7 @@ def test_exact_models_equal_brute_force_and_greedy_is_never_better(seed: int) ->
 def test_greedy_vectorised_equals_its_heap_reference(seed: int) -> None:
     data = compile_allocation(_random_running(seed))
     _, start = admit_smallest_first(data)
-    assert greedy_allocate(data, start) == greedy_allocate_heap(data, start)
+    assert greedy_allocate_vector(data, start) == greedy_allocate_heap(data, start)
 
 
 def test_keeping_counts_never_makes_the_greedy_worse() -> None:

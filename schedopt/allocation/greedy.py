@@ -224,7 +224,53 @@ def _formula_paths(data: AllocationData, jobs: np.ndarray, start: dict[int, tupl
     return [np.concatenate(lst) if lst else np.zeros(0) for lst in out]
 
 
+#: :func:`greedy_allocate` runs the heap up to this many jobs, or when the free capacity takes
+#: fewer tasks than ``HEAP_BELOW_TASKS_PER_JOB`` per job (measured: the heap is the faster up to
+#: about 500 jobs whatever the capacity, and on contended snapshots of 1,000)
+HEAP_UP_TO_JOBS, HEAP_BELOW_TASKS_PER_JOB = 500, 2.0
+
+
+def _addable_tasks(data: AllocationData, start: dict[int, tuple[int, int]]) -> float:
+    """An upper bound on the tasks the greedy can add to ``start``: per role, the free
+    capacity over the least positive per-task demand of that role, on its tightest resource."""
+    if not start:
+        return 0.0
+    jobs = np.fromiter(start, dtype=np.int64, count=len(start))
+    free = np.maximum(data.cap - np.asarray(_start_usage(data, start)), 0.0)
+    total = 0.0
+    for role in range(2):
+        demand = data.demand[jobs, role]  # (n, R)
+        grows = data.hi[jobs, role] > np.array([start[int(j)][role] for j in jobs])
+        if not grows.any():
+            continue
+        d = np.where(demand[grows] > 0, demand[grows], np.inf).min(axis=0)  # (R,) least positive demand
+        used = np.isfinite(d)
+        total += float(np.min(free[used] / d[used])) if used.any() else math.inf
+    return total
+
+
 def greedy_allocate(
+    data: AllocationData,
+    start: dict[int, tuple[int, int]],
+    *,
+    stop_rule: StopRule = "skip",
+    priority_factor: float = 0.95,
+    keep_running: bool = True,
+) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
+    """Eq. 9's greedy from ``start`` (job -> configuration) under the capacity: the
+    heap (:func:`greedy_allocate_heap`) up to :data:`HEAP_UP_TO_JOBS` jobs or when the
+    capacity left takes fewer than :data:`HEAP_BELOW_TASKS_PER_JOB` tasks per job,
+    which stops where the capacity does, else the vectorised move sequences
+    (:func:`greedy_allocate_vector`). Both give the same plan (tested); a 40-job round
+    on 64 GPUs takes 1-2 ms by the heap against 19-23 ms by the sequences."""
+    if len(start) <= HEAP_UP_TO_JOBS or _addable_tasks(data, start) < HEAP_BELOW_TASKS_PER_JOB * len(start):
+        return greedy_allocate_heap(data, start, stop_rule=stop_rule, priority_factor=priority_factor,
+                                    keep_running=keep_running)
+    return greedy_allocate_vector(data, start, stop_rule=stop_rule, priority_factor=priority_factor,
+                                  keep_running=keep_running)
+
+
+def greedy_allocate_vector(
     data: AllocationData,
     start: dict[int, tuple[int, int]],
     *,
@@ -239,7 +285,8 @@ def greedy_allocate(
     of the jobs' next moves visits the moves in order of each move's *running
     minimum* gain along its job's sequence (ties by job, then step), so one sort
     replaces the heap; a last pass applies the moves under the capacity with the
-    stop rule."""
+    stop rule. The sequences run until no move gains, whatever the capacity, one
+    numpy step per move of the longest: the faster on many jobs with room to grow."""
     factor = np.array([priority_factor if job.new else 1.0 for job in data.jobs])
     jobs = np.array(sorted(start), dtype=np.int64)
     parts = []
@@ -290,7 +337,7 @@ def greedy_allocate(
     out = {j: (c[0], c[1]) for j, c in config.items()}
     counters = {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
     if keep_running and data.running is not None:
-        out = keep_running_when_it_pays(data, out, counters, greedy_allocate, stop_rule, priority_factor)
+        out = keep_running_when_it_pays(data, out, counters, greedy_allocate_vector, stop_rule, priority_factor)
     return out, counters
 
 

@@ -349,7 +349,7 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
 
 def _shared_table_key(data: AllocationData, j: int) -> tuple | None:
     """A key equal for jobs whose configurations and step times are the same: a measured
-    table (its points) within the same bounds, cost Q_j·step (no restart cost, Q_j > 0).
+    table (its step-time grid, :meth:`TableSpeed.content_key`) within the same bounds, cost Q_j·step (no restart cost, Q_j > 0).
     None for every other job. Cached on ``data`` per job."""
     keys = data.__dict__.setdefault("_shared_table_keys", {})
     if j not in keys:
@@ -358,8 +358,7 @@ def _shared_table_key(data: AllocationData, j: int) -> tuple | None:
                 or not data.Q[j] > 0):
             keys[j] = None
         else:
-            keys[j] = (speed.interpolate, tuple(map(tuple, speed.points)), int(data.n_roles[j]),
-                       tuple(data.lo[j].tolist()), tuple(data.hi[j].tolist()))
+            keys[j] = (speed.content_key(), int(data.n_roles[j]), tuple(data.lo[j].tolist()), tuple(data.hi[j].tolist()))
     return keys[j]
 
 
@@ -397,13 +396,31 @@ def min_configuration(data: AllocationData, j: int) -> tuple[int, int] | None:
     if not isinstance(data.jobs[j].speed, TableSpeed):
         c = (int(data.lo[j, 0]), int(data.lo[j, 1]))
         return c if math.isfinite(data.time_s(j, *c)) else None
-    counts, _ = job_configurations(data, j)
+    if type(data).time_s is AllocationData.time_s:  # allowed = a finite step time: read the table's grid
+        lo = (int(data.lo[j, 0]), int(data.lo[j, 1]) if data.n_roles[j] == 2 else 0)
+        if math.isfinite(data.jobs[j].speed.step_time_s(*lo)):
+            return int(data.lo[j, 0]), int(data.lo[j, 1])  # the least counts use the least of everything
+        counts = _allowed_on_grid(data, j)
+    else:
+        counts, _ = job_configurations(data, j)
     if len(counts) == 0:
         return None
     use = counts[:, 0, None] * data.demand[j, 0] + counts[:, 1, None] * data.demand[j, 1]  # (n, R)
     dom = (use * inverse_capacity(data.cap)).max(axis=1) if data.R else np.zeros(len(counts))
     k = int(np.argmin(dom))  # ties: the first in (c0, c1) order, as before
     return int(counts[k, 0]), int(counts[k, 1])
+
+
+def _allowed_on_grid(data: AllocationData, j: int) -> np.ndarray:
+    """Job j's allowed counts (n, 2) within its bounds, in (c0, c1) order: where its
+    table's step time is finite (one role: c1 = 0)."""
+    grid = data.jobs[j].speed._grid()  # (max c0 + 1, max c1 + 1) step times, inf where not allowed
+    (lo0, lo1), (hi0, hi1) = data.lo[j], data.hi[j]
+    if data.n_roles[j] != 2:
+        lo1, hi1 = 0, 0
+    sub = grid[lo0:hi0 + 1, lo1:hi1 + 1]
+    c0, c1 = np.nonzero(np.isfinite(sub))
+    return np.stack([c0 + lo0, c1 + lo1], axis=1).astype(np.int64)
 
 
 def cannot_run(data: AllocationData, jobs: Any = None) -> dict[str, str]:
