@@ -74,9 +74,10 @@ class HighsBackend:
     label = "pyomo+highs"
     seconds_per_choice = 3.5e-5  # Pyomo build + hand-over to HiGHS, measured on 481,935 configurations
 
-    def __init__(self, rel_gap: float, threads: int, presolve: bool = False):
+    def __init__(self, rel_gap: float, threads: int, presolve: bool = False, max_nodes: int | None = None):
         self.rel_gap = rel_gap
         self.threads = threads
+        self.max_nodes = max_nodes  # HiGHS's branch-and-bound node limit: a deterministic work cap (None: none)
         # HiGHS's presolve is off by default: reduced-cost fixing has already done the useful part,
         # and presolve does not check the time limit. Measured (one process, 60 s limit): optimus
         # 4,000 jobs x 16,000 servers 11.6 -> 5.4 s (seed 3), 16.6 -> 7.2 s (seed 5); dl2 1,000 jobs
@@ -94,7 +95,8 @@ class HighsBackend:
         built = _time.perf_counter() - t0
         left = None if time_limit is None else max(1e-3, time_limit - built)
         res = solve_highs(model, time_limit=left, rel_gap=self.rel_gap, threads=self.threads, seed=seed,
-                          presolve=self.presolve, build_seconds=built)  # Pyomo's hand-over is outside HiGHS's clock
+                          presolve=self.presolve, build_seconds=built,  # Pyomo's hand-over is outside HiGHS's clock
+                          max_nodes=self.max_nodes)
         info = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": _time.perf_counter() - t0 - built}
         term = res.termination
         chosen = [k for k in range(cs.K) if pyo.value(model.x[k]) > 0.5] if res.has_solution else None

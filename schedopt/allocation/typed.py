@@ -846,7 +846,8 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
     ``max_configurations`` of theirs: those of least reduced cost, and the current ones); stops after
     ``misses`` neighbourhoods that find nothing. Returns (config {row: counts}, repairs made)."""
     from schedopt.allocation.milp import HighsBackend  # the exact backend (imports Pyomo on use)
-    from schedopt.allocation.price_guided import least_reduced_cost, repair_neighbourhood  # it imports this module
+    from schedopt.allocation.price_guided import (  # it imports this module
+        REPAIR_MAX_NODES, REPAIR_REL_GAP, least_reduced_cost, repair_neighbourhood)
 
     rows_cs, cs, row_of = data.choices
     if not config or cs.K == 0:
@@ -856,7 +857,7 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
     nonempty = np.diff(cs.start) > 0
     best = np.full(data.J, math.inf)
     best[nonempty] = np.minimum.reduceat(priced, cs.start[:-1][nonempty])
-    backend = HighsBackend(rel_gap=1e-9, threads=1)
+    backend = HighsBackend(rel_gap=REPAIR_REL_GAP, threads=1, presolve=True, max_nodes=REPAIR_MAX_NODES)
     view = data.by_job
     # the neighbourhood fills the configuration budget: rigid jobs (a configuration or two per
     # type) are re-chosen hundreds at a time, elastic ones ``jobs`` at a time

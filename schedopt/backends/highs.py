@@ -62,14 +62,16 @@ class HighsResult:
 
 def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: float, threads: int,
                 seed: int | None, abs_gap: float = 0.0, build_seconds: float = 0.0,
-                presolve: bool = True) -> HighsResult:
+                presolve: bool = True, max_nodes: int | None = None) -> HighsResult:
     """Solve ``model`` with HiGHS; on a feasible or optimal answer the values are
     loaded into the model's variables. Never raises on a non-optimal result.
 
     ``time_limit`` (s) covers the wait for :data:`PYOMO_SOLVE_LOCK`, Pyomo's
     hand-over (estimated as :data:`HANDOVER_PER_BUILD_SECOND` × ``build_seconds``,
     the time the caller took to build ``model``) and HiGHS's run; when too little
-    is left for a run after the hand-over, HiGHS is not started (TIME_LIMIT)."""
+    is left for a run after the hand-over, HiGHS is not started (TIME_LIMIT).
+    ``max_nodes``: HiGHS's ``mip_max_nodes``, a work limit that, unlike time, is
+    deterministic (the incumbent at the limit comes back as feasible)."""
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus
 
@@ -92,7 +94,8 @@ def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: 
             load_solutions=False, raise_exception_on_nonoptimal_result=False,
             tee=logger if logger is not None else False,
             solver_options={"random_seed": int(seed or 0), "output_flag": logger is not None,
-                            **({} if presolve else {"presolve": "off"})},
+                            **({} if presolve else {"presolve": "off"}),
+                            **({} if max_nodes is None else {"mip_max_nodes": int(max_nodes)})},
         )
         has = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
         if has:
