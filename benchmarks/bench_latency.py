@@ -1,11 +1,13 @@
 """Per-round latency for a scheduler's loop (issue 15): import + first call in a
-fresh process, then per-round medians on 40-job rounds, for formula and table speeds.
+fresh process, then per-round medians on 40- and 200-job rounds, for formula and table speeds,
+against a plain heap greedy written from eq. 9 (issue 36 §6); stores benchmarks/results/latency-rounds.json.
 
     .venv/bin/python benchmarks/bench_latency.py
 """
 
 from __future__ import annotations
 
+import heapq
 import statistics
 import subprocess
 import sys
@@ -16,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import schedopt  # noqa: E402
+from benchmarks import tables  # noqa: E402
 from schedopt.state import ClusterState  # noqa: E402
 
 FIRST_CALL = """
@@ -62,24 +65,97 @@ def rounds(form: str, jobs: int = 40, gpus_per_node: int = 4, nodes: int = 16) -
     return out
 
 
+def plain_heap_greedy(inst: schedopt.Instance) -> dict[str, tuple[int, int]]:
+    """The reference of issue 36 §6: eq. 9's greedy written plainly in Python over the instance
+    as given. Jobs in order at one PS and one worker while they fit; then a max-heap of each
+    job's better move (remaining time saved per dominant share added, Optimus eq. 9), applied
+    while it fits, a job whose move does not fit growing no further."""
+    cap = inst.capacity_total.tolist()
+    used = [0.0] * len(cap)
+    config: dict[str, list[int]] = {}
+    info = {}
+    for job in inst.jobs:
+        ps = [float(job.roles["ps"].demand.get(r, 0.0)) for r in inst.resources]
+        wk = [float(job.roles["worker"].demand.get(r, 0.0)) for r in inst.resources]
+        need = [a + b for a, b in zip(ps, wk)]
+        if all(u + n <= c for u, n, c in zip(used, need, cap)):
+            used = [u + n for u, n in zip(used, need)]
+            config[job.id] = [1, 1]
+            step = job.speed.step_time_s
+            share = [max((d / c for d, c in zip(dem, cap) if c > 0), default=0.0) for dem in (ps, wk)]
+            info[job.id] = (step, float(job.remaining_steps), (ps, wk), share,
+                            (job.roles["ps"].max, job.roles["worker"].max))
+
+    def best(jid: str) -> tuple[float, int] | None:
+        step, q, _, share, hi = info[jid]
+        p, w = config[jid]
+        cur = q * step(p, w)
+        out = None
+        for role, (np_, nw) in ((1, (p, w + 1)), (0, (p + 1, w))):
+            if (np_, nw)[role] > hi[role]:
+                continue
+            gain = (cur - q * step(np_, nw)) / share[role]
+            if out is None or gain > out[0]:
+                out = (gain, role)
+        return out
+
+    heap = []
+    for jid in config:
+        mv = best(jid)
+        if mv is not None and mv[0] > 0:
+            heap.append((-mv[0], jid, mv[1]))
+    heapq.heapify(heap)
+    while heap:
+        _, jid, role = heapq.heappop(heap)
+        dem = info[jid][2][role]
+        if all(u + d <= c for u, d, c in zip(used, dem, cap)):
+            used = [u + d for u, d in zip(used, dem)]
+            config[jid][role] += 1
+            mv = best(jid)
+            if mv is not None and mv[0] > 0:
+                heapq.heappush(heap, (-mv[0], jid, mv[1]))
+    return {j: (c[0], c[1]) for j, c in config.items()}
+
+
 def per_round(runs: int = 5) -> None:
-    print("| speeds | solver | median per round (ms) | status |")
-    print("|---|---|---|---|")
-    for form in ("optimus-sync", "table"):
-        insts = rounds(form)
-        for name, opts in (("optimus-greedy", {"bound": False}), ("optimus-greedy", {}), ("optimus-milp", {}),
-                           ("optimus-cpsat", {})):
-            schedopt.solve(insts[0], name, **opts)  # warm
-            times, status = [], set()
-            for _ in range(runs):
-                for inst in insts:
-                    t0 = time.perf_counter()
-                    plan = schedopt.solve(inst, name, time_limit=None if name == "optimus-greedy" else 10, **opts)
-                    times.append(time.perf_counter() - t0)
-                    status.add(plan.status.value)
-            label = name + (" (no bound)" if opts else (" (LP bound)" if name == "optimus-greedy" else ""))
-            print(f"| {'48×48 table' if form == 'table' else 'optimus-sync formula'} | `{label}` | "
-                  f"{1000 * statistics.median(times):.1f} | {', '.join(sorted(status))} |")
+    """Per-round medians at 40 and 200 jobs, both speed forms; stored as latency-rounds.json."""
+    rows = []
+    for jobs, nodes in ((40, 16), (200, 80)):
+        for form in ("optimus-sync", "table"):
+            insts = rounds(form, jobs=jobs, nodes=nodes)
+            cases = [("plain heap greedy (eq. 9, pure Python)", None, {}),
+                     ("`optimus-greedy` (no bound)", "optimus-greedy", {"bound": False}),
+                     ("`optimus-greedy` (certified bound)", "optimus-greedy", {}),
+                     ("`optimus-milp`", "optimus-milp", {}), ("`optimus-cpsat`", "optimus-cpsat", {})]
+            medians = {}
+            for label, name, opts in cases:
+                if name is None:
+                    solve = plain_heap_greedy
+                else:
+                    def solve(inst: schedopt.Instance, name: str = name, opts: dict = opts) -> object:
+                        return schedopt.solve(inst, name, time_limit=None if name == "optimus-greedy" else 10, **opts)
+                solve(insts[0])  # warm
+                times, status = [], set()
+                for _ in range(runs):
+                    for inst in insts:
+                        t0 = time.perf_counter()
+                        out = solve(inst)
+                        times.append(time.perf_counter() - t0)
+                        status.add("-" if name is None else out.status.value)
+                medians[label] = statistics.median(times)
+                rows.append([str(jobs), "48×48 table" if form == "table" else "optimus-sync formula", label,
+                             f"{1000 * medians[label]:.1f}", f"{medians[label] / medians[cases[0][0]]:.2f}",
+                             ", ".join(sorted(status))])
+                print(rows[-1], file=sys.stderr, flush=True)
+    tables.save("latency-rounds", columns=["jobs", "speeds", "solver", "median per round (ms)", "÷ plain heap greedy",
+                                           "status"],
+                rows=rows, command="benchmarks/bench_latency.py",
+                notes=[f"Pollux-like rounds built with `schedopt.state.ClusterState` (4-GPU, 32-CPU nodes; 16 for 40 jobs, "
+                       f"80 for 200), PS/worker jobs with p, w in 1..48; 5 rounds × {runs} repetitions in one process, "
+                       "medians; the table rows use the same curves measured at all 48 × 48 configurations",
+                       "the plain heap greedy is written in the benchmark from eq. 9 alone (no admission LP, no bound, "
+                       "no restart costs), as issue 36 §6 measures against"])
+    print(tables.render("latency-rounds"))
 
 
 if __name__ == "__main__":

@@ -100,10 +100,11 @@ class _Moves:
 
 def _start_usage(data: AllocationData, start: dict[int, tuple[int, int]]) -> list[float]:
     """Resources used by the starting configurations, per resource."""
-    used = np.zeros(data.R)
-    for j, c in start.items():
-        used += c[0] * data.demand[j, 0] + c[1] * data.demand[j, 1]
-    return used.tolist()
+    if not start:
+        return [0.0] * data.R
+    jobs = np.fromiter(start, dtype=np.int64, count=len(start))
+    counts = np.array(list(start.values()), dtype=float).reshape(len(start), 2)
+    return (counts[:, :, None] * data.demand[jobs]).sum(axis=(0, 1)).tolist()
 
 
 def greedy_allocate_heap(
@@ -121,7 +122,7 @@ def greedy_allocate_heap(
     R = len(cap)
     used = _start_usage(data, start)
     config = dict(start)
-    dem = {j: (tuple(float(x) for x in data.demand[j, 0]), tuple(float(x) for x in data.demand[j, 1])) for j in start}
+    dem = dict(zip(start, data.demand[list(start)].tolist())) if start else {}  # j -> [[per-task demand] per role]
     moves = {j: _Moves(data, j, priority_factor if data.jobs[j].new else 1.0) for j in start}
     cur_t = {j: moves[j].time(*start[j]) for j in start}
 

@@ -66,12 +66,14 @@ def reconfiguration_metrics(instance: Instance, allocation: dict[str, dict[str, 
 
 def allocation_usage(instance: Instance, allocation: dict[str, dict[str, int]]) -> np.ndarray:
     """Σ_j (w_j·O_j + p_j·N_j), shape (resources,) (Optimus eq. 7's left side)."""
-    used = np.zeros(len(instance.resources))
+    used = dict.fromkeys(instance.resources, 0.0)  # summed in Python: a round's plan has few jobs
     for job_id, counts in allocation.items():
         job = instance.jobs[instance.job_index[job_id]]
         for role, n in counts.items():
-            used += n * instance.vector(job.roles[role].demand)
-    return used
+            for r, amount in job.roles[role].demand.items():
+                if r in used:
+                    used[r] += n * amount
+    return np.array(list(used.values()), dtype=float)
 
 
 def allocation_metrics(instance: Instance, allocation: dict[str, dict[str, int]],

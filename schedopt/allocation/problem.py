@@ -157,12 +157,16 @@ def role_arrays(instance: Instance) -> dict[str, Any]:
     n_roles = np.array([len(j.roles) for j in instance.jobs], dtype=int)
     lo = np.zeros((J, 2), dtype=np.int64)
     hi = np.zeros((J, 2), dtype=np.int64)
-    demand = np.zeros((J, 2, R))
+    rows: list[list[list[float]]] = []  # (J, 2, R) built as lists: one array conversion, not 2J
+    zero = [0.0] * R
     for i, job in enumerate(instance.jobs):
+        per_role = []
         for k, rname in enumerate(job.role_names):
             role = job.roles[rname]
             lo[i, k], hi[i, k] = role.min, role.max_count
-        demand[i, : len(job.roles)] = instance.role_demand(job)
+            per_role.append([float(role.demand.get(r, 0.0)) for r in instance.resources])
+        rows.append(per_role + [zero] * (2 - len(per_role)))
+    demand = np.array(rows, dtype=float).reshape(J, 2, R)
     cap = instance.capacity_total.copy()
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if R else np.zeros((J, 2))
