@@ -1,4 +1,5 @@
-"""Allocation benchmarks (issue 2). Prints markdown tables for docs/benchmarks.md.
+"""Allocation benchmarks (issue 2). Stores each table as benchmarks/results/allocation-*.json, which
+docs/benchmarks.md renders (benchmarks/tables.py), and prints them.
 
     .venv/bin/python benchmarks/bench_allocation.py            # everything (~3-5 min on 2 cores)
     .venv/bin/python benchmarks/bench_allocation.py --only gap # one part: scale-greedy | scale-milp | gap
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import schedopt
+import tables  # benchmarks/tables.py, next to this file (run as a script)
 from common import median_seconds
 from schedopt.allocation.greedy import greedy_allocate, greedy_allocate_heap
 from schedopt.allocation.lagrange import solve_lp
@@ -151,48 +153,59 @@ def bench_gap(seeds: int, jobs: int = 50) -> dict[str, Any]:
     return out
 
 
-def markdown(res: dict[str, Any]) -> str:
-    lines = []
+def store(res: dict[str, Any], command: str, seeds: list[int] | None) -> list[str]:
+    """Each part's table saved as benchmarks/results/allocation-*.json (docs/benchmarks.md renders
+    them, benchmarks/tables.py); returns the names saved."""
+    saved = []
+
+    def save(name: str, columns: list[str], rows: list[list[Any]], notes: list[str] | None = None,
+             with_seeds: bool = False) -> None:
+        tables.save(name, columns=columns, rows=rows, command=command, seeds=seeds if with_seeds else None, notes=notes)
+        saved.append(name)
+
     if "greedy_scale" in res:
-        lines += ["| cluster | tasks placed | greedy core, numpy (s) | plain heap greedy (s) | solve, no bound (s) | "
-                  "solve + dual bound (s) | certified ÷ plain heap | dual iterations | bound below the LP | LP by column generation (s) | certified gap |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for label, r in res["greedy_scale"].items():
-            lines.append(f"| {label} | {r['tasks']} | {r['greedy_core_s']:.3f} | {r['plain_heap_greedy_s']:.3f} | "
-                         f"{r['solve_no_bound_s']:.3f} | {r['solve_with_bound_s']:.3f} | {r['certified_over_heap']:.2f}x | "
-                         f"{r['bound_iterations']} | {100 * r['bound_below_lp']:.5f}% | {r['column_generation_lp_s']:.2f} | "
-                         f"{100 * r['gap_vs_lp_bound']:.2f}% |")
-        lines += ["", "| cluster | optimus-greedy + bound (s) | optimus-lagrange (s) | ratio | greedy certified gap | lagrange certified gap | tasks placed by lagrange |",
-                  "|---|---|---|---|---|---|---|"]
-        for label, r in res["greedy_scale"].items():
-            lines.append(f"| {label} | {r['solve_with_bound_s']:.3f} | {r['lagrange_s']:.3f} | {r['lagrange_over_greedy']:.2f}x | "
-                         f"{100 * r['gap_vs_lp_bound']:.3f}% | {100 * r['lagrange_gap_vs_lp_bound']:.4f}% | {r['lagrange_tasks']} |")
-        lines.append("")
+        save("allocation-greedy-scale",
+             ["cluster", "tasks placed", "greedy core, numpy (s)", "plain heap greedy (s)", "solve, no bound (s)",
+              "solve + dual bound (s)", "certified ÷ plain heap", "dual iterations", "bound below the LP",
+              "LP by column generation (s)", "certified gap"],
+             [[label, str(r["tasks"]), f"{r['greedy_core_s']:.3f}", f"{r['plain_heap_greedy_s']:.3f}",
+               f"{r['solve_no_bound_s']:.3f}", f"{r['solve_with_bound_s']:.3f}", f"{r['certified_over_heap']:.2f}x",
+               str(r["bound_iterations"]), f"{100 * r['bound_below_lp']:.5f}%", f"{r['column_generation_lp_s']:.2f}",
+               f"{100 * r['gap_vs_lp_bound']:.2f}%"] for label, r in res["greedy_scale"].items()],
+             ["medians of the runs in one process; `generate optimus --jobs 4000 --servers 16000 --seed 3 [--max-tasks 64]`"])
+        save("allocation-lagrange-4000",
+             ["cluster", "optimus-greedy + bound (s)", "optimus-lagrange (s)", "ratio", "greedy certified gap",
+              "lagrange certified gap", "tasks placed by lagrange"],
+             [[label, f"{r['solve_with_bound_s']:.3f}", f"{r['lagrange_s']:.3f}", f"{r['lagrange_over_greedy']:.2f}x",
+               f"{100 * r['gap_vs_lp_bound']:.3f}%", f"{100 * r['lagrange_gap_vs_lp_bound']:.4f}%", str(r["lagrange_tasks"])]
+              for label, r in res["greedy_scale"].items()])
     if "milp_scale" in res:
-        lines += ["| solver | status | gap | seconds (median) | configurations | after dominance | after fixing | presolve (s) |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for name, r in res["milp_scale"].items():
-            lines.append(f"| {name} | {r['status']} | {r['gap']:.1e} | {r['seconds']:.2f} | {r['configurations']} | "
-                         f"{r['after_pruning']} | {r['after_fixing']} | {r['presolve_s']:.2f} |")
-        lines.append("")
+        save("allocation-milp-1000",
+             ["solver", "status", "gap", "seconds (median)", "configurations", "after dominance", "after fixing", "presolve (s)"],
+             [[name, r["status"], f"{r['gap']:.1e}", f"{r['seconds']:.2f}", str(r["configurations"]), str(r["after_pruning"]),
+               str(r["after_fixing"]), f"{r['presolve_s']:.2f}"] for name, r in res["milp_scale"].items()],
+             ["`instances/optimus-1000.json`, warmed-up process, model building included"])
     if "exact_4000" in res:
-        lines += ["| instance / solver | status | gap | seconds (one run) | admitted | configurations (never enumerated) | listed after fixing | presolve (s) |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for label, r in res["exact_4000"].items():
-            lines.append(f"| {label} | {r['status']} | {r['gap']:.1e} | {r['seconds']:.1f} | {r['admitted']} | "
-                         f"{r['configurations']} | {r['after_fixing']} | {r['presolve_s']:.2f} |")
-        lines.append("")
+        save("allocation-exact-4000",
+             ["instance / solver", "status", "gap", "seconds (one run)", "admitted", "configurations (never enumerated)",
+              "listed after fixing", "presolve (s)"],
+             [[label, r["status"], f"{r['gap']:.1e}", f"{r['seconds']:.1f}", str(r["admitted"]), str(r["configurations"]),
+               str(r["after_fixing"]), f"{r['presolve_s']:.2f}"] for label, r in res["exact_4000"].items()],
+             ["one run each at T = 120 s; the same solvers over seeds 5-9 and three families: the exact-seeds table"])
     if "gap" in res:
-        lines += ["| contention | servers (GPUs) for 50 jobs | heuristic | mean gap to optimum | worst gap | mean certified gap (LP) | instances admitting fewer jobs |",
-                  "|---|---|---|---|---|---|---|"]
+        rows = []
         for level, r in res["gap"].items():
-            for rule, s in r["by_rule"].items():
-                mg = "-" if s["mean_gap"] is None else f"{100 * s['mean_gap']:.4f}%"
-                wg = "-" if s["worst_gap"] is None else f"{100 * s['worst_gap']:.4f}%"
-                cg = "-" if s["mean_certified_gap"] is None else f"{100 * s['mean_certified_gap']:.4f}%"
+            for rule, x in r["by_rule"].items():
+                def pct(v: float | None, digits: int = 4) -> str:
+                    return "-" if v is None else f"{100 * v:.{digits}f}%"
                 name = "optimus-lagrange" if rule == "lagrange" else f"optimus-greedy, {rule}"
-                lines.append(f"| {level} | {r['servers']} ({r['gpus']}) | {name} | {mg} | {wg} | {cg} | {s['fewer_admitted']}/{s['instances']} |")
-    return "\n".join(lines)
+                rows.append([level, f"{r['servers']} ({r['gpus']})", name, pct(x["mean_gap"]), pct(x["worst_gap"]),
+                             pct(x["mean_certified_gap"]), f"{x['fewer_admitted']}/{x['instances']}"])
+        save("allocation-gap",
+             ["contention", "servers (GPUs) for 50 jobs", "heuristic", "mean gap to optimum", "worst gap",
+              "mean certified gap (LP)", "instances admitting fewer jobs"], rows,
+             ["50 `optimus` jobs per instance, seeds 1000 onward; gap to the optimum `optimus-milp` proves"], with_seeds=True)
+    return saved
 
 
 def main() -> None:
@@ -211,8 +224,11 @@ def main() -> None:
     if args.only in (None, "gap"):
         res["gap"] = bench_gap(args.seeds)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "allocation.json").write_text(json.dumps(res, indent=2))
-    print(markdown(res))
+    (RESULTS / "allocation-raw.json").write_text(json.dumps(res, indent=2))  # every measured number
+    command = "benchmarks/bench_allocation.py" + (f" --only {args.only}" if args.only else "") + \
+        f" --runs {args.runs} --seeds {args.seeds}"
+    for name in store(res, command, list(range(1000, 1000 + args.seeds))):
+        print(tables.render(name))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ call in a warmed-up process, the plan's status, admitted jobs (or placed), and
 the gap; the goal is wall <= T + max(0.3 s, 15 %) and never an empty plan where
 the heuristic has one. Then several threads solving at once.
 
-    .venv/bin/python benchmarks/bench_deadlines.py [--data-dir ../shared/data]
+    .venv/bin/python benchmarks/bench_deadlines.py [--quick]   # stores benchmarks/results/deadlines.json
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import schedopt  # noqa: E402
+from benchmarks import tables  # noqa: E402
 from schedopt.generate import generate_instance  # noqa: E402
 
 LIMITS = (0.1, 0.5, 2.0, 10.0)
@@ -36,6 +37,13 @@ def instances() -> list[tuple[str, schedopt.Instance, list[str], str]]:
         print(f"skipping alibaba-dorm: {exc}")
     out.append(("placement 40/30", generate_instance("placement", jobs=40, servers=30, seed=0, max_tasks=8),
                 ["placement-milp", "placement-cpsat"], "optimus-placement"))
+    if "--quick" not in sys.argv:  # past the tuned sizes (issue 36 §1): 8,000 and 16,000 jobs, 1,000-job placement
+        out += [("optimus 8000j/32000s seed 5", generate_instance("optimus", jobs=8000, servers=32000, seed=5),
+                 ["optimus-milp", "optimus-cpsat"], "optimus-greedy"),
+                ("optimus 16000j/64000s seed 5", generate_instance("optimus", jobs=16000, servers=64000, seed=5),
+                 ["optimus-milp", "optimus-cpsat"], "optimus-greedy"),
+                ("placement 1000/500 seed 0", generate_instance("placement", jobs=1000, servers=500, seed=0, max_tasks=4),
+                 ["placement-milp", "placement-cpsat"], "optimus-placement")]
     return out
 
 
@@ -57,13 +65,17 @@ def main() -> None:
                 ok = wall <= T + max(0.3, 0.15 * T)
                 gap = "-" if plan.objective.gap is None else f"{100 * plan.objective.gap:.3g} %"
                 bad = schedopt.check(inst, plan)
-                row = (f"| {label} | {name} | {T:g} | {wall:.2f} | {'yes' if ok else 'NO'} | {plan.status.value} | "
-                       f"{count(plan)} (heuristic {count(h)}) | {gap} | {'ok' if not bad else len(bad)} |")
-                print(row, flush=True)
-                rows.append(row)
-    print("\n| instance | solver | T (s) | wall (s) | within T + max(0.3 s, 15 %) | status | admitted | gap | check |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    print("\n".join(rows))
+                rows.append([label, name, f"{T:g}", f"{wall:.2f}", "yes" if ok else "NO", plan.status.value,
+                             f"{count(plan)} (heuristic {count(h)})", gap, "ok" if not bad else str(len(bad))])
+                print(rows[-1], flush=True)
+    name = "deadlines-quick" if "--quick" in sys.argv else "deadlines"
+    tables.save(name, columns=["instance", "solver", "T (s)", "wall (s)", "within T + max(0.3 s, 15 %)", "status",
+                               "admitted", "gap", "check"],
+                rows=rows, command="benchmarks/bench_deadlines.py" + (" --quick" if "--quick" in sys.argv else ""),
+                notes=["one warmed-up process; wall: the whole `schedopt.solve` call (compilation, bound, model build, "
+                       "hand-over, solve); gap: the plan's certified (value - bound) / value; check: `schedopt.check` "
+                       "on the plan"])
+    print(tables.render(name))
 
     # threads: 4 concurrent optimus-milp and optimus-cpsat solves on optimus-100 vs sequential
     inst = schedopt.load_instance(ROOT / "instances" / "optimus-100.yaml")
