@@ -1,10 +1,11 @@
-"""Simulation benchmark and experiments (issue 6). Prints markdown for docs/benchmarks.md.
+"""Simulation benchmark and experiments (issue 6). Stores each table as benchmarks/results/sim-*.json
+(docs/benchmarks.md renders them: benchmarks/tables.py) and prints them.
 
     .venv/bin/python benchmarks/bench_sim.py [--quick]
 
 1. Scale: 1,000 jobs on 2,000 servers for 24 h with `optimus-greedy` (target under 60 s).
 2. The Optimus comparison (Fig. 11 shape): optimus-greedy vs drf vs tetris (and fifo,
-   srtf) on the Optimus synthetic workload, means over seeds.
+   srtf) on the Optimus synthetic workload, median and worst over 5 seeds.
 3. Prediction-error sensitivity (Fig. 15 shape).
 4. Exact allocation per interval (optimus-milp) vs the greedy, online.
 """
@@ -15,13 +16,20 @@ import statistics
 import sys
 import time
 
+import tables  # benchmarks/tables.py, next to this file (run as a script)
 from schedopt.generate import generate_instance
 from schedopt.sim import simulate
 
 SCHEDULERS = ["optimus-greedy", "drf", "tetris", "fifo", "srtf"]
 
 
-def scale() -> None:
+def _mw(xs: list[float], fmt: str = ".2f", worst: str = "max") -> str:
+    """median [worst] of ``xs`` (worst: the largest, or the smallest with worst='min')."""
+    w = max(xs) if worst == "max" else min(xs)
+    return f"{statistics.median(xs):{fmt}} [{w:{fmt}}]"
+
+
+def scale(suffix: str) -> None:
     wl = generate_instance("poisson", jobs=1000, servers=2000, seed=0, max_tasks=32)
     # 1,000 arrivals in 24 h: Poisson at 1000/144 per 600-s interval
     import numpy as np
@@ -32,15 +40,16 @@ def scale() -> None:
     t0 = time.perf_counter()
     r = simulate(wl, "optimus-greedy", horizon_s=86400)
     sec = time.perf_counter() - t0
-    print("### Scale: 1,000 jobs (arrivals uniform over 24 h), 2,000 servers, 24 h, `optimus-greedy`. Target: under 60 s.\n")
-    print("| wall seconds | intervals | scheduler seconds | finished in 24 h | avg JCT of finished (h) |")
-    print("|---|---|---|---|---|")
-    print(f"| {sec:.1f} | {r.plans} | {r.scheduler_seconds:.1f} | {r.finished} of 1,000 | {(r.avg_jct_s or 0) / 3600:.2f} |\n")
+    tables.save("sim-scale" + suffix, columns=["wall seconds", "intervals", "scheduler seconds", "finished in 24 h",
+                                              "avg JCT of finished (h)"],
+                rows=[[f"{sec:.1f}", str(r.plans), f"{r.scheduler_seconds:.1f}", f"{r.finished} of 1,000",
+                       f"{(r.avg_jct_s or 0) / 3600:.2f}"]], command="benchmarks/bench_sim.py", seeds=[0],
+                notes=["`generate poisson --jobs 1000 --servers 2000 --seed 0 --max-tasks 32`, arrivals uniform over 24 h; "
+                       "one workload: a scale measurement, not a comparison"])
+    print(tables.render("sim-scale" + suffix))
 
 
-def comparison(seeds: int, jobs: int, servers: int) -> dict[str, float]:
-    print(f"### Optimus comparison: `optimus-workload`, {jobs} jobs on {servers} servers (6:7 GPU:CPU), "
-          f"600-s interval, 60-s restart overhead, mean of {seeds} seeds\n")
+def comparison(seeds: int, jobs: int, servers: int, suffix: str) -> None:
     rows: dict[str, dict[str, list[float]]] = {s: {"jct": [], "mk": [], "ov": []} for s in SCHEDULERS}
     for seed in range(seeds):
         wl = generate_instance("optimus-workload", jobs=jobs, servers=servers, seed=seed, max_tasks=16)
@@ -49,69 +58,80 @@ def comparison(seeds: int, jobs: int, servers: int) -> dict[str, float]:
             rows[s]["jct"].append(r.avg_jct_s or float("nan"))
             rows[s]["mk"].append(r.makespan_s or float("nan"))
             rows[s]["ov"].append(r.scaling_overhead_share)
-    base = {k: statistics.mean(rows["drf"][k]) for k in ("jct", "mk")}
-    print("| scheduler | avg JCT (h) | makespan (h) | JCT ÷ DRF's | makespan ÷ DRF's | restart overhead share |")
-    print("|---|---|---|---|---|---|")
-    out = {}
+    drf = rows["drf"]
+    table = []
     for s, r in rows.items():
-        jct, mk = statistics.mean(r["jct"]), statistics.mean(r["mk"])
-        out[s] = jct
-        print(f"| `{s}` | {jct / 3600:.2f} | {mk / 3600:.2f} | {jct / base['jct']:.2f} | {mk / base['mk']:.2f} | "
-              f"{statistics.mean(r['ov']):.1%} |")
-    print("\nOptimus reports DRF's average JCT 2.39× and makespan 1.63× Optimus's (ratios above are the inverse view: "
-          "ours ÷ DRF's).\n")
-    return out
+        table.append([f"`{s}`", _mw([x / 3600 for x in r["jct"]]), _mw([x / 3600 for x in r["mk"]]),
+                      _mw([a / b for a, b in zip(r["jct"], drf["jct"])]), _mw([a / b for a, b in zip(r["mk"], drf["mk"])]),
+                      f"{statistics.median(r['ov']):.1%}"])
+    name = f"sim-compare-{servers}" + suffix
+    tables.save(name, columns=["scheduler", "avg JCT (h)", "makespan (h)", "JCT ÷ DRF's", "makespan ÷ DRF's",
+                               "restart overhead share"],
+                rows=table, command="benchmarks/bench_sim.py", seeds=list(range(seeds)),
+                notes=[f"`generate optimus-workload --jobs {jobs} --servers {servers} --max-tasks 16 --seed N`, 600-s "
+                       "interval, 60-s restart; median [worst] over the seeds, ratios taken per seed (lower is better)",
+                       "Optimus reports DRF's average JCT 2.39× and makespan 1.63× Optimus's (the ratios here are the "
+                       "inverse view: ours ÷ DRF's)"])
+    print(tables.render(name))
 
 
-def errors(seeds: int, jobs: int, servers: int) -> None:
-    print(f"### Prediction-error sensitivity (Fig. 15 shape): `optimus-greedy`, {jobs} jobs on {servers} servers, "
-          f"mean of {seeds} seeds, relative to no error\n")
+def errors(seeds: int, jobs: int, servers: int, suffix: str) -> None:
     levels = [0.0, 0.1, 0.2, 0.3, 0.5]
-    base = {}
-    print("| error e | avg JCT, steps error (× e=0) | makespan, steps error | avg JCT, speed error | makespan, speed error |")
-    print("|---|---|---|---|---|")
+    runs: dict[tuple[float, str], tuple[list[float], list[float]]] = {}
     for e in levels:
-        vals = {"steps": ([], []), "speed": ([], [])}
         for seed in range(seeds):
             wl = generate_instance("optimus-workload", jobs=jobs, servers=servers, seed=100 + seed, max_tasks=16)
             for kind in ("steps", "speed"):
                 r = simulate(wl, "optimus-greedy", seed=seed, error_steps=e if kind == "steps" else 0.0,
                              error_speed=e if kind == "speed" else 0.0)
-                vals[kind][0].append(r.avg_jct_s)
-                vals[kind][1].append(r.makespan_s)
-        m = {k: (statistics.mean(v[0]), statistics.mean(v[1])) for k, v in vals.items()}
-        if e == 0.0:
-            base = m
-        print(f"| {e:.0%} | {m['steps'][0] / base['steps'][0]:.3f} | {m['steps'][1] / base['steps'][1]:.3f} | "
-              f"{m['speed'][0] / base['speed'][0]:.3f} | {m['speed'][1] / base['speed'][1]:.3f} |")
-    print()
+                jct, mk = runs.setdefault((e, kind), ([], []))
+                jct.append(r.avg_jct_s)
+                mk.append(r.makespan_s)
+    table = []
+    for e in levels:
+        cells = []
+        for kind in ("steps", "speed"):
+            for i in (0, 1):
+                cells.append(_mw([a / b for a, b in zip(runs[e, kind][i], runs[0.0, kind][i])], ".3f"))
+        table.append([f"{e:.0%}", cells[0], cells[1], cells[2], cells[3]])
+    name = f"sim-errors-{servers}" + suffix
+    tables.save(name, columns=["error e", "avg JCT, steps error (× e=0)", "makespan, steps error", "avg JCT, speed error",
+                               "makespan, speed error"],
+                rows=table, command="benchmarks/bench_sim.py", seeds=list(range(100, 100 + seeds)),
+                notes=[f"`optimus-greedy`, `optimus-workload` {jobs} jobs on {servers} servers; each seed's run with error e "
+                       "over the same seed's run without; median [worst] over the seeds"])
+    print(tables.render(name))
 
 
-def exact_online(seeds: int, jobs: int, servers: int) -> None:
-    print(f"### Exact allocation every interval (`optimus-milp`) vs the greedy, online: {jobs} jobs on {servers} servers, "
-          f"mean of {seeds} seeds\n")
-    print("| scheduler | avg JCT (h) | makespan (h) | scheduler seconds (total) |")
-    print("|---|---|---|---|")
+def exact_online(seeds: int, jobs: int, servers: int, suffix: str) -> None:
+    cols: dict[str, dict[str, list[float]]] = {}
     for s in ("optimus-greedy", "optimus-milp"):
-        jct, mk, sec = [], [], []
         for seed in range(seeds):
             wl = generate_instance("optimus-workload", jobs=jobs, servers=servers, seed=200 + seed, max_tasks=16)
             r = simulate(wl, s, seed=seed)
-            jct.append(r.avg_jct_s)
-            mk.append(r.makespan_s)
-            sec.append(r.scheduler_seconds)
-        print(f"| `{s}` | {statistics.mean(jct) / 3600:.3f} | {statistics.mean(mk) / 3600:.3f} | {statistics.mean(sec):.1f} |")
-    print()
+            c = cols.setdefault(s, {"jct": [], "mk": [], "sec": []})
+            c["jct"].append(r.avg_jct_s / 3600)
+            c["mk"].append(r.makespan_s / 3600)
+            c["sec"].append(r.scheduler_seconds)
+    g = cols["optimus-greedy"]
+    table = [[f"`{s}`", _mw(c["jct"], ".3f"), _mw(c["mk"], ".3f"), _mw([a / b for a, b in zip(c["jct"], g["jct"])], ".3f"),
+              _mw(c["sec"], ".1f")] for s, c in cols.items()]
+    name = f"sim-exact-{servers}" + suffix
+    tables.save(name, columns=["scheduler", "avg JCT (h)", "makespan (h)", "JCT ÷ greedy's", "scheduler seconds (total)"],
+                rows=table, command="benchmarks/bench_sim.py", seeds=list(range(200, 200 + seeds)),
+                notes=[f"`optimus-workload` {jobs} jobs on {servers} servers; median [worst] over the seeds"])
+    print(tables.render(name))
 
 
 def main() -> None:
     quick = "--quick" in sys.argv
+    suffix = "-quick" if quick else ""
     if not quick:
-        scale()
+        scale(suffix)
     for servers in (13, 39):  # the paper's testbed size, and three times it (less contention)
-        comparison(2 if quick else 5, 30, servers)
-        errors(1 if quick else 5, 30, servers)
-        exact_online(1 if quick else 3, 30, servers)
+        comparison(2 if quick else 5, 30, servers, suffix)
+        errors(1 if quick else 5, 30, servers, suffix)
+        exact_online(1 if quick else 5, 30, servers, suffix)
 
 
 if __name__ == "__main__":
