@@ -61,6 +61,9 @@ def fewest_prefix_split(free: np.ndarray, order: np.ndarray, p: int, w: int,
     need = p * d_ps + w * d_w
     if np.any(need > free[order].sum(axis=0) * (1 + TOL) + TOL * len(order)):
         return None  # not even the free capacity summed over every server holds the job
+    # a server that holds neither one PS nor one worker leaves R unchanged: skip it (same split)
+    room = free[order] * (1 + TOL) + TOL
+    order = order[np.all(room >= d_ps, axis=1) | (np.all(room >= d_w, axis=1) if w else False)]
     b = np.arange(w + 1)
     reach = np.full(w + 1, -1, dtype=np.int64)  # R[b]; -1 = b workers cannot be placed
     reach[0] = 0
