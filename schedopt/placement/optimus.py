@@ -28,6 +28,7 @@ one has room. It never places fewer jobs nor, at as many jobs, a higher Σ T_j.
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 
 import numpy as np
 
@@ -39,11 +40,14 @@ from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
 
 
+@lru_cache(maxsize=4096)
 def even_split(n: int, k: int) -> np.ndarray:
-    """n tasks over k servers, the first n mod k servers taking one more."""
+    """n tasks over k servers, the first n mod k servers taking one more (read-only; cached:
+    the placement tries the same few splits for every job)."""
     base, extra = divmod(int(n), k)
     out = np.full(k, base, dtype=np.int64)
     out[:extra] += 1
+    out.flags.writeable = False
     return out
 
 

@@ -150,8 +150,8 @@ def movement_metrics(data: PlacementData, where: list["JobPlacement | None"]) ->
 
 def transfer_time_s(size_mb: float, p: int, w: int, pk: np.ndarray, wk: np.ndarray, bw_ps: float, bw_worker: float) -> float:
     """T_j for one job from its per-server counts pk, wk (DESIGN.md)."""
-    if p == 0 or w == 0:
-        return 0.0
+    if p == 0 or w == 0 or len(pk) <= 1:
+        return 0.0  # no PS or no worker, or the whole job on one server: nothing crosses the network
     unit = size_mb / p
     t_ps = np.where(pk > 0, unit * (w - wk) / bw_ps, 0.0)
     t_w = np.where(wk > 0, unit * (p - pk) / bw_worker, 0.0)
