@@ -66,7 +66,7 @@ def scale(runs: int) -> None:
     print(f"\n`dltap` vs `kube-default` cross-node PS-worker pairs: **{cut:.1%} fewer** (DLTAP reports 12% less traffic).\n")
 
 
-def exact_scale(limit_s: float, sizes: list[tuple[str, int, int]], seeds: int, name: str = "placement-exact") -> None:
+def exact_scale(limit_s: float, sizes: list[tuple[str, int, int]], seeds: int, table: str = "placement-exact") -> None:
     """Exact placement by size over ``seeds`` seeds, with ``optimus-placement``'s certified
     gap to the best bound an exact solver proved; stored as benchmarks/results/placement-exact.json."""
     schedopt.warm_up(["placement-milp", "placement-cpsat"])
@@ -99,18 +99,18 @@ def exact_scale(limit_s: float, sizes: list[tuple[str, int, int]], seeds: int, n
         for name, c in cells.items():
             known = [g for g in c["gap"] if g is not None]
             gap = (f"{statistics.median(known):.2%} [{max(known):.2%}]" if len(known) == len(c["gap"])
-                   else f"{len(known)}/{len(c['gap'])} with a bound")
+                   else f"places fewer on {len(c['gap']) - len(known)}/{len(c['gap'])}")
             rows.append([f"`{family}`", str(jobs), str(servers), f"`{name}`",
                          f"{sum(c['optimal'])}/{seeds}" if name != "optimus-placement" else "-",
                          gap, f"{statistics.median(c['sec']):.2f} [{max(c['sec']):.2f}]"])
-    tables.save(name, columns=["family", "jobs", "servers", "solver", "proven optimal", "gap median [worst]",
+    tables.save(table, columns=["family", "jobs", "servers", "solver", "proven optimal", "gap median [worst]",
                                             "seconds median [worst]"],
                 rows=rows, seeds=list(range(seeds)),
                 command=f"benchmarks/bench_placement.py --only exact --seeds {seeds}",
                 notes=[f"max tasks 4 per role; exact solvers at T = {limit_s:g} s, one process after `schedopt.warm_up`; "
                        "gap: (Σ T_j - best bound an exact solver proved on that seed) / Σ T_j, over seeds where the plan places "
                        "the most jobs; `optimus-placement` with its default refinement; every plan passes `check`"])
-    print(tables.render(name))
+    print(tables.render(table))
 
 
 def heuristic_gaps(n: int, family: str = "placement-classes", jobs: int = 100, servers: int = 50) -> None:

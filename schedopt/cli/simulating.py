@@ -30,6 +30,7 @@ def simulate(
     error_steps: float = typer.Option(0.0, "--error-steps", help="estimation error of remaining steps in [0, 1) (Fig. 15)"),
     error_speed: float = typer.Option(0.0, "--error-speed", help="estimation error of speeds in [0, 1) (Fig. 15)"),
     estimation: str = typer.Option("truth", "--estimation", help="what the scheduler sees: truth (with --error-steps/--error-speed) or online (eq. 1 fitted to the losses each job emits, eq. 3/4 refitted to the speeds observed; needs jobs with loss_curve)"),
+    interference: bool = typer.Option(False, "--interference/--no-interference", help="jobs' true speeds vary with the cluster's load and over time, as DL2 §2.2 measured (27.3 % average spread of a job's completion time over runs; schedopt/sim/truth.py); default: none"),
     horizon: Optional[float] = typer.Option(None, "--horizon", help="stop after this many seconds"),
     out_path: Optional[Path] = typer.Option(None, "--out", help="write the result (.yaml/.json; - for standard output); with --compare, one file holding every scheduler's result"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="directory for the figures, created if absent (JCT/makespan bars, JCT CDF, utilization)"),
@@ -40,6 +41,7 @@ def simulate(
 
     from schedopt.sim import simulate as run
     from schedopt.sim.result import results_document
+    from schedopt.sim.truth import Interference
 
     names = [s.strip() for s in compare_.split(",") if s.strip()] if compare_ else ([scheduler] if scheduler else [])
     if not names:
@@ -69,6 +71,7 @@ def simulate(
                                    restart_aware=restart_aware, communication_aware=communication_aware,
                                    ps_assignment=ps_assignment, seed=run_seed, error_steps=error_steps, error_speed=error_speed,
                                    estimation=estimation, horizon_s=horizon,
+                                   interference=Interference() if interference else None,
                                    progress=lambda t, done, n, task=task: bar.update(task, completed=done)))
     document = results[0].to_dict() if len(results) == 1 else results_document(results)
     if as_json and not (out_path is not None and str(out_path) == "-"):

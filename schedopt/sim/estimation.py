@@ -23,8 +23,12 @@ the run from observations the simulator makes of the truth:
   configurations (the paper pre-runs five "on a small dataset"); every interval
   it runs adds one sample at its configuration. Every sample is the true speed
   with multiplicative Gaussian noise of ``SPEED_NOISE``. Eq. 3/4 is refitted by
-  NNLS (relative errors) whenever a sample arrives. Jobs whose speed form is
-  not an Optimus form (``table``, ``amdahl``) are shown their true speed.
+  NNLS (relative errors) whenever a sample arrives. A sample is of the speed
+  the job actually ran at (:class:`schedopt.sim.truth.Truth`: placement,
+  interference), a pre-run of its profile speed. A job whose truth is a
+  measured ``table`` is fitted eq. 4 (its true shape is not eq. 4's: the
+  mismatch DL2 §2.2 describes) and shown the fit at the table's allowed
+  counts; ``amdahl`` jobs are shown their true speed.
 
 The job's threshold δ is recovered from its truth (K = β1·(1/δ − 1)/β0): the
 user sets δ, so the scheduler knows it. Every noise draw comes from a
@@ -41,7 +45,7 @@ import numpy as np
 
 from schedopt.convergence import CurveFitError, fit_loss_curve
 from schedopt.instance import Job
-from schedopt.speed import FitError, OptimusAsync, OptimusSync, fit_speed
+from schedopt.speed import FitError, OptimusAsync, OptimusSync, TableSpeed, fit_speed
 
 ESTIMATION_MODES = ("truth", "online")
 
@@ -106,7 +110,11 @@ class OnlineEstimate:
     def __post_init__(self) -> None:
         self.delta = threshold_of(self.job) if self._has_curve else None
         if self._fits_speed:
-            for p, w in PRE_RUN:
+            pre = PRE_RUN
+            if isinstance(self.job.speed, TableSpeed):  # only measured counts run: its smallest ones
+                pts = self.job.speed.configuration_array()
+                pre = tuple(map(tuple, pts[np.argsort(pts.sum(axis=1), kind="stable")][:len(PRE_RUN)].tolist()))
+            for p, w in pre:
                 if self._allowed(p, w):
                     self._sample_speed(p, w)
 
@@ -117,20 +125,30 @@ class OnlineEstimate:
 
     @property
     def _fits_speed(self) -> bool:
-        return isinstance(self.job.speed, (OptimusSync, OptimusAsync)) and len(self.job.roles) == 2
+        return isinstance(self.job.speed, (OptimusSync, OptimusAsync, TableSpeed)) and len(self.job.roles) == 2
+
+    @property
+    def _fit_form(self) -> str:
+        """The form the scheduler fits: the job's own Optimus form, else eq. 4 (a measured
+        table's true shape is not eq. 4's: the mismatch DL2 §2.2 describes)."""
+        return "optimus-async" if isinstance(self.job.speed, OptimusAsync) else "optimus-sync"
 
     def _allowed(self, p: int, w: int) -> bool:
         r = self.job.roles
-        return r["ps"].min <= p <= r["ps"].max and r["worker"].min <= w <= r["worker"].max
+        inside = r["ps"].min <= p <= r["ps"].max and r["worker"].min <= w <= r["worker"].max
+        return inside and math.isfinite(float(self.job.speed.step_time_s(p, w)))  # type: ignore[union-attr]
 
-    def _sample_speed(self, p: int, w: int) -> None:
-        true = 1.0 / float(self.job.speed.step_time_s(p, w))  # type: ignore[union-attr]
-        self.speed_samples.append((float(p), float(w), true * max(0.05, 1.0 + SPEED_NOISE * self.rng.standard_normal())))
+    def _sample_speed(self, p: int, w: int, step_s: float | None = None) -> None:
+        """One noisy sample of the speed at (p, w): of the step time the job ran at
+        (``step_s``, the simulator's truth), else of a pre-run (its profile speed)."""
+        step = float(self.job.speed.step_time_s(p, w)) if step_s is None else float(step_s)  # type: ignore[union-attr]
+        self.speed_samples.append((float(p), float(w), max(0.05, 1.0 + SPEED_NOISE * self.rng.standard_normal()) / step))
 
-    def observe(self, done_before: float, done_after: float, counts: dict[str, int]) -> None:
-        """The job trained from step ``done_before`` to ``done_after`` at ``counts``."""
+    def observe(self, done_before: float, done_after: float, counts: dict[str, int], step_s: float | None = None) -> None:
+        """The job trained from step ``done_before`` to ``done_after`` at ``counts``, at
+        ``step_s`` seconds per step (the truth: placement, interference; default its profile)."""
         if self._fits_speed and done_after > done_before:
-            self._sample_speed(int(counts["ps"]), int(counts["worker"]))
+            self._sample_speed(int(counts["ps"]), int(counts["worker"]), step_s)
         if self._has_curve and done_after > done_before:
             ks = np.linspace(done_before, done_after, LOSS_POINTS_PER_INTERVAL + 1)[1:]
             if self.steps:
@@ -165,10 +183,15 @@ class OnlineEstimate:
         if not self._fits_speed or not self.speed_samples:
             return self.job.speed
         if self._speed_fit is None or self._speed_fit[0] != len(self.speed_samples):
-            form = self.job.speed.form  # type: ignore[union-attr]
-            batch = getattr(self.job.speed, "batch", None)
+            batch = getattr(self.job.speed, "batch", None) or 1.0
             try:
-                fitted = fit_speed(self.speed_samples, form, batch=batch, relative=True).speed
+                fitted = fit_speed(self.speed_samples, self._fit_form, batch=batch, relative=True).speed
+                if isinstance(self.job.speed, TableSpeed):  # the same allowed counts, at the fitted speeds
+                    pts = self.job.speed.configuration_array()
+                    step = np.asarray(fitted.step_time_s(pts[:, 0], pts[:, 1]), dtype=float)
+                    fitted = TableSpeed(points=[[int(p), int(w), float(1.0 / t)] for (p, w), t in zip(pts.tolist(), step)
+                                                if math.isfinite(t) and t > 0],
+                                        interpolate=self.job.speed.interpolate)
             except FitError:
                 fitted = self._speed_fit[1] if self._speed_fit else self.job.speed
             self._speed_fit = (len(self.speed_samples), fitted)

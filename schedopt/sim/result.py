@@ -46,6 +46,7 @@ class SimulationResult(BaseModel):
     estimation: Literal["truth", "online"] = Field("truth", description="what the scheduler saw: the truth (with error_steps, error_speed) or online fits of loss curves and speeds")
     estimate_error_steps: float | None = Field(None, description="mean |estimated - true remaining steps| / the job's total steps (the error of the predicted total, Fig. 15's convergence error) over the jobs the scheduler saw, each interval")
     estimate_error_speed: float | None = Field(None, description="online estimation: mean |estimated - true| / true step time at the configurations run; null otherwise")
+    interference: dict[str, float] | None = Field(None, description="the truth's interference (sigma_run, sigma_step, busy: schedopt/sim/truth.py, DL2 §2.2); null: none")
     jobs: dict[str, JobOutcome] = Field(description="job id -> arrival and completion")
     avg_jct_s: float | None = Field(description="mean job completion time over finished jobs, seconds")
     makespan_s: float | None = Field(description="first arrival to last completion, seconds (null if a job is unfinished)")
@@ -110,7 +111,8 @@ def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str,
               ps_assignment: str | None = None, mean_transfer_share: float | None = None, error_steps: float, error_speed: float, overhead_s: float,
               run_s: float, scheduler_s: float, plans: int, violations: int | None, first_violation: str | None,
               horizon_s: float | None, estimation: str = "truth", estimate_error_steps: float | None = None,
-              estimate_error_speed: float | None = None, unfinishable: dict[str, str] | None = None) -> SimulationResult:
+              estimate_error_speed: float | None = None, unfinishable: dict[str, str] | None = None,
+              interference: dict[str, float] | None = None) -> SimulationResult:
     jobs = {s.job.id: JobOutcome(arrival_s=float(s.job.arrival), completion_s=s.completion_s) for s in states}
     jct = np.array([s.completion_s - s.job.arrival for s in states if s.completion_s is not None])
     finished = len(jct)
@@ -126,7 +128,7 @@ def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str,
         communication_aware=communication_aware, ps_assignment=ps_assignment, mean_transfer_share=mean_transfer_share,
         seed=seed, error_steps=error_steps, error_speed=error_speed,
         horizon_s=horizon_s, estimation=estimation, estimate_error_steps=estimate_error_steps,
-        estimate_error_speed=estimate_error_speed, jobs=jobs, avg_jct_s=float(jct.mean()) if finished else None, makespan_s=makespan,
+        estimate_error_speed=estimate_error_speed, interference=interference, jobs=jobs, avg_jct_s=float(jct.mean()) if finished else None, makespan_s=makespan,
         jct_percentiles_s={f"p{q}": float(np.percentile(jct, q)) for q in (50, 90, 99)} if finished else {},
         finished=finished, unfinished=unfinished, unfinishable=dict(unfinishable or {}), restarts=int(sum(s.restarts for s in states)),
         scaling_overhead_share=overhead_s / run_s if run_s > 0 else 0.0, avg_utilization=util,

@@ -53,6 +53,7 @@ from schedopt.registry import get_solver, solver_info
 from schedopt.sim import communication
 from schedopt.sim.estimation import ESTIMATION_MODES, OnlineEstimate, online_estimates
 from schedopt.sim.result import SimulationResult, summarize
+from schedopt.sim.truth import Interference, Truth, describe
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed
 
 
@@ -145,7 +146,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
              restart_overhead_s: float = 60.0, seed: int = 0, error_steps: float = 0.0, error_speed: float = 0.0,
              horizon_s: float | None = None, check_plans: bool = False, options: dict[str, Any] | None = None,
              restart_aware: bool = True, communication_aware: bool = True, ps_assignment: str | None = None,
-             estimation: str = "truth",
+             estimation: str = "truth", interference: Interference | None = None,
              progress: Callable[[float, int, int], None] | None = None,
              observer: Callable[[float, Instance, Any, float], None] | None = None) -> SimulationResult:
     """Simulate ``workload`` under ``scheduler`` (a registered allocation or quality
@@ -159,7 +160,9 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     ``ps_assignment``: a ``ps-assignment`` solver whose block assignment sets the
     PS imbalance of jobs with ``param_blocks`` (default: even, λ = 1).
     ``estimation``: ``truth`` (with the optional errors) or ``online`` (remaining
-    steps and speeds fitted during the run, :mod:`schedopt.sim.estimation`)."""
+    steps and speeds fitted during the run, :mod:`schedopt.sim.estimation`).
+    ``interference``: :class:`~schedopt.sim.truth.Interference` (DL2 §2.2's speed
+    variation, :mod:`schedopt.sim.truth`), default none."""
     if not (math.isfinite(interval_s) and MIN_INTERVAL_S <= interval_s <= MAX_HORIZON_S):
         raise InputError("--interval", f"must be between {MIN_INTERVAL_S:g} and {MAX_HORIZON_S:g} seconds (MIN_INTERVAL_S, MAX_HORIZON_S), got {interval_s}")
     if not (math.isfinite(restart_overhead_s) and restart_overhead_s >= 0):
@@ -182,6 +185,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                          "and with the truth (placement and online estimation do not model types yet)")
     _check_workload(workload, placement)
     imbalance = _PsImbalance(workload, ps_assignment, seed) if ps_assignment is not None else None
+    truth = Truth(workload, communication_aware=communication_aware, imbalance=imbalance, interference=interference,
+                  seed=seed)  # every job's true speed: the only source of the steps run and of what estimation samples
     if isinstance(scheduler, str):
         name = scheduler if placement is None else f"{scheduler}+{placement}"
         info = solver_info(name)
@@ -243,6 +248,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             violations += len(found)
             if found and first_violation is None:
                 first_violation = f"t={t:g}: {found[0]}"
+        planned_use = _busiest_use(workload, plan, cap) if interference is not None else 0.0  # eq. 1 of sim/truth.py
         used = np.zeros(len(cap))
         q_demand = np.zeros_like(nominal)  # (queues, R): full requests and use of each queue's active jobs
         q_used = np.zeros_like(nominal)
@@ -268,14 +274,10 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             running += 1
             tasks += sum(counts.values())
             used += sum(n_ * workload.vector(s.job.roles[r].demand) for r, n_ in counts.items())
-            if communication.communicates(s.job) and (communication_aware or imbalance is not None):
-                phi = communication.job_transfer_share(s.job, where if communication_aware else None)
-                lam = imbalance(s.job, counts["ps"]) if imbalance is not None else 1.0
-                step = communication.step_time_s(s.job, counts, phi, lam)
+            step, phi = truth.step_s(s.job, counts, accelerator=kind, where=where, interval=plans - 1, use=planned_use)
+            if phi is not None:
                 transfer_sum += phi
                 transfer_n += 1
-            else:
-                step = float(workload.speed_on(s.job, kind).step_time_s(*_pw(s.job, counts)))
             if estimation == "online" and len(counts) == 2:
                 view_job = view.jobs[pos]
                 err_speed.append(abs(float(view_job.speed.step_time_s(*_pw(s.job, counts))) / step - 1.0)
@@ -294,7 +296,7 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                 s.remaining -= work_s / step
                 run_s += interval_s
             if s.estimate is not None:
-                s.estimate.observe(done_before, s.total_steps - s.remaining, counts)
+                s.estimate.observe(done_before, s.total_steps - s.remaining, counts, step)
         tl.time_s.append(t)
         tl.running_jobs.append(running)
         tl.running_tasks.append(tasks)
@@ -319,7 +321,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                      violations=violations if check_plans else None,
                      first_violation=first_violation, horizon_s=horizon_s, estimation=estimation,
                      estimate_error_steps=float(np.mean(err_steps)) if err_steps else None,
-                     estimate_error_speed=float(np.mean(err_speed)) if err_speed else None, unfinishable=never)
+                     estimate_error_speed=float(np.mean(err_speed)) if err_speed else None, unfinishable=never,
+                     interference=describe(interference))
 
 
 class _PsImbalance:
@@ -344,6 +347,19 @@ class _PsImbalance:
             plan = self.solver.solve(one, seed=self.seed)
             self.cache[key] = communication.ps_imbalance((plan.ps_assignment or {}).get(job.id, []), int(p))
         return self.cache[key]
+
+
+def _busiest_use(workload: Instance, plan: Any, cap: np.ndarray) -> float:
+    """The plan's use of the cluster's busiest resource, in [0, 1]."""
+    if not plan.has_solution or not plan.allocation:
+        return 0.0
+    used = np.zeros(len(cap))
+    for job_id, counts in plan.allocation.items():
+        job = workload.jobs[workload.job_index[job_id]]
+        used += sum(n * workload.vector(job.roles[r].demand) for r, n in counts.items())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(cap > 0, used / np.where(cap > 0, cap, 1.0), 0.0)
+    return float(min(1.0, share.max())) if len(share) else 0.0
 
 
 def _pw(job: Job, counts: dict[str, int]) -> tuple[int, int]:
