@@ -47,6 +47,8 @@ def learn(
     hidden: int = typer.Option(64, "--hidden", help="units per hidden layer"),
     features: str = typer.Option("gain", "--features", help="state: type (DL2's: job type, counts, remaining work) or gain (also each move's eq.-9 gain from the instance's speed model)"),
     seed: int = typer.Option(0, "--seed"),
+    interference: bool = typer.Option(False, "--interference/--no-interference", help="train and evaluate where jobs' true speeds vary with the cluster's load and over time (DL2 §2.2; schedopt/sim/truth.py)"),
+    estimation: str = typer.Option("truth", "--estimation", help="what the schedulers see in training and evaluation: truth, or online (Optimus' fits; measured tables fitted by eq. 4)"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="learning curve figure (.png/.pdf/.svg): held-out JCT vs updates"),
     curve_path: Optional[Path] = typer.Option(None, "--curve", help="learning curve as CSV"),
 ) -> None:
@@ -84,6 +86,12 @@ def learn(
     if bool(train) == bool(workload):
         raise InputError("learn", "give training workload files or --workload FAMILY (not both)")
     solver_info(teacher)
+    from schedopt.sim.estimation import ESTIMATION_MODES
+    from schedopt.sim.truth import Interference
+
+    if estimation not in ESTIMATION_MODES:
+        raise InputError("--estimation", f"expected one of {', '.join(ESTIMATION_MODES)}, got {estimation!r}")
+    sim_options: dict[str, Any] = {"estimation": estimation, **({"interference": Interference()} if interference else {})}
 
     def gen(s: int) -> Instance:
         assert workload is not None
@@ -103,14 +111,14 @@ def learn(
     types = sorted({job.model for wl in teach or [get(0)] for job in wl.jobs if job.model} | set(DEFAULT_TYPES))
     pol = Policy.create(J=state_jobs, types=tuple(types), hidden=hidden, seed=seed, features=features)
     cfg = RLConfig(lr=lr, gamma=gamma, entropy=entropy, epsilon=epsilon, reward=reward)
-    base = {name: float(np.mean([simulate(w, name, seed=seed).avg_jct_s for w in held])) if held else None
+    base = {name: float(np.mean([simulate(w, name, seed=seed, **sim_options).avg_jct_s for w in held])) if held else None
             for name in dict.fromkeys([teacher, "drf", "optimus-greedy"])}
     runner: Any = RayActors(actors, address) if (actors > 1 or address) else InProcessActors()
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
                       console=err, transient=True, disable=not err.is_terminal) as bar:
-            samples = record_teacher(teach, pol, teacher, seed=seed)
+            samples = record_teacher(teach, pol, teacher, seed=seed, sim_options=sim_options)
             t1 = bar.add_task("warm-up", total=warmup_epochs, info="")
             acc = warmup(pol, samples, epochs=warmup_epochs, seed=seed,
                          progress=lambda e, a: bar.update(t1, completed=e, info=f"accuracy {a:.1%}"))
@@ -122,7 +130,7 @@ def learn(
 
             curve = rl_train(pol, get, rounds=rounds, actors=actors, config=cfg, seed=seed, heldout=held,
                              eval_every=eval_every, runner=runner, validation=val,
-                             time_budget_s=minutes * 60 if minutes else None, progress=step)
+                             time_budget_s=minutes * 60 if minutes else None, progress=step, sim_options=sim_options)
     finally:
         runner.close()
     pol.save(out_path)
