@@ -104,3 +104,24 @@ def test_deadline_kept_by_exact_placement_at_400_jobs(exact: str) -> None:
     plan = assert_checked(inst, schedopt.solve(inst, exact, time_limit=0.5, seed=0))
     assert _within_goal(time.perf_counter() - t0, 0.5)
     assert plan.has_solution
+
+
+def test_cpsat_model_building_stops_at_the_limit(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A loaded machine builds CP-SAT's model slower than its measured cost per configuration
+    (16,000 jobs: 95 s of building under a 60 s limit); the build reads the clock between
+    chunks of variables and gives the stage up as TIME_LIMIT, so the driver keeps its incumbent."""
+    from schedopt.allocation import cpsat
+    from schedopt.allocation.problem import compile_allocation, enumerate_choices
+    from schedopt.plan import Termination
+
+    monkeypatch.setattr(cpsat, "NAMED_VARIABLES", 0)
+    monkeypatch.setattr(cpsat, "BUILD_CHUNK", 5)
+    inst = schedopt.load_instance(INSTANCES / "optimus-100.yaml")
+    data = compile_allocation(inst)
+    cs = enumerate_choices(data)
+    res = cpsat.CpSatBackend(1).solve_stage(data, cs, stage="time", every_job=False, min_admitted=0, time_limit=1e-9,
+                                            seed=0)
+    assert res.termination == Termination.TIME_LIMIT and res.chosen is None
+    assert res.info["time_stopped_in"] == "variables"
+    plan = schedopt.solve(inst, "optimus-cpsat", time_limit=5.0, seed=0)  # the whole solve still answers
+    assert plan.has_solution and not schedopt.check(inst, plan)

@@ -11,6 +11,7 @@ true optimum, and ``scaling_error_s`` says what the rounding can cost.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -26,6 +27,10 @@ from schedopt.registry import register
 
 COST_RESOLUTION = 1e9
 NAMED_VARIABLES = 20_000
+
+#: Boolean variables created between two reads of the clock while a large model is built
+BUILD_CHUNK = 100_000
+
 
 class CpSatBackend:
     """One lexicographic stage of the multiple-choice model in CP-SAT (shared with the quality problem)."""
@@ -50,13 +55,26 @@ class CpSatBackend:
         cost = np.round(cs.cost * scale).astype(np.int64)
         owners = sorted({int(j) for j in cs.job})
 
+        stop_at = math.inf if time_limit is None else t0 + time_limit  # building counts against the limit
+
+        def out_of_time(phase: str) -> StageResult | None:
+            """The limit passed while building (a loaded machine builds slower than measured)."""
+            if time.perf_counter() < stop_at:
+                return None
+            return StageResult(termination=Termination.TIME_LIMIT, chosen=None,
+                               info={f"{stage}_build_seconds": time.perf_counter() - t0, f"{stage}_stopped_in": phase})
+
         model = cp_model.CpModel()
         # -- variables: x[k] = 1 if its job runs in configuration k
         # (named x[job,c0,c1] up to NAMED_VARIABLES configurations; beyond, naming costs more than it helps)
         if cs.K <= NAMED_VARIABLES:
             x = [model.new_bool_var(f"x[{data.jobs[int(cs.job[k])].id},{cs.counts[k, 0]},{cs.counts[k, 1]}]") for k in range(cs.K)]
         else:
-            x = [model.new_bool_var("") for _ in range(cs.K)]
+            x = []
+            for lo in range(0, cs.K, BUILD_CHUNK):  # the clock is read between chunks
+                x.extend(model.new_bool_var("") for _ in range(lo, min(cs.K, lo + BUILD_CHUNK)))
+                if (late := out_of_time("variables")) is not None:
+                    return late
         # -- constraints
         # Optimus eq. 8 as a multiple choice: one configuration per job (at most one if it may be paused)
         for j in owners:
@@ -65,6 +83,8 @@ class CpSatBackend:
                 model.add_exactly_one(group)
             else:
                 model.add_at_most_one(group)
+        if (late := out_of_time("one configuration per job")) is not None:
+            return late
         # Optimus eq. 7: capacity of every resource type r
         for r in range(data.R):
             nz = np.nonzero(use[:, r])[0]
@@ -79,6 +99,8 @@ class CpSatBackend:
         else:
             model.minimize(cp_model.LinearExpr.weighted_sum(x, cost.tolist()))  # Optimus eq. 5-6
 
+        if (late := out_of_time("capacity and objective")) is not None:
+            return late
         # -- the incumbent as a complete solution hint (anytime: CP-SAT starts from it);
         # written to the proto in bulk (x are variables 0..K-1; add_hint per variable costs 3 µs each)
         if hint:
