@@ -45,8 +45,11 @@ def has_solution(solver: "cp_model.CpSolver", code: Any) -> bool:
 
 #: CP-SAT's presolve does not check the time limit inside its fix-point loop: on the
 #: 3,000-job allocation model (481,935 Booleans) it ran 13.2 s under a 4 s limit
-#: (about 2.7e-5 s per variable). Presolve is switched off when it could not fit.
+#: (about 2.7e-5 s per variable). Presolve is switched off when it could take more than
+#: PRESOLVE_SHARE of the limit: with half, 1,000 jobs in 4 queues without borrowing (265,936
+#: Booleans, 17 s left) ran 26.6 s on a loaded machine; presolve off, 20.5 s.
 PRESOLVE_SECONDS_PER_VARIABLE = 2.7e-5
+PRESOLVE_SHARE = 0.25
 #: loading the model into the C++ solver and reading the response back sit outside
 #: CP-SAT's clock (0.7 s for the same 481,935 variables); they are charged to the limit
 LOAD_SECONDS_PER_VARIABLE = 1.5e-6
@@ -54,7 +57,7 @@ LOAD_SECONDS_PER_VARIABLE = 1.5e-6
 
 def make_solver(workers: int, seed: int | None, time_limit: float | None, *, variables: int = 0) -> cp_model.CpSolver:
     """A CP-SAT solver with our determinism settings (threads, seed) and the time
-    limit; presolve is off when ``variables`` make it likely to overrun half the limit."""
+    limit; presolve is off when ``variables`` make it likely to take more than a quarter of it."""
     cp_model = load_cp_model()
     solver = cp_model.CpSolver()
     logger = backend_logger("cpsat")  # progress lines only when the caller asked (log=True)
@@ -66,7 +69,7 @@ def make_solver(workers: int, seed: int | None, time_limit: float | None, *, var
     solver.parameters.random_seed = int(seed or 0)
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = max(1e-3, float(time_limit) - LOAD_SECONDS_PER_VARIABLE * variables)
-        if PRESOLVE_SECONDS_PER_VARIABLE * variables > 0.5 * time_limit:
+        if PRESOLVE_SECONDS_PER_VARIABLE * variables > PRESOLVE_SHARE * time_limit:
             solver.parameters.cp_model_presolve = False
     return solver
 
