@@ -1,4 +1,4 @@
-"""Parameter assignment (issue 5, Optimus Table 3). Prints markdown for docs/benchmarks.md.
+"""Parameter assignment (issue 5, Optimus Table 3). Stores benchmarks/results/paa-table3.json and prints it.
 
     .venv/bin/python benchmarks/bench_paa.py [--data-dir ../shared/data]
 """
@@ -9,6 +9,7 @@ import argparse
 import statistics
 
 import schedopt
+import tables  # benchmarks/tables.py, next to this file (run as a script)
 from schedopt.data import DEFAULT_DATA_DIR
 from schedopt.generate import generate_instance
 
@@ -21,13 +22,15 @@ def main() -> None:
     p = schedopt.solve(inst, "paa").metrics
     runs = [schedopt.solve(inst, "mxnet-default", seed=s).metrics for s in range(100)]
     med = {k: statistics.median(r[k] for r in runs) for k in ("max_size_difference", "max_request_difference", "total_requests")}
-    print("### Optimus Table 3: ResNet-50 (157 blocks, 25.5M parameters), 10 PS\n")
-    print("| algorithm | size difference | request difference | total requests |\n|---|---|---|---|")
-    print("| MXNet (paper) | 3.6M | 43 | 247 |\n| PAA (paper) | 0.1M | 1 | 157 |")
-    print(f"| `mxnet-default` (ours, median of 100 seeds) | {med['max_size_difference'] / 1e6:.2f}M | "
-          f"{med['max_request_difference']:.0f} | {med['total_requests']:.0f} |")
-    print(f"| `paa` (ours) | {p['max_size_difference'] / 1e6:.2f}M | {p['max_request_difference']} | {p['total_requests']} |\n")
-
+    rows = [["MXNet (paper)", "3.6M", "43", "247"], ["PAA (paper)", "0.1M", "1", "157"],
+            ["`mxnet-default` (ours, median of 100 seeds)", f"{med['max_size_difference'] / 1e6:.2f}M",
+             f"{med['max_request_difference']:.0f}", f"{med['total_requests']:.0f}"],
+            ["`paa` (ours)", f"{p['max_size_difference'] / 1e6:.2f}M", str(p["max_request_difference"]), str(p["total_requests"])]]
+    tables.save("paa-table3", columns=["algorithm", "size difference", "request difference", "total requests"], rows=rows,
+                command="benchmarks/bench_paa.py", seeds=list(range(100)),
+                notes=["`generate optimus-paa` (ResNet-50's measured blocks, reads --data-dir); `mxnet-default`'s random "
+                       "assignment over seeds 0-99, `paa` is deterministic; the paper's rows as printed in Optimus Table 3"])
+    print(tables.render("paa-table3"))
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,4 @@
-"""SLAQ quality-allocation benchmarks (issue 3). Prints markdown for docs/benchmarks.md.
+"""SLAQ quality-allocation benchmarks (issue 3). Stores benchmarks/results/slaq-*.json and prints them.
 
     .venv/bin/python benchmarks/bench_slaq.py
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import schedopt
+import tables  # benchmarks/tables.py, next to this file (run as a script)
 from common import median_seconds
 from schedopt.allocation.admission import admit_smallest_first
 from schedopt.quality.greedy import slaq_greedy, slaq_greedy_heap
@@ -31,15 +32,16 @@ def scale(jobs: int = 4000, nodes: int = 1000, max_cores: int = 64, runs: int = 
     bounded, bplan = median_seconds(lambda: schedopt.solve(inst, "slaq-greedy"), 1)
     exact, eplan = median_seconds(lambda: schedopt.solve(inst, "slaq-milp"), 1)
     cores = int(inst.capacity_total[0])
-    print(f"### `slaq-greedy`, {jobs:,} jobs on {cores:,} cores (1 to {max_cores} each). Target: under 0.5 s.\n")
-    print("| what | seconds | note |\n|---|---|---|")
-    print(f"| greedy core (`slaq_greedy`, vectorised), median of {runs} | {core:.3f} | {plan.metrics['units_added']:,} units added |")
-    print(f"| heap reference (`slaq_greedy_heap`), same plan | {heap:.3f} | ratio {heap / core:.1f}x |")
-    print(f"| whole `slaq-greedy` solve without bound, median of {runs} | {solve:.3f} | compile, admit, greedy, plan |")
-    print(f"| whole solve with the LP bound | {bounded:.3f} | certified gap {100 * (bplan.objective.gap or 0):.2g}% |")
-    print(f"| `slaq-milp`, proven optimal | {exact:.3f} | status {eplan.status.value}, Σ reduction {eplan.objective.value:.6g} "
-          f"(greedy {plan.objective.value:.6g}) |\n")
-
+    rows = [[f"greedy core (`slaq_greedy`, vectorised), median of {runs}", f"{core:.3f}", f"{plan.metrics['units_added']:,} units added"],
+            ["heap reference (`slaq_greedy_heap`), same plan", f"{heap:.3f}", f"ratio {heap / core:.1f}x"],
+            [f"whole `slaq-greedy` solve without bound, median of {runs}", f"{solve:.3f}", "compile, admit, greedy, plan"],
+            ["whole solve with the LP bound", f"{bounded:.3f}", f"certified gap {100 * (bplan.objective.gap or 0):.2g}%"],
+            ["`slaq-milp`, proven optimal", f"{exact:.3f}", f"status {eplan.status.value}, Σ reduction {eplan.objective.value:.6g} "
+             f"(greedy {plan.objective.value:.6g})"]]
+    tables.save("slaq-scale", columns=["what", "seconds", "note"], rows=rows, command="benchmarks/bench_slaq.py", seeds=[0],
+                notes=[f"`generate slaq --jobs {jobs} --servers {nodes} --seed 0 --max-tasks {max_cores}` ({cores:,} cores); "
+                       "one process, warmed up"])
+    print(tables.render("slaq-scale"))
 
 def non_concave_gap(instances: int = 10, jobs: int = 40) -> None:
     """Measured tables (superlinear jumps) make R_j non-concave: the greedy's gap to the optimum."""
@@ -57,11 +59,14 @@ def non_concave_gap(instances: int = 10, jobs: int = 40) -> None:
         assert not schedopt.check(inst, g) and not schedopt.check(inst, e)
         gaps.append((e.objective.value - g.objective.value) / e.objective.value)
         certified.append(g.objective.gap or 0.0)
-    print(f"### The greedy's gap when R_j is not concave ({instances} instances, {jobs} jobs, measured tables)\n")
-    print("| | mean | worst |\n|---|---|---|")
-    print(f"| true gap to `slaq-milp` | {100 * np.mean(gaps):.2f}% | {100 * np.max(gaps):.2f}% |")
-    print(f"| gap certified by the LP bound | {100 * np.mean(certified):.2f}% | {100 * np.max(certified):.2f}% |\n")
-
+    rows = [["true gap to `slaq-milp`", f"{100 * np.median(gaps):.2f}%", f"{100 * np.mean(gaps):.2f}%", f"{100 * np.max(gaps):.2f}%"],
+            ["gap certified by the LP bound", f"{100 * np.median(certified):.2f}%", f"{100 * np.mean(certified):.2f}%",
+             f"{100 * np.max(certified):.2f}%"]]
+    tables.save("slaq-non-concave", columns=["", "median", "mean", "worst"], rows=rows, command="benchmarks/bench_slaq.py",
+                seeds=list(range(instances)),
+                notes=[f"{instances} instances of {jobs} `slaq` jobs whose speeds are random measured tables with superlinear "
+                       "jumps (R_j not concave); the optimum from `slaq-milp`"])
+    print(tables.render("slaq-non-concave"))
 
 if __name__ == "__main__":
     scale()
