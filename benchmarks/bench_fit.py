@@ -1,4 +1,4 @@
-"""Performance-model benchmarks (issue 3). Prints markdown for docs/benchmarks.md.
+"""Performance-model benchmarks (issue 3). Stores benchmarks/results/fit-speed.json and prints it.
 
     .venv/bin/python benchmarks/bench_fit.py [--data-dir ../shared/data]
 """
@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+import tables  # benchmarks/tables.py, next to this file (run as a script)
 from schedopt.convergence import fit_loss_curve
 from schedopt.data import DEFAULT_DATA_DIR, dl2_config_speeds
 from schedopt.speed import fit_speed, steps_per_s
@@ -47,12 +48,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR))
     args = ap.parse_args()
-    print(f"fit_loss_curve on 10,000 points: {loss_fit_ms():.1f} ms (median of 9)\n")
-    print("| model | measured configurations | held-out median error, 10 samples (median of 50 draws) | in-sample mean error, all points |")
-    print("|---|---|---|---|")
-    for model, n, held, full in held_out_errors(args.data_dir):
-        print(f"| {model} | {n} | {100 * held:.1f}% | {100 * full:.1f}% |")
-
+    ms = loss_fit_ms()
+    rows = [[model, str(n), f"{100 * held:.1f}%", f"{100 * full:.1f}%"] for model, n, held, full in held_out_errors(args.data_dir)]
+    tables.save("fit-speed", columns=["model", "measured configurations",
+                                      "held-out median error, 10 samples (median of 50 draws)", "in-sample mean error, all points"],
+                rows=rows, command="benchmarks/bench_fit.py", seeds=[0],
+                notes=["eq. 4 fitted by NNLS to 10 random measured configurations of each DL2 testbed model "
+                       "(`measured/dl2_config_speed.txt`), its error on the others; 50 draws from seed 0",
+                       f"`fit_loss_curve` on 10,000 points: {ms:.1f} ms (median of 9)"])
+    print(tables.render("fit-speed"))
 
 if __name__ == "__main__":
     main()
