@@ -1,4 +1,4 @@
-"""Placement benchmarks (issue 5). Prints markdown for docs/benchmarks.md.
+"""Placement benchmarks (issue 5). Stores benchmarks/results/placement-*.json and prints them.
 
     .venv/bin/python benchmarks/bench_placement.py [--quick] [--only scale|exact|gaps] [--seeds 5]
 
@@ -46,24 +46,26 @@ def instance(tasks: int = 100_000, servers: int = 16_000, seed: int = 0) -> Inst
                                "jobs": jobs, "allocation": alloc})
 
 
-def scale(runs: int) -> None:
+def scale(runs: int, suffix: str = "") -> None:
     inst = instance()
     data = compile_placement(inst)
     core, where = median_seconds(lambda: optimus_place(data, 0), runs)
-    print(f"### 100,000 tasks ({sum(int(c.sum()) for c in data.counts):,} tasks of {data.J:,} jobs) on 16,000 servers. "
-          "Targets: `optimus-placement` under 1 s, `kube-default` under 5 s.\n")
-    print("| solver | seconds (median of runs) | placed jobs | servers used | cross-node pairs | Σ T_j (s) |")
-    print("|---|---|---|---|---|---|")
-    print(f"| `optimus-placement` core (`optimus_place`) | {core:.2f} | {sum(w is not None for w in where):,} | | | |")
+    rows = [["`optimus-placement` core (`optimus_place`)", f"{core:.2f}", f"{sum(w is not None for w in where):,}", "", "", ""]]
     pairs = {}
     for name in HEURISTICS:
         sec, plan = median_seconds(lambda: schedopt.solve(inst, name, seed=0), runs)
         m = plan.metrics
         pairs[name] = m["cross_node_pairs"]
-        print(f"| `{name}` whole solve | {sec:.2f} | {m['placed']:,} | {m['servers_used']:,} | {m['cross_node_pairs']:,} | "
-              f"{m['total_transfer_time_s']:,.0f} |")
+        rows.append([f"`{name}` whole solve", f"{sec:.2f}", f"{m['placed']:,}", f"{m['servers_used']:,}",
+                     f"{m['cross_node_pairs']:,}", f"{m['total_transfer_time_s']:,.0f}"])
     cut = 1 - pairs["dltap"] / pairs["kube-default"]
-    print(f"\n`dltap` vs `kube-default` cross-node PS-worker pairs: **{cut:.1%} fewer** (DLTAP reports 12% less traffic).\n")
+    tables.save("placement-scale" + suffix, columns=["solver", "seconds (median of runs)", "placed jobs", "servers used",
+                                                    "cross-node pairs", "Σ T_j (s)"],
+                rows=rows, command="benchmarks/bench_placement.py --only scale", seeds=[0],
+                notes=[f"{sum(int(c.sum()) for c in data.counts):,} tasks of {data.J:,} jobs (1-8 PS, 1-16 workers, seed 0) on "
+                       f"16,000 servers of 32 cores and 64 GB; medians of {runs} runs in one process",
+                       f"`dltap` against `kube-default`: {cut:.1%} fewer cross-node PS-worker pairs (DLTAP reports 12 % less traffic)"])
+    print(tables.render("placement-scale" + suffix))
 
 
 def exact_scale(limit_s: float, sizes: list[tuple[str, int, int]], seeds: int, table: str = "placement-exact") -> None:
@@ -113,9 +115,7 @@ def exact_scale(limit_s: float, sizes: list[tuple[str, int, int]], seeds: int, t
     print(tables.render(table))
 
 
-def heuristic_gaps(n: int, family: str = "placement-classes", jobs: int = 100, servers: int = 50) -> None:
-    print(f"### The heuristics against the optimum ({n} `generate {family}` instances: {jobs} jobs, {servers} servers, "
-          "1-4 PS and workers; optimum by `placement-milp`'s class model)\n")
+def heuristic_gaps(n: int, family: str = "placement-classes", jobs: int = 100, servers: int = 50, suffix: str = "") -> None:
     variants = [("optimus-placement", {"refine": False}, "`optimus-placement` (paper's scheme, `refine=False`)")] + \
         [(h, {}, f"`{h}`") for h in HEURISTICS]
     rows: dict[str, dict[str, list[float]]] = {label: {"fewer": [], "gap": [], "pairs": [], "sec": []} for _, _, label in variants}
@@ -133,22 +133,27 @@ def heuristic_gaps(n: int, family: str = "placement-classes", jobs: int = 100, s
                 v, o = plan.objective.value, best.objective.value
                 rows[label]["gap"].append((v - o) / v if v > 0 else 0.0)
                 rows[label]["pairs"].append(plan.metrics["cross_node_pairs"] - pairs.objective.value)
-    print("| heuristic | instances placing fewer jobs than the optimum | mean jobs fewer | Σ T_j gap, mean (worst), where as many placed | "
-          "cross-node pairs above the minimum, mean | seconds (median) |")
-    print("|---|---|---|---|---|---|")
+    table = []
     for label, r in rows.items():
         gaps = r["gap"] or [float("nan")]
-        print(f"| {label} | {sum(x > 0 for x in r['fewer'])} of {n} | {statistics.mean(r['fewer']):.2f} | "
-              f"{statistics.mean(gaps):.1%} ({max(gaps):.1%}) over {len(r['gap'])} | "
-              f"{statistics.mean(r['pairs'] or [float('nan')]):.1f} | {statistics.median(r['sec']):.3f} |")
-    print()
+        table.append([label, f"{sum(x > 0 for x in r['fewer'])} of {n}", f"{statistics.mean(r['fewer']):.2f}",
+                      f"{statistics.median(gaps):.1%} [{max(gaps):.1%}] over {len(r['gap'])}",
+                      f"{statistics.mean(r['pairs'] or [float('nan')]):.1f}", f"{statistics.median(r['sec']):.3f}"])
+    tables.save("placement-heuristic-gaps" + suffix,
+                columns=["heuristic", "instances placing fewer jobs than the optimum", "mean jobs fewer",
+                         "Σ T_j gap, median [worst], where as many placed", "cross-node pairs above the minimum, mean",
+                         "seconds (median)"],
+                rows=table, command="benchmarks/bench_placement.py --only gaps", seeds=list(range(n)),
+                notes=[f"{n} `generate {family}` instances: {jobs} jobs, {servers} servers, 1-4 PS and workers; the optimum "
+                       "(Σ T_j, and the fewest cross-node pairs) by `placement-milp`'s class model"])
+    print(tables.render("placement-heuristic-gaps" + suffix))
 
 
 def main() -> None:
     quick = "--quick" in sys.argv
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     if only in (None, "scale"):
-        scale(runs=1 if quick else 3)
+        scale(runs=1 if quick else 3, suffix="-quick" if quick else "")
     if only in (None, "exact"):
         seeds = int(sys.argv[sys.argv.index("--seeds") + 1]) if "--seeds" in sys.argv else 5
         exact_scale(10 if quick else 60, [("placement", 8, 5), ("placement-classes", 8, 5)] if quick else
@@ -156,7 +161,8 @@ def main() -> None:
                      ("placement", 1000, 500), ("placement-classes", 100, 50), ("placement-classes", 200, 100),
                      ("placement-classes", 400, 200)], seeds, "placement-exact-quick" if quick else "placement-exact")
     if only in (None, "gaps"):
-        heuristic_gaps(3 if quick else 20, jobs=30 if quick else 100, servers=12 if quick else 50)
+        heuristic_gaps(3 if quick else 20, jobs=30 if quick else 100, servers=12 if quick else 50,
+                       suffix="-quick" if quick else "")
 
 
 if __name__ == "__main__":
