@@ -31,16 +31,18 @@ print(f"{t1 - t0:.4f} {t2 - t1:.4f} {t4 - t3:.4f}")
 """
 
 
-def first_call(runs: int = 5) -> None:
+def first_call(runs: int = 5) -> str:
     rows = []
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", FIRST_CALL % str(ROOT / "instances" / "optimus-testbed.yaml")],
                              capture_output=True, text=True, check=True).stdout.split()
         rows.append([float(x) for x in out])
     med = [statistics.median(r[i] for r in rows) for i in range(3)]
-    print(f"Fresh process, median of {runs}: `import numpy` {med[0]:.3f} s; `import schedopt` {med[1]:.3f} s; "
-          f"first `optimus-greedy` solve (LP bound included) {med[2]:.3f} s; import + first solve beyond numpy "
-          f"**{med[1] + med[2]:.3f} s** (goal < 0.5 s).\n")
+    line = (f"fresh process, median of {runs}: `import numpy` {med[0]:.3f} s; `import schedopt` {med[1]:.3f} s; "
+            f"first `optimus-greedy` solve (LP bound included) {med[2]:.3f} s; import + first solve beyond numpy "
+            f"{med[1] + med[2]:.3f} s (goal < 0.5 s)")
+    print(line + "\n")
+    return line
 
 
 def rounds(form: str, jobs: int = 40, gpus_per_node: int = 4, nodes: int = 16) -> list[schedopt.Instance]:
@@ -117,7 +119,7 @@ def plain_heap_greedy(inst: schedopt.Instance) -> dict[str, tuple[int, int]]:
     return {j: (c[0], c[1]) for j, c in config.items()}
 
 
-def per_round(runs: int = 5) -> None:
+def per_round(runs: int = 5, first: str | None = None) -> None:
     """Per-round medians at 40 and 200 jobs, both speed forms; stored as latency-rounds.json."""
     rows = []
     for jobs, nodes in ((40, 16), (200, 80)):
@@ -154,10 +156,9 @@ def per_round(runs: int = 5) -> None:
                        f"80 for 200), PS/worker jobs with p, w in 1..48; 5 rounds × {runs} repetitions in one process, "
                        "medians; the table rows use the same curves measured at all 48 × 48 configurations",
                        "the plain heap greedy is written in the benchmark from eq. 9 alone (no admission LP, no bound, "
-                       "no restart costs), as issue 36 §6 measures against"])
+                       "no restart costs), as issue 36 §6 measures against", *([first] if first else [])])
     print(tables.render("latency-rounds"))
 
 
 if __name__ == "__main__":
-    first_call()
-    per_round()
+    per_round(first=first_call())
