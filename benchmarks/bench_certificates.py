@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tables  # noqa: E402  (benchmarks/tables.py)
 from common import median_seconds  # noqa: E402
 
 from schedopt.checking import check_report  # noqa: E402
@@ -36,8 +37,7 @@ def with_resources(seed: int, jobs: int, extra: int) -> Instance:
 
 
 def wrong_bounds() -> None:
-    print("| instances | resources | slaq-greedy bounds below the proven optimum | replays that fail |")
-    print("|---|---|---|---|")
+    rows = []
     for label, seeds, jobs, extras in (("issue 33 reproduction (12 jobs)", range(12), 12, (1,)),
                                        ("sweep (2-12 jobs)", range(30), None, (1, 2))):
         for extra in extras:
@@ -51,19 +51,23 @@ def wrong_bounds() -> None:
                 total += 1
                 wrong += greedy.objective.bound < exact.objective.value - 1e-9
                 failed += not check_report(inst, greedy).ok
-            print(f"| {label} | {1 + extra} | {wrong} of {total} | {failed} |")
+            rows.append([label, str(1 + extra), f"{wrong} of {total}", str(failed)])
+    tables.save("certificates-wrong-bounds", columns=["instances", "resources", "slaq-greedy bounds below the proven optimum",
+                                                      "replays that fail"],
+                rows=rows, command="benchmarks/bench_certificates.py", seeds=list(range(30)),
+                notes=["SLAQ's family on one server plus 1-2 extra resources (capacity 20, demands 1-4); the optimum from "
+                       "`slaq-milp`; a replay is `schedopt check` of the greedy's plan"])
+    print(tables.render("certificates-wrong-bounds"))
 
 
 def costs() -> None:
-    print()
-    print("| instance | solver | solve (s) | of which the bound (s) | check with replay (s) |")
-    print("|---|---|---|---|---|")
+    rows = []
     for family, jobs, servers, solver in (("optimus", 1000, 4000, "optimus-greedy"), ("optimus", 4000, 16000, "optimus-greedy"),
                                           ("slaq", 2000, 500, "slaq-greedy"), ("alibaba-dorm", 500, 1000, "drf-containers")):
         try:
             inst = generate_instance(family, jobs=jobs, servers=servers, seed=5, max_tasks=16)
         except Exception as exc:  # a family that needs ../shared/data
-            print(f"| {family} {jobs}x{servers} | {solver} | skipped: {exc} | | |")
+            rows.append([f"{family} {jobs}x{servers}", solver, f"skipped: {str(exc).splitlines()[0]}", "", ""])
             continue
         sol = get_solver(solver)
         sol.solve(inst, seed=0)
@@ -71,8 +75,13 @@ def costs() -> None:
         check_s, report = median_seconds(lambda: check_report(inst, plan), 3)
         assert report.ok and report.verified, report
         bound_s = plan.metrics.get("bound_seconds")
-        print(f"| {family} {jobs} jobs x {servers} servers | {solver} | {solve_s:.3f} | "
-              f"{'-' if bound_s is None else f'{bound_s:.3f}'} | {check_s:.3f} |")
+        rows.append([f"{family} {jobs} jobs x {servers} servers", solver, f"{solve_s:.3f}",
+                     "-" if bound_s is None else f"{bound_s:.3f}", f"{check_s:.3f}"])
+    tables.save("certificates-cost", columns=["instance", "solver", "solve (s)", "of which the bound (s)",
+                                              "check with replay (s)"],
+                rows=rows, command="benchmarks/bench_certificates.py", seeds=[5],
+                notes=["medians of 3 in one warmed-up process; every plan's certificates replay (`check_report` verified)"])
+    print(tables.render("certificates-cost"))
 
 
 if __name__ == "__main__":
