@@ -391,10 +391,7 @@ def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:
     """Whether the typed admission LP proves no plan admits more jobs than ``config``."""
     from schedopt.allocation.typed import typed_admitted_bound
 
-    if len(config) == data.J:
-        return True
-    rows_cs, cs, _ = data.choices
-    return typed_admitted_bound(data, cs, rows_cs)[0] <= len(config)
+    return len(config) == data.J or typed_admitted_bound(data)[0] <= len(config)
 
 
 def minimum_counts(data: AllocationData) -> np.ndarray:
@@ -466,8 +463,9 @@ def repair_neighbourhood(member: np.ndarray, priced: np.ndarray, best_priced: np
                          offset: int, size: int = REPAIR_JOBS) -> np.ndarray:
     """The jobs the exact repair re-chooses (sorted): the first ``offset + 1`` windows (a round
     after a miss widens the last neighbourhood) of each of three rankings: the admitted jobs
-    (``member``, J) dearest at the prices (``priced``, J: t_j + λ·u_j), the admitted jobs furthest from their priced-best configuration (``best_priced``, J), and
-    ``paused`` (already cheapest first). ``size`` jobs at most, split between the rankings."""
+    (``member``, J) dearest at the prices (``priced``, J: t_j + λ·u_j), the admitted jobs
+    furthest from their priced-best configuration (``best_priced``, J), and ``paused``
+    (already cheapest first). Windows of ``size`` jobs split between the rankings."""
     inside = np.flatnonzero(member)
     dear = inside[np.argsort(-priced[inside], kind="stable")]
     regret = inside[np.argsort(-(priced[inside] - best_priced[inside]), kind="stable")]
@@ -487,10 +485,11 @@ def least_reduced_cost(rc: np.ndarray, current: list[int], limit: int = REPAIR_M
 def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, minimums: np.ndarray,
                  dual: DualResult, *, deadline: float = np.inf) -> tuple[np.ndarray, np.ndarray, int]:
     """Large-neighbourhood search with an exact step: up to :data:`REPAIR_ROUNDS` times, the
-    :data:`REPAIR_JOBS` jobs most likely misplaced (the admitted jobs dearest at the prices λ
-    (with paused jobs, the prices of the dual with the admission row),
-    those furthest from their priced-best configuration, and the paused jobs cheapest at their
-    minimum; the next ones down each ranking after a round that finds nothing) are re-chosen by the exact model
+    jobs most likely misplaced (:func:`repair_neighbourhood`: the admitted jobs dearest at the
+    prices λ (with paused jobs, the prices of the dual with the admission row), those furthest
+    from their priced-best configuration, and the paused jobs cheapest at their minimum;
+    :data:`REPAIR_JOBS` at first, and after a round that finds nothing a wider neighbourhood
+    filling :data:`REPAIR_MAX_CONFIGURATIONS`) are re-chosen by the exact model
     (Pyomo + HiGHS) over the capacity the other jobs leave, keeping as many of them admitted.
     What local search cannot do in one move (pause one job, admit another at more tasks,
     shrink two others to make room) is one step here. Nothing is tried when the dual's bound
@@ -565,14 +564,9 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
             break
         result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep_admitted,
                                      time_limit=left, seed=0, hint=hint)
-        if result.chosen is None:
-            offset, size = offset + 1, fill
-            if offset >= REPAIR_MISSES:
-                break
-            continue
         before = float(sum(t[j] for j in current))
-        after = float(cs.cost[result.chosen].sum())
-        if len(result.chosen) >= keep_admitted and after < before - 1e-9 * max(1.0, before):
+        if (result.chosen is not None and len(result.chosen) >= keep_admitted
+                and float(cs.cost[result.chosen].sum()) < before - 1e-9 * max(1.0, before)):
             member[hood] = False
             counts[hood] = 0
             for k in result.chosen:

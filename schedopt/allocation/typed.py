@@ -500,11 +500,16 @@ def typed_lp_bound(data: TypedData, cs: ChoiceSet, *, admit: int | None,
     return TypedBound(bound=stated, proof=proof, lp=lag)
 
 
-def typed_admitted_bound(data: TypedData, cs: ChoiceSet, rows_cs: ChoiceSet) -> tuple[int, Proof]:
+def typed_admitted_bound(data: TypedData) -> tuple[int, Proof]:
     """At most how many jobs any plan admits, and its proof (the prices μ per (type,
-    resource), which ``check`` replays): :func:`typed_admission_lp`'s bound."""
-    count, proof, _ = typed_admission_lp(data, cs, rows_cs)
-    return count, proof
+    resource), which ``check`` replays): :func:`typed_admission_lp`'s bound over the
+    instance's configurations, solved once per instance (cached on ``data``)."""
+    cached = data.__dict__.get("_admitted_bound")
+    if cached is None:
+        rows_cs, cs, _ = data.choices
+        count, proof, _ = typed_admission_lp(data, cs, rows_cs)
+        cached = data.__dict__["_admitted_bound"] = (count, proof)
+    return cached
 
 
 def typed_admission_lp(data: TypedData, cs: ChoiceSet, rows_cs: ChoiceSet) -> tuple[int, Proof, np.ndarray]:
@@ -622,7 +627,7 @@ def typed_bounds(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
     rows_cs, cs, row_of = data.choices
     admitted_proof = None
     if len(config) < data.J:  # a bound on Σ t holds among plans admitting as many: prove no plan admits more
-        count, admitted_proof = typed_admitted_bound(data, cs, rows_cs)
+        count, admitted_proof = typed_admitted_bound(data)
         admitted_bound = max(count, len(config))
     else:
         admitted_bound = data.J
@@ -783,7 +788,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         else:
             admitted_bound = None
         if admitted_bound is not None:
-            lp_count, lp_proof = typed_admitted_bound(data, cs, rows_cs)
+            lp_count, lp_proof = typed_admitted_bound(data)
             admitted_proof = lp_proof if lp_count <= admitted_bound else Proof(kind="backend", backend=getattr(backend, "label", "backend"))
         if k_min == 0:
             return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,

@@ -48,6 +48,7 @@ import numpy as np
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job, Policy
+from schedopt.allocation.metrics import allocation_usage
 from schedopt.checking import check
 from schedopt.registry import get_solver, solver_info
 from schedopt.sim import communication
@@ -353,10 +354,7 @@ def _busiest_use(workload: Instance, plan: Any, cap: np.ndarray) -> float:
     """The plan's use of the cluster's busiest resource, in [0, 1]."""
     if not plan.has_solution or not plan.allocation:
         return 0.0
-    used = np.zeros(len(cap))
-    for job_id, counts in plan.allocation.items():
-        job = workload.jobs[workload.job_index[job_id]]
-        used += sum(n * workload.vector(job.roles[r].demand) for r, n in counts.items())
+    used = allocation_usage(workload, plan.allocation)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(cap > 0, used / np.where(cap > 0, cap, 1.0), 0.0)
     return float(min(1.0, share.max())) if len(share) else 0.0

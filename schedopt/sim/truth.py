@@ -119,11 +119,6 @@ class Truth:
         base, phi = self.base_step_s(job, counts, accelerator, where)
         return base * self.slowdown(job, interval, use), phi
 
-    def pre_run_step_s(self, job: Job, p: int, w: int) -> float:
-        """The step time a pre-run measures (Optimus §3.2: a few steps on a dedicated set of
-        servers before the job starts): the profile speed, no placement, no interference."""
-        return float(job.speed.step_time_s(p, w))  # type: ignore[union-attr]
-
 
 def measured_variation(truth: Truth, job: Job, counts: Mapping[str, int], *, intervals: int, use: float,
                        runs: int) -> float:
