@@ -87,10 +87,18 @@ class Certificate(BaseModel):
     admitted_bound: Proof | None = Field(None, description="the proof of objective.admitted_bound")
 
 
+_ATOMS = frozenset({str, bool, int, float, type(None)})
+
+
 def plain(value: Any) -> Any:
     """``value`` as plain JSON data: mappings (string keys), lists, str, bool,
     int, float, None. Array types are recognised by their ``tolist`` (arrays and
     their scalars), so this module needs no array library."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:  # the common case, leaves without a call each: a plan's allocation and metrics
+        return {(k if type(k) is str else str(k)): (v if type(v) in _ATOMS else plain(v)) for k, v in value.items()}
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     if isinstance(value, dict):

@@ -61,19 +61,41 @@ def _next_count_fn(data: AllocationData, j: int):
     return nxt_table
 
 
+class _Rows:
+    """The per-job numbers :class:`_Moves` reads, as Python lists (one conversion per
+    greedy run, not numpy scalar reads per job): Q_j, the dominant shares (J, 2),
+    the count bounds hi (J, 2; -1 for a missing second role), whether ρ_j applies."""
+
+    def __init__(self, data: AllocationData):
+        self.q = data.Q.astype(float).tolist()
+        self.share = [tuple(row) for row in data.share.astype(float).tolist()]
+        hi1 = np.where(data.n_roles == 2, data.hi[:, 1], -1)
+        self.hi = list(zip(data.hi[:, 0].astype(int).tolist(), hi1.astype(int).tolist()))
+        self.restarts = None if data.running is None or data.restart_s is None else \
+            ((data.running[:, 0] >= 0) & (data.restart_s > 0)).tolist()
+
+
 class _Moves:
     """Eq. 9 for one job: its time t_j(c) (with the restart cost ρ_j off its
     running counts) and its better move from c."""
 
-    def __init__(self, data: AllocationData, j: int, factor: float):
-        self.next = _next_count_fn(data, j)
+    def __init__(self, data: AllocationData, j: int, factor: float, rows: "_Rows | None" = None):
+        rows = rows or _Rows(data)
         speed = data.jobs[j].speed
-        self.step_time = speed.scalar_step_time() if isinstance(speed, TableSpeed) else speed.step_time_s
-        self.q = float(data.Q[j])
-        self.share = (float(data.share[j, 0]), float(data.share[j, 1]))
+        self.step_time = speed.scalar_step_time()
+        self.q = rows.q[j]
+        self.share = rows.share[j]
         self.factor = factor
-        self.running = (int(data.running[j, 0]), int(data.running[j, 1])) if data.restarts(j) else None
-        self.restart_s = float(data.restart_s[j]) if data.restarts(j) else 0.0
+        restarts = rows.restarts is not None and rows.restarts[j]
+        self.running = (int(data.running[j, 0]), int(data.running[j, 1])) if restarts else None
+        self.restart_s = float(data.restart_s[j]) if restarts else 0.0
+        if self.running is not None or isinstance(speed, TableSpeed):
+            self.next = _next_count_fn(data, j)
+        else:
+            # a formula speed with no restart cost: each role grows by one task up to its bound,
+            # so the moves are computed inline (the same arithmetic, fewer calls per move)
+            self.hi = rows.hi[j]
+            self.best = self._best_unit  # type: ignore[method-assign]
 
     def time(self, c0: int, c1: int) -> float:
         t = self.q * self.step_time(c0, c1) if self.q > 0 else 0.0
@@ -93,6 +115,24 @@ class _Moves:
             delta = cur - t_new
             s = self.share[role] * (n - (c0 if role == 0 else c1))
             gain = (delta / s if s > 0 else (math.inf if delta > 0 else 0.0)) * self.factor
+            if best is None or gain > best[0]:
+                best = (gain, role, n)
+        return best
+
+    def _best_unit(self, c0: int, c1: int, cur: float) -> tuple[float, int, int] | None:
+        """:meth:`best` for a formula speed without restart cost: the same floats."""
+        step, q, factor = self.step_time, self.q, self.factor
+        best = None
+        for role in (1, 0):  # worker first: on equal gains the worker is added
+            n = (c1 if role else c0) + 1
+            if n > self.hi[role]:
+                continue
+            t_new = (q * step(c0, n) if role else q * step(n, c1)) if q > 0 else 0.0
+            if not -math.inf < t_new < math.inf:
+                continue
+            delta = cur - t_new
+            s = self.share[role]
+            gain = (delta / s if s > 0 else (math.inf if delta > 0 else 0.0)) * factor
             if best is None or gain > best[0]:
                 best = (gain, role, n)
         return best
@@ -120,21 +160,27 @@ def greedy_allocate_heap(
     The reference for :func:`greedy_allocate`, which returns the same plan."""
     cap = [float(c) * (1 + 1e-12) + 1e-12 for c in data.cap]
     R = len(cap)
-    used = _start_usage(data, start)
     config = dict(start)
     dem = dict(zip(start, data.demand[list(start)].tolist())) if start else {}  # j -> [[per-task demand] per role]
-    moves = {j: _Moves(data, j, priority_factor if data.jobs[j].new else 1.0) for j in start}
-    cur_t = {j: moves[j].time(*start[j]) for j in start}
-
-    def best_move(j: int) -> tuple[float, int, int] | None:
-        return moves[j].best(*config[j], cur_t[j])
-
+    used = [0.0] * R  # the starting configurations' use, summed in Python (a few hundred jobs at most here)
+    for j, (c0, c1) in start.items():
+        d0, d1 = dem[j]
+        for r in range(R):
+            used[r] += c0 * d0[r] + c1 * d1[r]
+    rows = _Rows(data)
+    moves: dict[int, _Moves] = {}
+    cur_t: dict[int, float] = {}
     heap: list[tuple[float, int, int, int]] = []
     for j in start:
-        mv = best_move(j)
+        moves[j] = _Moves(data, j, priority_factor if data.jobs[j].new else 1.0, rows)
+        cur_t[j] = moves[j].time(*start[j])
+        mv = moves[j].best(*start[j], cur_t[j])
         if mv is not None:
             heap.append((-mv[0], j, mv[1], mv[2]))
     heapq.heapify(heap)
+
+    def best_move(j: int) -> tuple[float, int, int] | None:
+        return moves[j].best(*config[j], cur_t[j])
     added = dropped = 0
     while heap:
         neg_gain, j, role, n = heapq.heappop(heap)
@@ -143,7 +189,13 @@ def greedy_allocate_heap(
         c0, c1 = config[j]
         k = n - (c0 if role == 0 else c1)
         d = dem[j][role]
-        if all(used[r] + k * d[r] <= cap[r] for r in range(R)):
+        for r in range(R):
+            if used[r] + k * d[r] > cap[r]:
+                fits = False
+                break
+        else:
+            fits = True
+        if fits:
             for r in range(R):
                 used[r] += k * d[r]
             config[j] = (n, c1) if role == 0 else (c0, n)

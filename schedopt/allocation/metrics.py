@@ -77,9 +77,10 @@ def allocation_usage(instance: Instance, allocation: dict[str, dict[str, int]]) 
 
 
 def allocation_metrics(instance: Instance, allocation: dict[str, dict[str, int]],
-                       accelerators: dict[str, str | None] | None = None) -> dict[str, Any]:
-    """Admitted and paused counts, tasks, utilisation per resource (used / capacity)."""
-    used = allocation_usage(instance, allocation)
+                       accelerators: dict[str, str | None] | None = None, used: np.ndarray | None = None) -> dict[str, Any]:
+    """Admitted and paused counts, tasks, utilisation per resource (used / capacity).
+    ``used``: :func:`allocation_usage` when the caller has it already."""
+    used = allocation_usage(instance, allocation) if used is None else used
     cap = instance.capacity_total
     util = {r: (float(u / c) if c > 0 else 0.0) for r, u, c in zip(instance.resources, used, cap)}
     out: dict[str, Any] = {

@@ -98,6 +98,28 @@ class AllocationData:
         t = np.where(np.isfinite(step), q * step, np.inf)
         return t + self.restart_term(j, c0, c1) if self.restarts(j) else t
 
+    def total_time_s(self, config: dict[int, tuple[int, int]]) -> float:
+        """Σ_j t_j over ``config`` (job -> (c0, c1)), seconds: :meth:`time_s` summed in
+        Python floats (a plan's objective; one scalar lookup per job)."""
+        if type(self).time_s is not AllocationData.time_s:  # another cost (SLAQ's): its own time_s
+            return float(sum(self.time_s(j, *c) for j, c in config.items()))
+        total = 0.0
+        for j, (c0, c1) in config.items():
+            step = self.jobs[j].speed.scalar_step_time()(int(c0), int(c1))
+            if not math.isfinite(step):
+                return math.inf
+            t = float(self.Q[j]) * float(step)
+            total += t + self.restart_term(j, c0, c1) if self.restarts(j) else t
+        return float(total)
+
+    def usage(self, config: dict[int, tuple[int, int]]) -> np.ndarray:
+        """Σ_j (c0·demand_j,0 + c1·demand_j,1) over ``config``, shape (R,) (Optimus eq. 7's left side)."""
+        if not config:
+            return np.zeros(self.R)
+        jobs = np.fromiter(config, dtype=np.int64, count=len(config))
+        counts = np.array(list(config.values()), dtype=float).reshape(len(config), 2)
+        return np.einsum("jk,jkr->r", counts, self.demand[jobs])
+
     def restart_term(self, j: int, c0: Any, c1: Any) -> Any:
         """ρ_j where (c0, c1) differs from job j's running counts, else 0."""
         assert self.running is not None and self.restart_s is not None
@@ -133,6 +155,8 @@ def running_arrays(instance: Instance) -> tuple[np.ndarray | None, np.ndarray | 
     """Each job's running counts (J, 2) in canonical role order (-1 when not
     running) and restart cost ρ_j (J,) seconds; (None, None) when no job both
     runs and has ρ_j > 0, so the problem is Optimus eq. 5-6 unchanged."""
+    if not instance.previous and all(job.running is None for job in instance.jobs):
+        return None, None  # nothing runs now (a first round, or a snapshot without history)
     J = len(instance.jobs)
     running = np.full((J, 2), -1, dtype=np.int64)
     restart = np.zeros(J)
@@ -154,18 +178,28 @@ def role_arrays(instance: Instance) -> dict[str, Any]:
     share of one task (J, 2), arrival (J,). Roles in canonical order; one-role
     jobs use slot 0."""
     J, R = len(instance.jobs), len(instance.resources)
+    resources = instance.resources
     n_roles = np.array([len(j.roles) for j in instance.jobs], dtype=int)
-    lo = np.zeros((J, 2), dtype=np.int64)
-    hi = np.zeros((J, 2), dtype=np.int64)
-    rows: list[list[list[float]]] = []  # (J, 2, R) built as lists: one array conversion, not 2J
+    # built as Python lists and converted once: per-element numpy writes cost more than the rest
+    bounds: list[list[int]] = []  # per job [lo0, lo1, hi0, hi1]
+    rows: list[list[list[float]]] = []  # (J, 2, R)
     zero = [0.0] * R
-    for i, job in enumerate(instance.jobs):
-        per_role = []
-        for k, rname in enumerate(job.role_names):
-            role = job.roles[rname]
-            lo[i, k], hi[i, k] = role.min, role.max_count
-            per_role.append([float(role.demand.get(r, 0.0)) for r in instance.resources])
-        rows.append(per_role + [zero] * (2 - len(per_role)))
+    for job in instance.jobs:
+        names = job.role_names
+        first = job.roles[names[0]]
+        d0 = first.demand
+        per_role = [[float(d0.get(r, 0.0)) for r in resources]]
+        if len(names) == 2:
+            second = job.roles[names[1]]
+            d1 = second.demand
+            per_role.append([float(d1.get(r, 0.0)) for r in resources])
+            bounds.append([first.min, second.min, first.max_count, second.max_count])
+        else:
+            per_role.append(zero)
+            bounds.append([first.min, 0, first.max_count, 0])
+        rows.append(per_role)
+    lohi = np.array(bounds, dtype=np.int64).reshape(J, 4)
+    lo, hi = lohi[:, :2].copy(), lohi[:, 2:].copy()
     demand = np.array(rows, dtype=float).reshape(J, 2, R)
     cap = instance.capacity_total.copy()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -509,13 +543,13 @@ def build_plan(
     proves ``admitted_bound``."""
     instance = data.instance
     allocation = {data.jobs[j].id: data.counts_dict(j, *config[j]) for j in sorted(config)}
-    cost = float(sum(data.time_s(j, *config[j]) for j in config)) if status not in (Status.INFEASIBLE, Status.TIME_LIMIT) else None
+    cost = data.total_time_s(config) if status not in (Status.INFEASIBLE, Status.TIME_LIMIT) else None
     metrics = dict(metrics or {})
     bound, proof, admitted_proof = settle_bounds(cost=cost, bound=bound, proof=proof, admitted=len(config),
                                                  admitted_bound=admitted_bound, admitted_proof=admitted_proof,
                                                  jobs=data.J, metrics=metrics, sign=data.sign)
     value = None if cost is None else data.sign * cost + 0.0
-    all_metrics = allocation_metrics(instance, allocation)
+    all_metrics = allocation_metrics(instance, allocation, used=data.usage(config))
     never = cannot_run(data, [j for j in range(data.J) if j not in config]) if len(config) < data.J else {}
     if never:
         all_metrics["cannot_run"] = never  # paused for good: no plan can ever run them
