@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import os
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 

@@ -7,6 +7,7 @@ import math
 import pytest
 
 import schedopt
+from schedopt.testing import random_packing_instance
 from schedopt.allocation import solve_bruteforce
 from tests.conftest import INSTANCES, assert_checked, random_tiny_instance
 
@@ -97,8 +98,24 @@ def test_time_limit_comes_back_as_status_not_exception() -> None:
         schedopt.solve(inst, "optimus-milp", time_limit=-1)
 
 
-def test_cpsat_bound_accounts_for_cost_scaling(testbed: schedopt.Instance) -> None:
-    p = schedopt.solve(testbed, "optimus-cpsat")
+def test_cpsat_bound_accounts_for_cost_scaling() -> None:
+    # a hard packing, where CP-SAT runs (on the testbed the LP's prices prove the greedy's plan first)
+    p = schedopt.solve(random_packing_instance(0, 30, 4), "optimus-cpsat")
     assert p.metrics["scaling_error_s"] > 0
     assert p.objective.bound <= p.objective.value
     assert math.isfinite(p.objective.gap) and p.objective.gap < 1e-6
+
+
+def test_incumbent_proven_by_the_lp_bound_needs_no_model(testbed: schedopt.Instance) -> None:
+    """When the dual's prices prove the incumbent within the MILP's own gap (the testbed:
+    the plan meets the LP bound), both exact solvers return it as optimal without building
+    a model, with the LP's certificate; the plan is the MILP's optimum all the same."""
+    plans = [schedopt.solve(testbed, name) for name in ("optimus-milp", "optimus-cpsat")]
+    for p in plans:
+        assert p.status == schedopt.Status.OPTIMAL
+        assert p.metrics["stopped_in"] == "after the LP bound (the incumbent meets it)"
+        assert "time_build_seconds" not in p.metrics
+        assert p.certificate is not None and p.certificate.bound.kind == "lagrangian"
+        assert p.objective.gap <= 1e-7
+        assert_checked(testbed, p)
+    assert plans[0].allocation == plans[1].allocation

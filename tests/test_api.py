@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import schedopt
+from schedopt.testing import random_packing_instance
 from schedopt import InputError
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
@@ -53,7 +54,8 @@ def test_compare_takes_per_solver_options_and_reports_progress() -> None:
 
 
 def test_log_true_streams_backend_progress_to_python_logging(caplog: pytest.LogCaptureFixture) -> None:
-    inst = schedopt.load_instance(INSTANCES / "optimus-testbed.yaml")
+    # a hard packing: the backends run (on the testbed the LP's prices prove the greedy's plan first)
+    inst = random_packing_instance(0, 30, 4)
     with caplog.at_level("INFO", logger="schedopt"):
         schedopt.solve(inst, "optimus-milp", log=True)
         schedopt.solve(inst, "optimus-cpsat", log=True)

@@ -9,6 +9,7 @@ import yaml
 from typer.testing import CliRunner
 
 import schedopt
+from schedopt.testing import random_packing_instance
 from schedopt.cli import app
 from tests.conftest import INSTANCES
 
@@ -229,8 +230,10 @@ def test_wrong_problem_is_one_line_exit_2() -> None:
     assert r.exit_code == 2 and "cannot pose it" in r.output
 
 
-def test_log_streams_backend_progress_only_when_asked() -> None:
-    inst = str(INSTANCES / "optimus-testbed.yaml")
+def test_log_streams_backend_progress_only_when_asked(tmp_path: Path) -> None:
+    # a hard packing: the backend runs (on the testbed the LP's prices prove the greedy's plan first)
+    inst = str(tmp_path / "packing.yaml")
+    schedopt.save_instance(random_packing_instance(0, 30, 4), inst)
     r = runner.invoke(app, ["solve", inst, "--solver", "optimus-cpsat", "--log"])
     assert r.exit_code == 0 and "schedopt.cpsat" in r.stderr
     r = runner.invoke(app, ["solve", inst, "--solver", "optimus-cpsat"])

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import schedopt
 from schedopt.cli import app
 from schedopt.generate import generate_instance
-from schedopt.sim import load_result, simulate
+from schedopt.sim import simulate
 from schedopt.sim.result import load_results
 from tests.conftest import SHARED_DATA, make_instance
 

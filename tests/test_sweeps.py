@@ -8,10 +8,8 @@ import csv
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 

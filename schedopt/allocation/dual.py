@@ -277,14 +277,12 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
     box = np.concatenate([np.full(R, 4.0 * scale / cap.min()), [4.0 * scale]])
     if admit is None:
         box[R] = 0.0
-    cuts_a: list[np.ndarray] = []
-    cuts_b: list[float] = []
     x = np.zeros(n)
     if lam0 is not None:
         x[:R] = np.maximum(lam0, 0.0)
     best_val, best_x, best_counts, best_chosen = -np.inf, x.copy(), None, None
     upper = np.inf
-    h = IncrementalLp(threads=None)
+    master = _Master(box)
     it = 0
     center = x.copy()
     enlarged = 0
@@ -294,10 +292,9 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
             best_val, best_x, best_counts, best_chosen = value, x.copy(), counts, chosen
             center = x.copy()
         # cut: L(y) <= value + grad·(y - x) for all y (L concave)
-        cuts_a.append(grad)
-        cuts_b.append(value - float(grad @ x))
+        master.add_cut(grad, value - float(grad @ x))
         # master: max z s.t. z - grad_i·y <= b_i, 0 <= y <= box
-        y, upper = _master(h, np.array(cuts_a), np.array(cuts_b), box)
+        y, upper = master.solve()
         if upper - best_val <= rel_tol * max(1.0, abs(upper)):
             touching = (y >= box * (1 - 1e-9)) & (box > 0)
             if not touching.any() or enlarged >= 30:
@@ -307,13 +304,14 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
             # ``upper`` bounds L everywhere
             box[touching] *= 8.0
             enlarged += 1
-            y, wider = _master(h, np.array(cuts_a), np.array(cuts_b), box)
+            master.set_box(box)
+            y, wider = master.solve()
             if wider - best_val <= rel_tol * max(1.0, abs(wider)):
                 upper = max(upper, wider)
                 break
             upper = wider
         x = 0.5 * center + 0.5 * y  # in-out stabilisation: halfway to the master's point
-        if np.allclose(x, center, rtol=1e-12, atol=0.0) or it % 10 == 0:
+        if bool(np.all(np.abs(x - center) <= 1e-12 * np.abs(center))) or it % 10 == 0:
             x = y  # when the two meet (or now and then), query the master's point itself
     result = DualResult(bound=best_val, upper=max(upper, best_val), lam=best_x[:R], nu=float(best_x[R]),
                         counts=best_counts if best_counts is not None else np.zeros((data.J, 2), dtype=np.int64),
@@ -323,14 +321,31 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
     return result
 
 
-def _master(h: IncrementalLp, A: np.ndarray, b: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, float]:
-    """max z s.t. z - A_i·y <= b_i, 0 <= y <= box (HiGHS); returns (y, z)."""
-    m, n = A.shape
-    h.pass_dense(np.concatenate([np.zeros(n), [-1.0]]),  # minimise -z
-                 np.hstack([-A, np.ones((m, 1))]), b,  # rows: -A_i·y + z <= b_i
-                 np.concatenate([np.zeros(n), [-INF]]), np.concatenate([box, [INF]]))
-    x = h.solve().x
-    return x[:n], float(x[n])
+class _Master:
+    """Kelley's master, max z s.t. z - a_i·y <= b_i (one row per cut), 0 <= y <= box, kept
+    on one HiGHS instance: each cut is a row added and each solve starts from the last
+    basis (rebuilding the LP every iteration cost more than the pricing)."""
+
+    def __init__(self, box: np.ndarray):
+        self.n = len(box)
+        self.lp = IncrementalLp(threads=1)
+        cols = np.arange(self.n + 1)
+        self.lp.add_cols(np.concatenate([np.zeros(self.n), [-1.0]]),  # minimise -z
+                         np.concatenate([np.zeros(self.n), [-INF]]), np.concatenate([box, [INF]]),
+                         np.zeros(self.n + 1, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+        self._cols = cols
+
+    def add_cut(self, a: np.ndarray, b: float) -> None:
+        """The cut z <= b + a·y, as the row -a·y + z <= b."""
+        self.lp.add_row(-INF, b, self._cols, np.concatenate([-np.asarray(a, dtype=float), [1.0]]))
+
+    def set_box(self, box: np.ndarray) -> None:
+        self.lp.set_col_bounds(self._cols[:-1], np.zeros(self.n), box)
+
+    def solve(self) -> tuple[np.ndarray, float]:
+        """(y, z) at the master's optimum."""
+        x = self.lp.solve().x
+        return x[:self.n], float(x[self.n])
 
 
 def enumerate_within(oracle: PricingOracle, lam: np.ndarray, threshold: np.ndarray) -> ChoiceSet:

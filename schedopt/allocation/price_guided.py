@@ -416,12 +416,17 @@ class PricedAllocation:
 
 
 def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.ndarray, *,
-                       max_moves: int, deadline: float = np.inf, groups: np.ndarray | None = None) -> PricedAllocation:
+                       max_moves: int, deadline: float = np.inf, groups: np.ndarray | None = None,
+                       solved: tuple[PricingOracle, DualResult] | None = None) -> PricedAllocation:
     """Prices over ``members``, rounding at the least feasible price scale, eq. 9
     filling, then at most ``max_moves`` local-search moves (until ``deadline``;
-    ``groups``: rows that are alternatives, :func:`local_search`)."""
-    oracle = PricingOracle(data, members)
-    dual = relax_in_price_space(data, oracle=oracle).result
+    ``groups``: rows that are alternatives, :func:`local_search`). ``solved``: the
+    oracle over ``members`` and its dual (no admission row) when the caller has them."""
+    if solved is not None:
+        oracle, dual = solved
+    else:
+        oracle = PricingOracle(data, members)
+        dual = relax_in_price_space(data, oracle=oracle).result
     counts = round_at_prices(data, oracle, dual.lam, members, np.maximum(minimums, 0))
     rounded = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()}
     filled, counters = greedy_allocate(data, rounded, priority_factor=1.0)

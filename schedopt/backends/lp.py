@@ -134,6 +134,16 @@ class IncrementalLp:
         self._h.addCol(float(cost), float(lower), float(upper), len(index), np.asarray(index, dtype=np.int32),
                        np.asarray(value, dtype=float))
 
+    def add_row(self, lower: float, upper: float, index: np.ndarray, value: np.ndarray) -> None:
+        """One row ``lower <= value·x[index] <= upper``; the next :meth:`solve` starts from the last basis."""
+        self._h.addRow(float(lower), float(upper), len(index), np.asarray(index, dtype=np.int32),
+                       np.asarray(value, dtype=float))
+
+    def set_col_bounds(self, index: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        """New bounds on the columns ``index``."""
+        self._h.changeColsBounds(len(index), np.asarray(index, dtype=np.int32), np.asarray(lower, dtype=float),
+                                 np.asarray(upper, dtype=float))
+
     def pass_dense(self, cost: np.ndarray, rows: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
                    col_upper: np.ndarray) -> None:
         """Replace the model by min cost·x s.t. rows·x <= row_upper (dense, (m, n)), bounds on x."""
