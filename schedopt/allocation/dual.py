@@ -108,6 +108,10 @@ class PricingOracle:
         self.owned[jobs] = True
         if self.cs is not None:
             self.owned[generic] = np.diff(self.cs.start)[generic] > 0
+            nonempty = np.diff(self.cs.start) > 0
+            owners = np.flatnonzero(nonempty)
+            # (owners, where each owner's configurations start, each configuration's owner position)
+            self._segments = (owners, self.cs.start[:-1][nonempty], np.searchsorted(owners, self.cs.job))
 
     def _params(self, jobs: np.ndarray) -> np.ndarray:
         if not len(jobs):
@@ -133,15 +137,12 @@ class PricingOracle:
         if self.cs is not None and self.cs.K:
             cs = self.cs
             priced = cs.cost + cs.use @ lam
-            nonempty = np.diff(cs.start) > 0
-            owners = np.flatnonzero(nonempty)
-            seg = np.minimum.reduceat(priced, cs.start[:-1][nonempty])
-            # the first configuration attaining each job's minimum
-            hit = priced == seg[np.searchsorted(owners, cs.job)]
-            first = np.full(len(owners), -1)
-            idx = np.flatnonzero(hit)
-            pos = np.searchsorted(owners, cs.job[idx])
-            first[pos[::-1]] = idx[::-1]
+            owners, seg_starts, seg_of = self._segments
+            seg = np.minimum.reduceat(priced, seg_starts)
+            # the first configuration attaining each job's minimum (configurations are grouped by job)
+            idx = np.flatnonzero(priced == seg[seg_of])
+            at = seg_of[idx]
+            first = idx[np.concatenate([[True], at[1:] != at[:-1]])]
             best[owners] = seg
             counts[owners] = cs.counts[first]
             time_s[owners] = cs.cost[first]
