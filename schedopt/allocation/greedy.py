@@ -323,6 +323,79 @@ def greedy_allocate(
                                   keep_running=keep_running)
 
 
+def _apply_moves(data: AllocationData, start: dict[int, tuple[int, int]], config: dict[int, list[int]],
+                 job: np.ndarray, role: np.ndarray, count: np.ndarray, stop_rule: StopRule) -> tuple[int, int]:
+    """Apply the moves (job, role, new count), in the heap's order, under the capacity:
+    a move that does not fit stops its job (``skip``) or the greedy (``paper``). Updates
+    ``config`` (job -> [c0, c1]); returns (tasks added, jobs stopped).
+
+    The same result as trying every move in turn, without a Python step per move: the
+    moves up to the first that does not fit are summed at once (a running sum in the same
+    order, so the same floats); past it the free capacity only shrinks, so a move that does
+    not fit then never will: its job stops there at the latest, and only the moves before
+    each job's stop that are small enough to fit are tried one by one."""
+    cap = np.array([float(c) * (1 + 1e-12) + 1e-12 for c in data.cap])
+    R = len(cap)
+    M = len(job)
+    if not M:
+        return 0, 0
+    # tasks each move adds: its count less the previous count of that job and role
+    prev = np.empty(M, dtype=np.int64)
+    by = np.lexsort((np.arange(M), role, job))  # each (job, role)'s moves in order
+    first = np.ones(M, dtype=bool)
+    first[1:] = (job[by][1:] != job[by][:-1]) | (role[by][1:] != role[by][:-1])
+    before = np.empty(M, dtype=np.int64)
+    before[1:] = count[by][:-1]
+    start_counts = np.array([start[int(j)][int(r)] for j, r in zip(job[by][first], role[by][first])], dtype=np.int64)
+    before[first] = start_counts
+    prev[by] = before
+    k = count - prev
+    step_use = k[:, None] * data.demand[job, role]  # (M, R)
+    used0 = np.asarray(_start_usage(data, start), dtype=float)
+    cum = np.cumsum(np.vstack([used0[None, :], step_use]), axis=0)[1:]  # used after each move, if all fit
+    over = np.flatnonzero((cum > cap).any(axis=1))
+    f = int(over[0]) if len(over) else M
+    counts = {(int(j), int(r)): int(n) for j, r, n in zip(job[:f].tolist(), role[:f].tolist(), count[:f].tolist())}
+    for (j, r), n in counts.items():  # later moves of a job and role come later: the last is the largest
+        config[j][r] = n
+    added = int(k[:f].sum())
+    if f == M:
+        return added, 0
+    if stop_rule == "paper":
+        return added, 0  # "until some resource in the cluster is used up"
+    used = (cum[f - 1] if f else used0).tolist()
+    tail = np.arange(f, M)
+    never = (np.asarray(used)[None, :] + step_use[tail] > cap).any(axis=1)  # the comparison the loop makes
+    # each job's first move that can never fit: its later moves are never tried
+    dead_from = np.full(data.J, M, dtype=np.int64)
+    np.minimum.at(dead_from, job[tail[never]], tail[never])
+    keep = tail[tail <= dead_from[job[tail]]]
+    demand = data.demand.tolist()
+    stopped: set[int] = set()
+    dropped = 0
+    cap_l = cap.tolist()
+    for j, r, n in zip(job[keep].tolist(), role[keep].tolist(), count[keep].tolist()):
+        if j in stopped:
+            continue
+        cfg = config[j]
+        kk = n - cfg[r]
+        d = demand[j][r]
+        ok = True
+        for i in range(R):
+            if used[i] + kk * d[i] > cap_l[i]:
+                ok = False
+                break
+        if ok:
+            for i in range(R):
+                used[i] += kk * d[i]
+            cfg[r] = n
+            added += kk
+        else:
+            stopped.add(j)
+            dropped += 1
+    return added, dropped
+
+
 def greedy_allocate_vector(
     data: AllocationData,
     start: dict[int, tuple[int, int]],
@@ -361,32 +434,7 @@ def greedy_allocate_vector(
         job, role, count, _, running, step = (np.concatenate([p[i] for p in parts]) for i in range(6))
         job, role, count, step = (x.astype(np.int64) for x in (job, role, count, step))
         order = np.lexsort((step, job, -running))
-        cap = [float(c) * (1 + 1e-12) + 1e-12 for c in data.cap]
-        R = len(cap)
-        used = _start_usage(data, start)
-        demand = data.demand.tolist()
-        stopped = set()
-        for j, r, n in zip(job[order].tolist(), role[order].tolist(), count[order].tolist()):
-            if j in stopped:
-                continue
-            cfg = config[j]
-            k = n - cfg[r]
-            d = demand[j][r]
-            ok = True
-            for i in range(R):
-                if used[i] + k * d[i] > cap[i]:
-                    ok = False
-                    break
-            if ok:
-                for i in range(R):
-                    used[i] += k * d[i]
-                cfg[r] = n
-                added += k
-            elif stop_rule == "paper":
-                break
-            else:
-                stopped.add(j)
-                dropped += 1
+        added, dropped = _apply_moves(data, start, config, job[order], role[order], count[order], stop_rule)
     out = {j: (c[0], c[1]) for j, c in config.items()}
     counters = {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
     if keep_running and data.running is not None:
