@@ -63,6 +63,23 @@ class DualResult:
         return max(0.0, self.upper - self.bound) / max(1e-12, abs(self.upper))
 
 
+def price_kinds(data: AllocationData, jobs: np.ndarray | None = None) -> np.ndarray:
+    """(J,) how :class:`PricingOracle` prices each job of ``jobs``: 0 eq. 4, 1 eq. 3, 2 Amdahl
+    (closed forms), -1 enumerated (tables, other forms and costs; and jobs not in ``jobs``)."""
+    kind = np.full(data.J, -1)
+    jobs = np.arange(data.J) if jobs is None else jobs
+    for j in (jobs.tolist() if data.closed_form_cost else []):  # other costs: enumerated
+        speed = data.jobs[j].speed
+        two = data.n_roles[j] == 2
+        if isinstance(speed, OptimusSync) and two:
+            kind[j] = 0
+        elif isinstance(speed, OptimusAsync) and two:
+            kind[j] = 1
+        elif isinstance(speed, Amdahl) and not two:
+            kind[j] = 2
+    return kind
+
+
 class PricingOracle:
     """min over each job's configurations of t_j + λ·u_j, without enumerating
     formula jobs. Built once per instance; :meth:`price` costs O(J·w_max)."""
@@ -73,16 +90,7 @@ class PricingOracle:
         self.data = data
         jobs = np.arange(data.J) if jobs is None else np.asarray(jobs, dtype=np.int64)
         self.jobs = jobs
-        kind = np.full(data.J, -1)
-        for j in (jobs.tolist() if data.closed_form_cost else []):  # other costs: enumerated below
-            speed = data.jobs[j].speed
-            two = data.n_roles[j] == 2
-            if isinstance(speed, OptimusSync) and two:
-                kind[j] = 0
-            elif isinstance(speed, OptimusAsync) and two:
-                kind[j] = 1
-            elif isinstance(speed, Amdahl) and not two:
-                kind[j] = 2
+        kind = price_kinds(data, jobs)
         self.sync = np.flatnonzero(kind == 0)
         self.asyn = np.flatnonzero(kind == 1)
         self.amdahl = np.flatnonzero(kind == 2)

@@ -231,7 +231,7 @@ def _job_path_python(data: AllocationData, j: int, c: tuple[int, int], factor: f
 def _formula_paths(data: AllocationData, jobs: np.ndarray, start: dict[int, tuple[int, int]],
                    factor: np.ndarray, form: type) -> list[np.ndarray]:
     """Every job's move sequence at once, for jobs whose speed is ``form.formula``.
-    Returns arrays (job, role, new count, gain, running-min gain, step index)."""
+    Returns arrays (job, role, new count, gain, running-min gain, step index, tasks added)."""
     params = np.array([data.jobs[j].speed.params() for j in jobs], dtype=float)
     f = form.formula
     c0 = np.array([start[j][0] for j in jobs], dtype=np.int64)
@@ -274,7 +274,8 @@ def _formula_paths(data: AllocationData, jobs: np.ndarray, start: dict[int, tupl
             lst.append(arr)
         alive = a
         k += 1
-    return [np.concatenate(lst) if lst else np.zeros(0) for lst in out]
+    arrays = [np.concatenate(lst) if lst else np.zeros(0) for lst in out]
+    return arrays + [np.ones(len(arrays[0]), dtype=np.int64)]  # each move adds one task
 
 
 #: :func:`greedy_allocate` runs the heap up to this many jobs, or when the free capacity takes
@@ -324,76 +325,79 @@ def greedy_allocate(
 
 
 def _apply_moves(data: AllocationData, start: dict[int, tuple[int, int]], config: dict[int, list[int]],
-                 job: np.ndarray, role: np.ndarray, count: np.ndarray, stop_rule: StopRule) -> tuple[int, int]:
-    """Apply the moves (job, role, new count), in the heap's order, under the capacity:
-    a move that does not fit stops its job (``skip``) or the greedy (``paper``). Updates
-    ``config`` (job -> [c0, c1]); returns (tasks added, jobs stopped).
+                 job: np.ndarray, role: np.ndarray, count: np.ndarray, tasks: np.ndarray,
+                 stop_rule: StopRule) -> tuple[int, int]:
+    """Apply the moves (job, role, new count, tasks it adds), in the heap's order, under the
+    capacity: a move that does not fit stops its job (``skip``) or the greedy (``paper``).
+    Updates ``config`` (job -> [c0, c1]); returns (tasks added, jobs stopped).
 
     The same result as trying every move in turn, without a Python step per move: the
     moves up to the first that does not fit are summed at once (a running sum in the same
     order, so the same floats); past it the free capacity only shrinks, so a move that does
     not fit then never will: its job stops there at the latest, and only the moves before
-    each job's stop that are small enough to fit are tried one by one."""
+    each job's stop are tried one by one."""
     cap = np.array([float(c) * (1 + 1e-12) + 1e-12 for c in data.cap])
-    R = len(cap)
-    M = len(job)
+    R, M = len(cap), len(job)
     if not M:
         return 0, 0
-    # tasks each move adds: its count less the previous count of that job and role
-    prev = np.empty(M, dtype=np.int64)
-    by = np.lexsort((np.arange(M), role, job))  # each (job, role)'s moves in order
-    first = np.ones(M, dtype=bool)
-    first[1:] = (job[by][1:] != job[by][:-1]) | (role[by][1:] != role[by][:-1])
-    before = np.empty(M, dtype=np.int64)
-    before[1:] = count[by][:-1]
-    start_counts = np.array([start[int(j)][int(r)] for j, r in zip(job[by][first], role[by][first])], dtype=np.int64)
-    before[first] = start_counts
-    prev[by] = before
-    k = count - prev
-    step_use = k[:, None] * data.demand[job, role]  # (M, R)
-    used0 = np.asarray(_start_usage(data, start), dtype=float)
-    cum = np.cumsum(np.vstack([used0[None, :], step_use]), axis=0)[1:]  # used after each move, if all fit
-    over = np.flatnonzero((cum > cap).any(axis=1))
-    f = int(over[0]) if len(over) else M
-    counts = {(int(j), int(r)): int(n) for j, r, n in zip(job[:f].tolist(), role[:f].tolist(), count[:f].tolist())}
-    for (j, r), n in counts.items():  # later moves of a job and role come later: the last is the largest
-        config[j][r] = n
-    added = int(k[:f].sum())
-    if f == M:
+    used = np.asarray(_start_usage(data, start), dtype=float)
+    # the first move that does not fit, by running sums over blocks of moves (it comes early
+    # when the capacity binds: the sums past it are not needed)
+    f, lo = M, 0
+    while lo < M:
+        hi = min(M, lo + APPLY_BLOCK)
+        step_use = tasks[lo:hi, None] * data.demand[job[lo:hi], role[lo:hi]]  # (block, R), k·d as the loop
+        cum = np.cumsum(np.vstack([used[None, :], step_use]), axis=0)[1:]
+        over = np.flatnonzero((cum > cap).any(axis=1))
+        if len(over):
+            f = lo + int(over[0])
+            used = cum[over[0] - 1] if over[0] else used
+            break
+        used = cum[-1]
+        lo = hi
+    # every move before it fits: each job's role ends at its largest count there
+    final = np.zeros((data.J, 2), dtype=np.int64)
+    final[np.fromiter(config, dtype=np.int64, count=len(config))] = np.array(list(config.values()), dtype=np.int64)
+    np.maximum.at(final, (job[:f], role[:f]), count[:f])
+    for j in np.unique(job[:f]).tolist():
+        config[j][0], config[j][1] = int(final[j, 0]), int(final[j, 1])
+    added = int(tasks[:f].sum())
+    if f == M or stop_rule == "paper":  # paper: "until some resource in the cluster is used up"
         return added, 0
-    if stop_rule == "paper":
-        return added, 0  # "until some resource in the cluster is used up"
-    used = (cum[f - 1] if f else used0).tolist()
     tail = np.arange(f, M)
-    never = (np.asarray(used)[None, :] + step_use[tail] > cap).any(axis=1)  # the comparison the loop makes
+    never = (used[None, :] + tasks[f:, None] * data.demand[job[f:], role[f:]] > cap).any(axis=1)  # as the loop compares
     # each job's first move that can never fit: its later moves are never tried
     dead_from = np.full(data.J, M, dtype=np.int64)
     np.minimum.at(dead_from, job[tail[never]], tail[never])
     keep = tail[tail <= dead_from[job[tail]]]
     demand = data.demand.tolist()
+    used_l, cap_l = used.tolist(), cap.tolist()
     stopped: set[int] = set()
     dropped = 0
-    cap_l = cap.tolist()
     for j, r, n in zip(job[keep].tolist(), role[keep].tolist(), count[keep].tolist()):
         if j in stopped:
             continue
         cfg = config[j]
-        kk = n - cfg[r]
+        k = n - cfg[r]
         d = demand[j][r]
         ok = True
         for i in range(R):
-            if used[i] + kk * d[i] > cap_l[i]:
+            if used_l[i] + k * d[i] > cap_l[i]:
                 ok = False
                 break
         if ok:
             for i in range(R):
-                used[i] += kk * d[i]
+                used_l[i] += k * d[i]
             cfg[r] = n
-            added += kk
+            added += k
         else:
             stopped.add(j)
             dropped += 1
     return added, dropped
+
+
+#: moves summed per block while looking for the first that does not fit
+APPLY_BLOCK = 1 << 15
 
 
 def greedy_allocate_vector(
@@ -427,14 +431,20 @@ def greedy_allocate_vector(
             path = _job_path_python(data, int(j), start[int(j)], float(factor[j]))
             if path:
                 roles, counts, gains = (np.array(x) for x in zip(*path))
-                parts.append([np.full(len(path), j), roles, counts, gains, np.minimum.accumulate(gains), np.arange(len(path))])
+                prev = np.array([start[int(j)][r] for r in (0, 1)])[roles]  # each role's count before the move
+                for r in (0, 1):
+                    mine = np.flatnonzero(roles == r)
+                    prev[mine[1:]] = counts[mine[:-1]]
+                parts.append([np.full(len(path), j), roles, counts, gains, np.minimum.accumulate(gains),
+                              np.arange(len(path)), counts - prev])
     config = {j: list(c) for j, c in start.items()}
     added = dropped = 0
     if parts:
-        job, role, count, _, running, step = (np.concatenate([p[i] for p in parts]) for i in range(6))
-        job, role, count, step = (x.astype(np.int64) for x in (job, role, count, step))
+        job, role, count, _, running, step, tasks = (np.concatenate([p[i] for p in parts]) for i in range(7))
+        job, role, count, step, tasks = (x.astype(np.int64) for x in (job, role, count, step, tasks))
         order = np.lexsort((step, job, -running))
-        added, dropped = _apply_moves(data, start, config, job[order], role[order], count[order], stop_rule)
+        added, dropped = _apply_moves(data, start, config, job[order], role[order], count[order], tasks[order],
+                                      stop_rule)
     out = {j: (c[0], c[1]) for j, c in config.items()}
     counters = {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
     if keep_running and data.running is not None:
