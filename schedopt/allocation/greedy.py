@@ -26,6 +26,7 @@ import numpy as np
 from schedopt.allocation.problem import AllocationData, compile_allocation
 from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.errors import InputError
+from schedopt.gcpause import paused_gc
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.typed import TYPE_CHOICES, typed_heuristic_plan
 from schedopt.instance import Instance
@@ -228,54 +229,79 @@ def _job_path_python(data: AllocationData, j: int, c: tuple[int, int], factor: f
     return path
 
 
-def _formula_paths(data: AllocationData, jobs: np.ndarray, start: dict[int, tuple[int, int]],
-                   factor: np.ndarray, form: type) -> list[np.ndarray]:
-    """Every job's move sequence at once, for jobs whose speed is ``form.formula``.
-    Returns arrays (job, role, new count, gain, running-min gain, step index, tasks added)."""
-    params = np.array([data.jobs[j].speed.params() for j in jobs], dtype=float)
-    f = form.formula
-    c0 = np.array([start[j][0] for j in jobs], dtype=np.int64)
-    c1 = np.array([start[j][1] for j in jobs], dtype=np.int64)
-    hi0, hi1 = data.hi[jobs, 0], data.hi[jobs, 1]
-    two = data.n_roles[jobs] == 2
-    q = data.Q[jobs]
-    sh0, sh1 = data.share[jobs, 0], data.share[jobs, 1]
-    fac = factor[jobs]
-    cols = params.T
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cur = np.where(q > 0, q * f(*cols, c0, c1), 0.0)
-    running = np.full(len(jobs), np.inf)
-    out: list[list[np.ndarray]] = [[], [], [], [], [], []]
-    alive = np.arange(len(jobs))
-    k = 0
-    while len(alive):
-        a = alive
-        pa = [col[a] for col in cols]
+class _FormulaSequences:
+    """Eq. 9's move sequences of the jobs whose speed is ``form.formula`` (and who pay no
+    restart cost), generated a few steps at a time for every job still growing (numpy, one
+    step of all of them at once): a job's moves depend only on its own counts, so its
+    sequence is the better move each time until no move gains."""
+
+    def __init__(self, data: AllocationData, jobs: np.ndarray, start: dict[int, tuple[int, int]],
+                 factor: np.ndarray, form: type):
+        self.jobs = jobs
+        self.cols = np.array([data.jobs[j].speed.params() for j in jobs], dtype=float).T
+        self.f = form.formula
+        self.c0 = np.array([start[j][0] for j in jobs], dtype=np.int64)
+        self.c1 = np.array([start[j][1] for j in jobs], dtype=np.int64)
+        self.hi0, self.hi1 = data.hi[jobs, 0], data.hi[jobs, 1]
+        self.two = data.n_roles[jobs] == 2
+        self.q = data.Q[jobs]
+        self.sh0, self.sh1 = data.share[jobs, 0], data.share[jobs, 1]
+        self.fac = factor[jobs]
         with np.errstate(divide="ignore", invalid="ignore"):
-            d1 = cur[a] - q[a] * f(*pa, c0[a], c1[a] + 1)
-            d0 = cur[a] - q[a] * f(*pa, c0[a] + 1, c1[a])
-            g1 = np.where(sh1[a] > 0, d1 / sh1[a], np.where(d1 > 0, np.inf, 0.0)) * fac[a]
-            g0 = np.where(sh0[a] > 0, d0 / sh0[a], np.where(d0 > 0, np.inf, 0.0)) * fac[a]
-        can1 = two[a] & (c1[a] < hi1[a])
-        can0 = c0[a] < hi0[a]
-        take1 = can1 & (~can0 | ~(g0 > g1))  # the worker wins ties (eq. 9: "the larger of the two")
-        gain = np.where(take1, g1, g0)
-        moves = (can0 | can1) & (gain > 0)
-        a, take1, gain = a[moves], take1[moves], gain[moves]
-        if not len(a):
-            break
-        c1[a] += take1
-        c0[a] += ~take1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cur[a] = np.where(q[a] > 0, q[a] * f(*[col[a] for col in cols], c0[a], c1[a]), 0.0)
-        running[a] = np.minimum(running[a], gain)
-        for lst, arr in zip(out, (jobs[a], np.where(take1, 1, 0), np.where(take1, c1[a], c0[a]),
-                                  gain, running[a], np.full(len(a), k))):
-            lst.append(arr)
-        alive = a
-        k += 1
-    arrays = [np.concatenate(lst) if lst else np.zeros(0) for lst in out]
-    return arrays + [np.ones(len(arrays[0]), dtype=np.int64)]  # each move adds one task
+            self.cur = np.where(self.q > 0, self.q * self.f(*self.cols, self.c0, self.c1), 0.0)
+        self.running = np.full(len(jobs), np.inf)  # each job's least gain so far
+        self.alive = np.arange(len(jobs))  # positions of the jobs whose sequence goes on
+        self.step = 0  # the next move's index in each alive job's sequence
+        self.position = np.full(data.J, -1, dtype=np.int64)
+        self.position[jobs] = np.arange(len(jobs))
+
+    def frontier(self) -> float:
+        """The largest running-minimum gain a move not generated yet can have (-inf: none)."""
+        return float(self.running[self.alive].max()) if len(self.alive) else -np.inf
+
+    def stop(self, jobs: np.ndarray) -> None:
+        """End the sequences of ``jobs`` (job indices; others ignored)."""
+        pos = self.position[jobs]
+        gone = np.zeros(len(self.jobs), dtype=bool)
+        gone[pos[pos >= 0]] = True
+        self.alive = self.alive[~gone[self.alive]]
+
+    def advance(self, steps: int) -> list[np.ndarray]:
+        """The next ``steps`` moves of every alive job: arrays (job, role, new count,
+        running-minimum gain, step index, tasks added)."""
+        f, cols, q, fac = self.f, self.cols, self.q, self.fac
+        c0, c1 = self.c0, self.c1
+        out: list[list[np.ndarray]] = [[], [], [], [], []]
+        for _ in range(steps):
+            a = self.alive
+            if not len(a):
+                break
+            pa = [col[a] for col in cols]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d1 = self.cur[a] - q[a] * f(*pa, c0[a], c1[a] + 1)
+                d0 = self.cur[a] - q[a] * f(*pa, c0[a] + 1, c1[a])
+                g1 = np.where(self.sh1[a] > 0, d1 / self.sh1[a], np.where(d1 > 0, np.inf, 0.0)) * fac[a]
+                g0 = np.where(self.sh0[a] > 0, d0 / self.sh0[a], np.where(d0 > 0, np.inf, 0.0)) * fac[a]
+            can1 = self.two[a] & (c1[a] < self.hi1[a])
+            can0 = c0[a] < self.hi0[a]
+            take1 = can1 & (~can0 | ~(g0 > g1))  # the worker wins ties (eq. 9: "the larger of the two")
+            gain = np.where(take1, g1, g0)
+            moves = (can0 | can1) & (gain > 0)
+            a, take1, gain = a[moves], take1[moves], gain[moves]
+            self.alive = a
+            if not len(a):
+                break
+            c1[a] += take1
+            c0[a] += ~take1
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self.cur[a] = np.where(q[a] > 0, q[a] * f(*[col[a] for col in cols], c0[a], c1[a]), 0.0)
+            self.running[a] = np.minimum(self.running[a], gain)
+            for lst, arr in zip(out, (self.jobs[a], take1.astype(np.int64), np.where(take1, c1[a], c0[a]),
+                                      self.running[a], np.full(len(a), self.step))):
+                lst.append(arr)
+            self.step += 1
+        arrays = [np.concatenate(lst) if lst else np.zeros(0) for lst in out]
+        return arrays + [np.ones(len(arrays[0]), dtype=np.int64)]  # each move adds one task
 
 
 #: :func:`greedy_allocate` runs the heap up to this many jobs, or when the free capacity takes
@@ -324,78 +350,8 @@ def greedy_allocate(
                                   keep_running=keep_running)
 
 
-def _apply_moves(data: AllocationData, start: dict[int, tuple[int, int]], config: dict[int, list[int]],
-                 job: np.ndarray, role: np.ndarray, count: np.ndarray, tasks: np.ndarray,
-                 stop_rule: StopRule) -> tuple[int, int]:
-    """Apply the moves (job, role, new count, tasks it adds), in the heap's order, under the
-    capacity: a move that does not fit stops its job (``skip``) or the greedy (``paper``).
-    Updates ``config`` (job -> [c0, c1]); returns (tasks added, jobs stopped).
-
-    The same result as trying every move in turn, without a Python step per move: the
-    moves up to the first that does not fit are summed at once (a running sum in the same
-    order, so the same floats); past it the free capacity only shrinks, so a move that does
-    not fit then never will: its job stops there at the latest, and only the moves before
-    each job's stop are tried one by one."""
-    cap = np.array([float(c) * (1 + 1e-12) + 1e-12 for c in data.cap])
-    R, M = len(cap), len(job)
-    if not M:
-        return 0, 0
-    used = np.asarray(_start_usage(data, start), dtype=float)
-    # the first move that does not fit, by running sums over blocks of moves (it comes early
-    # when the capacity binds: the sums past it are not needed)
-    f, lo = M, 0
-    while lo < M:
-        hi = min(M, lo + APPLY_BLOCK)
-        step_use = tasks[lo:hi, None] * data.demand[job[lo:hi], role[lo:hi]]  # (block, R), k·d as the loop
-        cum = np.cumsum(np.vstack([used[None, :], step_use]), axis=0)[1:]
-        over = np.flatnonzero((cum > cap).any(axis=1))
-        if len(over):
-            f = lo + int(over[0])
-            used = cum[over[0] - 1] if over[0] else used
-            break
-        used = cum[-1]
-        lo = hi
-    # every move before it fits: each job's role ends at its largest count there
-    final = np.zeros((data.J, 2), dtype=np.int64)
-    final[np.fromiter(config, dtype=np.int64, count=len(config))] = np.array(list(config.values()), dtype=np.int64)
-    np.maximum.at(final, (job[:f], role[:f]), count[:f])
-    for j in np.unique(job[:f]).tolist():
-        config[j][0], config[j][1] = int(final[j, 0]), int(final[j, 1])
-    added = int(tasks[:f].sum())
-    if f == M or stop_rule == "paper":  # paper: "until some resource in the cluster is used up"
-        return added, 0
-    tail = np.arange(f, M)
-    never = (used[None, :] + tasks[f:, None] * data.demand[job[f:], role[f:]] > cap).any(axis=1)  # as the loop compares
-    # each job's first move that can never fit: its later moves are never tried
-    dead_from = np.full(data.J, M, dtype=np.int64)
-    np.minimum.at(dead_from, job[tail[never]], tail[never])
-    keep = tail[tail <= dead_from[job[tail]]]
-    demand = data.demand.tolist()
-    used_l, cap_l = used.tolist(), cap.tolist()
-    stopped: set[int] = set()
-    dropped = 0
-    for j, r, n in zip(job[keep].tolist(), role[keep].tolist(), count[keep].tolist()):
-        if j in stopped:
-            continue
-        cfg = config[j]
-        k = n - cfg[r]
-        d = demand[j][r]
-        ok = True
-        for i in range(R):
-            if used_l[i] + k * d[i] > cap_l[i]:
-                ok = False
-                break
-        if ok:
-            for i in range(R):
-                used_l[i] += k * d[i]
-            cfg[r] = n
-            added += k
-        else:
-            stopped.add(j)
-            dropped += 1
-    return added, dropped
-
-
+#: steps of every growing job's sequence generated at a time (:func:`greedy_allocate_vector`)
+SEQUENCE_STEPS = 4
 #: moves summed per block while looking for the first that does not fit
 APPLY_BLOCK = 1 << 15
 
@@ -411,23 +367,43 @@ def greedy_allocate_vector(
     """Eq. 9's greedy, vectorised; the same plan as :func:`greedy_allocate_heap`.
 
     A job's moves depend only on its own state, so every job's move sequence is
-    computed at once (numpy, one step of all jobs per iteration). Popping a heap
-    of the jobs' next moves visits the moves in order of each move's *running
-    minimum* gain along its job's sequence (ties by job, then step), so one sort
-    replaces the heap; a last pass applies the moves under the capacity with the
-    stop rule. The sequences run until no move gains, whatever the capacity, one
-    numpy step per move of the longest: the faster on many jobs with room to grow."""
-    factor = np.array([priority_factor if job.new else 1.0 for job in data.jobs])
+    generated at once (numpy, one step of all growing jobs per iteration). Popping a
+    heap of the jobs' next moves visits the moves in order of each move's *running
+    minimum* gain along its job's sequence (ties by job, then step), so sorting
+    replaces the heap. The sequences grow :data:`SEQUENCE_STEPS` steps at a time; the
+    moves whose running minimum exceeds every growing job's (no later move can come
+    before them) are applied in that order under the capacity:
+
+    - up to the first that does not fit, as one running sum (the same floats as adding
+      them one by one);
+    - past it (``skip``), the free capacity only shrinks, so a move that does not fit
+      never will: its job stops there, only each job's moves up to that one are tried
+      one by one, and stopped jobs grow no further sequence. ``paper`` stops there.
+
+    So the sequences run only until the capacity is used up, not to their ends. The
+    cyclic garbage collector is paused meanwhile (:mod:`schedopt.gcpause`)."""
+    with paused_gc():
+        return _greedy_vector(data, start, stop_rule=stop_rule, priority_factor=priority_factor,
+                              keep_running=keep_running)
+
+
+def _greedy_vector(data: AllocationData, start: dict[int, tuple[int, int]], *, stop_rule: StopRule,
+                   priority_factor: float, keep_running: bool) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
+    factor = np.where(np.array([job.new for job in data.jobs], dtype=bool), priority_factor, 1.0)
     jobs = np.array(sorted(start), dtype=np.int64)
-    parts = []
-    python_path = [bool(data.restarts(int(j))) or not isinstance(data.jobs[j].speed, FORMULA_FORMS) for j in jobs]
+    forms = [type(data.jobs[j].speed) for j in jobs.tolist()]
+    restarts = (np.zeros(len(jobs), dtype=bool) if data.running is None or data.restart_s is None
+                else (data.running[jobs, 0] >= 0) & (data.restart_s[jobs] > 0))
+    python_path = [bool(rs) or not issubclass(form, FORMULA_FORMS) for rs, form in zip(restarts.tolist(), forms)]
+    sequences = []
     for form in FORMULA_FORMS:
-        group = np.array([j for j, py in zip(jobs, python_path) if not py and isinstance(data.jobs[j].speed, form)],
+        group = np.array([j for j, py, kind in zip(jobs.tolist(), python_path, forms) if not py and issubclass(kind, form)],
                          dtype=np.int64)
         if len(group):
-            parts.append(_formula_paths(data, group, start, factor, form))
+            sequences.append(_FormulaSequences(data, group, start, factor, form))
+    pending: list[list[np.ndarray]] = []  # moves generated, not applied yet: (job, role, count, running, step, tasks)
     for j, py in zip(jobs, python_path):
-        if py:  # tables, and jobs that pay a restart off their running counts
+        if py:  # tables, and jobs that pay a restart off their running counts: whole sequences in Python
             path = _job_path_python(data, int(j), start[int(j)], float(factor[j]))
             if path:
                 roles, counts, gains = (np.array(x) for x in zip(*path))
@@ -435,21 +411,134 @@ def greedy_allocate_vector(
                 for r in (0, 1):
                     mine = np.flatnonzero(roles == r)
                     prev[mine[1:]] = counts[mine[:-1]]
-                parts.append([np.full(len(path), j), roles, counts, gains, np.minimum.accumulate(gains),
-                              np.arange(len(path)), counts - prev])
-    config = {j: list(c) for j, c in start.items()}
-    added = dropped = 0
-    if parts:
-        job, role, count, _, running, step, tasks = (np.concatenate([p[i] for p in parts]) for i in range(7))
-        job, role, count, step, tasks = (x.astype(np.int64) for x in (job, role, count, step, tasks))
-        order = np.lexsort((step, job, -running))
-        added, dropped = _apply_moves(data, start, config, job[order], role[order], count[order], tasks[order],
-                                      stop_rule)
-    out = {j: (c[0], c[1]) for j, c in config.items()}
-    counters = {"tasks_added": added, "jobs_stopped_by_capacity": dropped}
+                pending.append([np.full(len(path), j), roles.astype(np.int64), counts.astype(np.int64),
+                                np.minimum.accumulate(gains), np.arange(len(path)), (counts - prev).astype(np.int64)])
+    apply = _MoveApplier(data, start, stop_rule)
+    while True:
+        for seq in sequences:
+            if len(seq.alive):
+                pending.append(seq.advance(SEQUENCE_STEPS))
+        frontier = max((seq.frontier() for seq in sequences), default=-np.inf)
+        if pending:
+            job, role, count, running, step, tasks = (np.concatenate([p[i] for p in pending]) for i in range(6))
+            ready = running > frontier  # no move generated later can come before these
+            pending = [[x[~ready] for x in (job, role, count, running, step, tasks)]] if not ready.all() else []
+            order = np.flatnonzero(ready)[np.lexsort((step[ready], job[ready], -running[ready]))]
+            stopped = apply(job[order].astype(np.int64), role[order].astype(np.int64), count[order].astype(np.int64),
+                            tasks[order].astype(np.int64))
+            if apply.done:
+                break
+            if len(stopped):
+                for seq in sequences:
+                    seq.stop(stopped)
+        if frontier == -np.inf and not pending:
+            break
+    out = apply.config()
+    counters = {"tasks_added": apply.added, "jobs_stopped_by_capacity": apply.dropped}
     if keep_running and data.running is not None:
         out = keep_running_when_it_pays(data, out, counters, greedy_allocate_vector, stop_rule, priority_factor)
     return out, counters
+
+
+class _MoveApplier:
+    """Moves applied in the heap's order under the capacity (:func:`greedy_allocate_vector`):
+    a move that does not fit stops its job (``skip``) or the greedy (``paper``, then ``done``)."""
+
+    def __init__(self, data: AllocationData, start: dict[int, tuple[int, int]], stop_rule: StopRule):
+        self.data, self.stop_rule = data, stop_rule
+        self.cap = np.array([float(c) * (1 + 1e-12) + 1e-12 for c in data.cap])
+        self.used = np.asarray(_start_usage(data, start), dtype=float)
+        self.admitted = np.fromiter(start, dtype=np.int64, count=len(start))
+        self.counts = np.zeros((data.J, 2), dtype=np.int64)
+        if len(start):
+            self.counts[self.admitted] = np.array(list(start.values()), dtype=np.int64).reshape(len(start), 2)
+        self.added = self.dropped = 0
+        self.full = False  # past the first move that did not fit
+        self.done = False
+        self.stopped = np.zeros(data.J, dtype=bool)
+
+    def config(self) -> dict[int, tuple[int, int]]:
+        counts = self.counts[self.admitted].tolist()
+        return {j: (c[0], c[1]) for j, c in zip(self.admitted.tolist(), counts)}
+
+    def __call__(self, job: np.ndarray, role: np.ndarray, count: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        """Apply these moves (in order, after every move applied before); returns the jobs stopped now."""
+        f = 0
+        if not self.full:
+            f = self._prefix(job, role, count, tasks)
+            if f == len(job):
+                return np.zeros(0, dtype=np.int64)
+            self.full = True
+            if self.stop_rule == "paper":  # "until some resource in the cluster is used up"
+                self.done = True
+                return np.zeros(0, dtype=np.int64)
+        return self._one_by_one(job[f:], role[f:], count[f:], tasks[f:])
+
+    def _prefix(self, job: np.ndarray, role: np.ndarray, count: np.ndarray, tasks: np.ndarray) -> int:
+        """Apply the moves before the first that does not fit (running sums over blocks, the
+        same floats as adding them one by one); returns its index (len(job): all fit)."""
+        M, lo, f = len(job), 0, len(job)
+        used = self.used
+        while lo < M:
+            hi = min(M, lo + APPLY_BLOCK)
+            step_use = tasks[lo:hi, None] * self.data.demand[job[lo:hi], role[lo:hi]]  # k·d, as the loop computes
+            cum = np.cumsum(np.vstack([used[None, :], step_use]), axis=0)[1:]
+            over = np.flatnonzero((cum > self.cap).any(axis=1))
+            if len(over):
+                f = lo + int(over[0])
+                used = cum[over[0] - 1] if over[0] else used
+                break
+            used = cum[-1]
+            lo = hi
+        self.used = used
+        np.maximum.at(self.counts, (job[:f], role[:f]), count[:f])  # a job's counts only grow
+        self.added += int(tasks[:f].sum())
+        return f
+
+    def _one_by_one(self, job: np.ndarray, role: np.ndarray, count: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        """Past the first move that did not fit: the free capacity only shrinks, so a move that
+        does not fit now never will. Each live job's moves up to its first such one are tried in
+        turn; returns the jobs stopped."""
+        data = self.data
+        live = ~self.stopped[job]
+        job, role, count, tasks = job[live], role[live], count[live], tasks[live]
+        M = len(job)
+        if not M:
+            return np.zeros(0, dtype=np.int64)
+        never = (self.used[None, :] + tasks[:, None] * data.demand[job, role] > self.cap).any(axis=1)
+        dead_from = np.full(data.J, M, dtype=np.int64)  # each job's first move that can never fit
+        idx = np.arange(M)
+        np.minimum.at(dead_from, job[never], idx[never])
+        keep = idx[idx <= dead_from[job]]
+        demand = data.demand.tolist()
+        used, cap = self.used.tolist(), self.cap.tolist()
+        R = len(cap)
+        counts = self.counts
+        stopped: list[int] = []
+        gone: set[int] = set()
+        for j, r, n in zip(job[keep].tolist(), role[keep].tolist(), count[keep].tolist()):
+            if j in gone:
+                continue
+            k = n - int(counts[j, r])
+            d = demand[j][r]
+            ok = True
+            for i in range(R):
+                if used[i] + k * d[i] > cap[i]:
+                    ok = False
+                    break
+            if ok:
+                for i in range(R):
+                    used[i] += k * d[i]
+                counts[j, r] = n
+                self.added += k
+            else:
+                gone.add(j)
+                stopped.append(j)
+        self.used = np.array(used)
+        self.dropped += len(stopped)
+        out = np.array(stopped, dtype=np.int64)
+        self.stopped[out] = True
+        return out
 
 
 def keep_running_when_it_pays(data: AllocationData, config: dict[int, tuple[int, int]], counters: dict[str, int],

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from schedopt.gcpause import paused_gc
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
 from schedopt.allocation.metrics import allocation_metrics
@@ -137,7 +138,13 @@ class AllocationData:
 
 def compile_allocation(instance: Instance) -> AllocationData:
     """Arrays for the allocation problem; raises :class:`InputError` when a job
-    lacks what the problem needs (a speed form and remaining steps)."""
+    lacks what the problem needs (a speed form and remaining steps). The cyclic
+    collector is paused meanwhile (:mod:`schedopt.gcpause`)."""
+    with paused_gc():
+        return _compile_allocation(instance)
+
+
+def _compile_allocation(instance: Instance) -> AllocationData:
     problems = []
     for i, job in enumerate(instance.jobs):
         if job.speed is None:
@@ -540,7 +547,17 @@ def build_plan(
     """A Plan from per-job configurations ``config`` (job index -> (c0, c1)).
     ``bound`` is a lower bound on Σ cost, ``proof`` the numbers that prove it
     (``Proof.value`` is filled in here, in the plan's sense); ``admitted_proof``
-    proves ``admitted_bound``."""
+    proves ``admitted_bound``. The cyclic collector is paused meanwhile (:mod:`schedopt.gcpause`)."""
+    with paused_gc():
+        return _build_plan(data, solver=solver, config=config, status=status, termination=termination,
+                           started=started, bound=bound, admitted_bound=admitted_bound, seed=seed, options=options,
+                           metrics=metrics, message=message, proof=proof, admitted_proof=admitted_proof)
+
+
+def _build_plan(data: AllocationData, *, solver: str, config: dict[int, tuple[int, int]], status: Status,
+                termination: Termination, started: float, bound: float | None, admitted_bound: int | None,
+                seed: int | None, options: dict[str, Any] | None, metrics: dict[str, Any] | None,
+                message: str | None, proof: Proof | None, admitted_proof: Proof | None) -> Plan:
     instance = data.instance
     allocation = {data.jobs[j].id: data.counts_dict(j, *config[j]) for j in sorted(config)}
     cost = data.total_time_s(config) if status not in (Status.INFEASIBLE, Status.TIME_LIMIT) else None
