@@ -8,12 +8,17 @@ import time
 from dataclasses import dataclass, field
 
 
+#: the deadline contract: a call returns within T + max(OVERRUN_FLOOR_S, OVERRUN_SHARE · T)
+OVERRUN_FLOOR_S, OVERRUN_SHARE = 0.3, 0.15
+
+
 @dataclass
 class Deadline:
     """``limit_s`` seconds (None: no limit) from ``started`` (``time.perf_counter()``)."""
 
     limit_s: float | None
     started: float = field(default_factory=time.perf_counter)
+    reserved_s: float = 0.0  # kept back by reserve(): the limit the caller gave is limit_s + reserved_s
 
     @property
     def at(self) -> float | None:
@@ -37,7 +42,9 @@ class Deadline:
         """Keep ``seconds`` at the end for work after the last phase (assembling and
         checking the plan): the phases see a limit that much earlier (never below 0)."""
         if self.limit_s is not None:
-            self.limit_s = max(0.0, self.limit_s - max(0.0, seconds))
+            kept = min(self.limit_s, max(0.0, seconds))
+            self.limit_s -= kept
+            self.reserved_s += kept
 
     def expired(self) -> bool:
         rem = self.remaining()
@@ -47,6 +54,16 @@ class Deadline:
         """Whether a phase expected to take ``seconds`` fits in the time left."""
         rem = self.remaining()
         return rem is None or rem >= seconds
+
+    def affords_within_tolerance(self, seconds: float, share: float = 0.5) -> bool:
+        """Whether a phase expected to take ``seconds`` fits when the call may end ``share``
+        of the documented tolerance past the limit, max(0.3 s, 15 %) of it (DESIGN.md's
+        deadline contract): for the one phase a plan must not go without, its certified bound."""
+        rem = self.remaining()
+        if rem is None:
+            return True
+        tolerance = max(OVERRUN_FLOOR_S, OVERRUN_SHARE * (self.limit_s + self.reserved_s))
+        return rem + share * tolerance >= seconds
 
 
 def check_time_limit(time_limit: object, who: str) -> None:

@@ -236,7 +236,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     def cheap_bound() -> tuple[float | None, Proof | None]:
         """The heuristics' certified bound for the incumbent's admitted count, when the
         problem prices in closed form and the time left (or a small allowance) pays for it."""
-        if not data.closed_form_cost or not (clock.affords(BOUND_SECONDS_PER_JOB * data.J)
+        if not data.closed_form_cost or not (clock.affords_within_tolerance(BOUND_SECONDS_PER_JOB * data.J)
                                              or BOUND_SECONDS_PER_JOB * data.J <= BOUND_ALLOWANCE_S):
             return None, None
         relaxed = relax_in_price_space(data, admit=None if len(best) == data.J else len(best))

@@ -251,7 +251,7 @@ class _FormulaSequences:
             self.cur = np.where(self.q > 0, self.q * self.f(*self.cols, self.c0, self.c1), 0.0)
         self.running = np.full(len(jobs), np.inf)  # each job's least gain so far
         self.alive = np.arange(len(jobs))  # positions of the jobs whose sequence goes on
-        self.step = 0  # the next move's index in each alive job's sequence
+        self.steps = np.zeros(len(jobs), dtype=np.int64)  # the next move's index in each job's sequence
         self.position = np.full(data.J, -1, dtype=np.int64)
         self.position[jobs] = np.arange(len(jobs))
 
@@ -266,14 +266,16 @@ class _FormulaSequences:
         gone[pos[pos >= 0]] = True
         self.alive = self.alive[~gone[self.alive]]
 
-    def advance(self, steps: int) -> list[np.ndarray]:
-        """The next ``steps`` moves of every alive job: arrays (job, role, new count,
-        running-minimum gain, step index, tasks added)."""
+    def advance(self, steps: int, level: float = -np.inf) -> list[np.ndarray]:
+        """Up to ``steps`` next moves of every alive job whose running minimum is at least
+        ``level`` (the others wait: their later moves come after the ones above it):
+        arrays (job, role, new count, running-minimum gain, step index, tasks added)."""
         f, cols, q, fac = self.f, self.cols, self.q, self.fac
         c0, c1 = self.c0, self.c1
         out: list[list[np.ndarray]] = [[], [], [], [], []]
+        waiting = self.alive[self.running[self.alive] < level]
+        a = self.alive[self.running[self.alive] >= level]
         for _ in range(steps):
-            a = self.alive
             if not len(a):
                 break
             pa = [col[a] for col in cols]
@@ -287,8 +289,7 @@ class _FormulaSequences:
             take1 = can1 & (~can0 | ~(g0 > g1))  # the worker wins ties (eq. 9: "the larger of the two")
             gain = np.where(take1, g1, g0)
             moves = (can0 | can1) & (gain > 0)
-            a, take1, gain = a[moves], take1[moves], gain[moves]
-            self.alive = a
+            a, take1, gain = a[moves], take1[moves], gain[moves]  # a job with no gaining move is done
             if not len(a):
                 break
             c1[a] += take1
@@ -297,11 +298,51 @@ class _FormulaSequences:
                 self.cur[a] = np.where(q[a] > 0, q[a] * f(*[col[a] for col in cols], c0[a], c1[a]), 0.0)
             self.running[a] = np.minimum(self.running[a], gain)
             for lst, arr in zip(out, (self.jobs[a], take1.astype(np.int64), np.where(take1, c1[a], c0[a]),
-                                      self.running[a], np.full(len(a), self.step))):
+                                      self.running[a], self.steps[a].copy())):
                 lst.append(arr)
-            self.step += 1
-        arrays = [np.concatenate(lst) if lst else np.zeros(0) for lst in out]
+            self.steps[a] += 1
+        self.alive = np.sort(np.concatenate([waiting, a]))
+        kinds = (np.int64, np.int64, np.int64, float, np.int64)
+        arrays = [np.concatenate(lst) if lst else np.zeros(0, dtype=kind) for lst, kind in zip(out, kinds)]
         return arrays + [np.ones(len(arrays[0]), dtype=np.int64)]  # each move adds one task
+
+
+class _Pending:
+    """Moves generated and not applied yet, kept as chunks sorted in the heap's order
+    (running minimum descending, then job, then step), so the moves above a level are
+    each chunk's head."""
+
+    def __init__(self) -> None:
+        self.chunks: list[list[np.ndarray]] = []  # (job, role, count, running, step, tasks)
+
+    def add(self, moves: list[np.ndarray]) -> None:
+        if len(moves[0]):
+            order = np.lexsort((moves[4], moves[0], -moves[3]))
+            self.chunks.append([x[order] for x in moves])
+
+    def __bool__(self) -> bool:
+        return bool(self.chunks)
+
+    def pop_above(self, level: float) -> list[np.ndarray]:
+        """The moves whose running minimum exceeds ``level``, in the heap's order."""
+        heads, rest = [], []
+        for chunk in self.chunks:
+            n = int(np.searchsorted(-chunk[3], -level, side="left"))  # -running ascending: those < -level
+            if n:
+                heads.append([x[:n] for x in chunk])
+            if n < len(chunk[0]):
+                rest.append([x[n:] for x in chunk])
+        self.chunks = rest
+        if not heads:
+            return [np.zeros(0, dtype=np.int64)] * 3 + [np.zeros(0)] + [np.zeros(0, dtype=np.int64)] * 2
+        moves = [np.concatenate([h[i] for h in heads]) for i in range(6)]
+        order = np.lexsort((moves[4], moves[0], -moves[3]))
+        return [x[order] for x in moves]
+
+
+#: the share of the growing jobs (those of largest running-minimum gain) whose sequences
+#: grow by ``SEQUENCE_STEPS`` at a time
+GROW_SHARE = 0.25
 
 
 #: :func:`greedy_allocate` runs the heap up to this many jobs, or when the free capacity takes
@@ -401,7 +442,7 @@ def _greedy_vector(data: AllocationData, start: dict[int, tuple[int, int]], *, s
                          dtype=np.int64)
         if len(group):
             sequences.append(_FormulaSequences(data, group, start, factor, form))
-    pending: list[list[np.ndarray]] = []  # moves generated, not applied yet: (job, role, count, running, step, tasks)
+    pending = _Pending()  # moves generated, not applied yet
     for j, py in zip(jobs, python_path):
         if py:  # tables, and jobs that pay a restart off their running counts: whole sequences in Python
             path = _job_path_python(data, int(j), start[int(j)], float(factor[j]))
@@ -411,21 +452,29 @@ def _greedy_vector(data: AllocationData, start: dict[int, tuple[int, int]], *, s
                 for r in (0, 1):
                     mine = np.flatnonzero(roles == r)
                     prev[mine[1:]] = counts[mine[:-1]]
-                pending.append([np.full(len(path), j), roles.astype(np.int64), counts.astype(np.int64),
-                                np.minimum.accumulate(gains), np.arange(len(path)), (counts - prev).astype(np.int64)])
+                pending.add([np.full(len(path), j), roles.astype(np.int64), counts.astype(np.int64),
+                             np.minimum.accumulate(gains), np.arange(len(path)), (counts - prev).astype(np.int64)])
     apply = _MoveApplier(data, start, stop_rule)
     while True:
-        for seq in sequences:
-            if len(seq.alive):
-                pending.append(seq.advance(SEQUENCE_STEPS))
+        # grow the sequences of the jobs of largest running minimum (they hold back the others' moves)
+        alive = [seq.running[seq.alive] for seq in sequences if len(seq.alive)]
+        if alive:
+            every = np.concatenate(alive)
+            top = max(1, int(GROW_SHARE * len(every)))
+            level = float(np.partition(every, len(every) - top)[len(every) - top]) if top < len(every) else -np.inf
+            for seq in sequences:
+                if len(seq.alive):
+                    moves = seq.advance(SEQUENCE_STEPS, level)
+                    pending.add(moves)
+                    # a move that cannot fit in what is free now never will (the use only grows):
+                    # its job stops there at the latest, so its sequence need not go on
+                    never = apply.never_fits(moves[0], moves[1], moves[5])
+                    if never.any():
+                        seq.stop(moves[0][never])
         frontier = max((seq.frontier() for seq in sequences), default=-np.inf)
-        if pending:
-            job, role, count, running, step, tasks = (np.concatenate([p[i] for p in pending]) for i in range(6))
-            ready = running > frontier  # no move generated later can come before these
-            pending = [[x[~ready] for x in (job, role, count, running, step, tasks)]] if not ready.all() else []
-            order = np.flatnonzero(ready)[np.lexsort((step[ready], job[ready], -running[ready]))]
-            stopped = apply(job[order].astype(np.int64), role[order].astype(np.int64), count[order].astype(np.int64),
-                            tasks[order].astype(np.int64))
+        ready = pending.pop_above(frontier)  # no move generated later can come before these
+        if len(ready[0]):
+            stopped = apply(ready[0], ready[1], ready[2], ready[5])
             if apply.done:
                 break
             if len(stopped):
@@ -474,6 +523,11 @@ class _MoveApplier:
                 return np.zeros(0, dtype=np.int64)
         return self._one_by_one(job[f:], role[f:], count[f:], tasks[f:])
 
+    def never_fits(self, job: np.ndarray, role: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        """Mask of the moves that do not fit in what is free now, so never will (the comparison
+        the one-by-one pass makes)."""
+        return (self.used[None, :] + tasks[:, None] * self.data.demand[job, role] > self.cap).any(axis=1)
+
     def _prefix(self, job: np.ndarray, role: np.ndarray, count: np.ndarray, tasks: np.ndarray) -> int:
         """Apply the moves before the first that does not fit (running sums over blocks, the
         same floats as adding them one by one); returns its index (len(job): all fit)."""
@@ -505,7 +559,7 @@ class _MoveApplier:
         M = len(job)
         if not M:
             return np.zeros(0, dtype=np.int64)
-        never = (self.used[None, :] + tasks[:, None] * data.demand[job, role] > self.cap).any(axis=1)
+        never = self.never_fits(job, role, tasks)
         dead_from = np.full(data.J, M, dtype=np.int64)  # each job's first move that can never fit
         idx = np.arange(M)
         np.minimum.at(dead_from, job[never], idx[never])
