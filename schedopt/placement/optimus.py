@@ -139,9 +139,16 @@ def optimus_place(data: PlacementData, sort_by: int, *, jobs: np.ndarray | None 
             eligible_cache[key] = None if ok.all() else ok
         return eligible_cache[key]
 
+    # jobs found unplaceable, by task demands: (p, w) counts. The free capacity only shrinks, and a
+    # job with at least as many tasks of each role contains one of them, so it cannot be placed either
+    # (the search below finds a placement whenever one exists: its last step tries every split)
+    failed: dict[bytes, list[tuple[int, int]]] = {}
     for j in np.asarray(jobs).tolist():
         p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
         d_ps, d_w = data.demand[j]
+        shape = d_ps.tobytes() + d_w.tobytes()
+        if any(p >= fp and w >= fw for fp, fw in failed.get(shape, ())):
+            continue
         # each role's candidate servers in the current order (all servers on a homogeneous cluster)
         e_ps, e_w = eligible(d_ps), eligible(d_w)
         ord_ps = order if e_ps is None else order[e_ps[order]]
@@ -186,6 +193,7 @@ def optimus_place(data: PlacementData, sort_by: int, *, jobs: np.ndarray | None 
         if chosen is None:  # no even split fits: any split on the fewest servers, if one exists
             split = fewest_prefix_split(free, order, p, w, d_ps, d_w)
             if split is None:
+                failed.setdefault(shape, []).append((p, w))
                 continue
             servers, pk_s, wk_s = split
             chosen = (servers, pk_s, wk_s, pk_s[:, None] * d_ps + wk_s[:, None] * d_w)
