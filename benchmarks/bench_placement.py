@@ -1,6 +1,6 @@
 """Placement benchmarks (issue 5). Stores benchmarks/results/placement-*.json and prints them.
 
-    .venv/bin/python benchmarks/bench_placement.py [--quick] [--only scale|exact|gaps] [--seeds 5]
+    .venv/bin/python benchmarks/bench_placement.py [--quick] [--only scale|exact|time|gaps] [--seeds 5]
 
 1. ``optimus-placement`` and ``kube-default`` (and ``dltap``) at 100,000 tasks
    on 16,000 servers; cross-node pairs of ``dltap`` vs ``kube-default``.
@@ -149,6 +149,32 @@ def heuristic_gaps(n: int, family: str = "placement-classes", jobs: int = 100, s
     print(tables.render("placement-heuristic-gaps" + suffix))
 
 
+def heuristic_time(seeds: int = 5) -> None:
+    """``optimus-placement``'s whole solve (with its refinement) on ``generate placement``
+    instances (every server distinct), by size over seeds, after one warm solve: issue 36 §3's
+    goal of under 1 s at 1,000 jobs. Stored as placement-heuristic-time.json."""
+    rows = []
+    for jobs, servers in ((100, 50), (400, 200), (1000, 500), (2000, 1000)):
+        secs, placed = [], []
+        for seed in range(seeds):
+            inst = generate_instance("placement", jobs=jobs, servers=servers, seed=seed, max_tasks=4)
+            schedopt.solve(inst, "optimus-placement")  # warm: imports and caches, as a scheduler's loop is
+            t0 = time.perf_counter()
+            plan = schedopt.solve(inst, "optimus-placement")
+            secs.append(time.perf_counter() - t0)
+            assert not schedopt.check(inst, plan)
+            placed.append(plan.objective.admitted)
+        rows.append([str(jobs), str(servers), f"{statistics.median(secs):.2f} [{max(secs):.2f}]",
+                     f"{statistics.median(placed):g} [{min(placed)}]"])
+        print(rows[-1], file=sys.stderr, flush=True)
+    tables.save("placement-heuristic-time", columns=["jobs", "servers", "seconds median [worst]", "placed median [least]"],
+                rows=rows, seeds=list(range(seeds)), command=f"benchmarks/bench_placement.py --only time --seeds {seeds}",
+                notes=["`generate placement --max-tasks 4` (every server distinct); the whole `schedopt.solve` call of "
+                       "`optimus-placement` with its default refinement, after one warm solve of the same instance; "
+                       "one process, nothing else running; every plan passes `check`"])
+    print(tables.render("placement-heuristic-time"))
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
@@ -160,6 +186,8 @@ def main() -> None:
                     [("placement", 16, 10), ("placement", 48, 32), ("placement", 100, 50), ("placement", 400, 200),
                      ("placement", 1000, 500), ("placement-classes", 100, 50), ("placement-classes", 200, 100),
                      ("placement-classes", 400, 200)], seeds, "placement-exact-quick" if quick else "placement-exact")
+    if only in (None, "time"):
+        heuristic_time(int(sys.argv[sys.argv.index("--seeds") + 1]) if "--seeds" in sys.argv else 5)
     if only in (None, "gaps"):
         heuristic_gaps(3 if quick else 20, jobs=30 if quick else 100, servers=12 if quick else 50,
                        suffix="-quick" if quick else "")
