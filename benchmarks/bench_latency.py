@@ -129,7 +129,7 @@ def per_round(runs: int = 5, first: str | None = None) -> None:
                      ("`optimus-greedy` (no bound)", "optimus-greedy", {"bound": False}),
                      ("`optimus-greedy` (certified bound)", "optimus-greedy", {}),
                      ("`optimus-milp`", "optimus-milp", {}), ("`optimus-cpsat`", "optimus-cpsat", {})]
-            medians = {}
+            solvers = []
             for label, name, opts in cases:
                 if name is None:
                     solve = plain_heap_greedy
@@ -137,24 +137,29 @@ def per_round(runs: int = 5, first: str | None = None) -> None:
                     def solve(inst: schedopt.Instance, name: str = name, opts: dict = opts) -> object:
                         return schedopt.solve(inst, name, time_limit=None if name == "optimus-greedy" else 10, **opts)
                 solve(insts[0])  # warm
-                times, status = [], set()
-                for _ in range(runs):
-                    for inst in insts:
+                solvers.append((label, name, solve))
+            # round robin: every case on every round in turn, so the machine's drift falls on all alike
+            times: dict[str, list[float]] = {label: [] for label, _, _ in solvers}
+            status: dict[str, set[str]] = {label: set() for label, _, _ in solvers}
+            for _ in range(runs):
+                for inst in insts:
+                    for label, name, solve in solvers:
                         t0 = time.perf_counter()
                         out = solve(inst)
-                        times.append(time.perf_counter() - t0)
-                        status.add("-" if name is None else out.status.value)
-                medians[label] = statistics.median(times)
+                        times[label].append(time.perf_counter() - t0)
+                        status[label].add("-" if name is None else out.status.value)
+            medians = {label: statistics.median(t) for label, t in times.items()}
+            for label, _, _ in solvers:
                 rows.append([str(jobs), "48×48 table" if form == "table" else "optimus-sync formula", label,
                              f"{1000 * medians[label]:.1f}", f"{medians[label] / medians[cases[0][0]]:.2f}",
-                             ", ".join(sorted(status))])
+                             ", ".join(sorted(status[label]))])
                 print(rows[-1], file=sys.stderr, flush=True)
     tables.save("latency-rounds", columns=["jobs", "speeds", "solver", "median per round (ms)", "÷ plain heap greedy",
                                            "status"],
                 rows=rows, command="benchmarks/bench_latency.py",
                 notes=[f"Pollux-like rounds built with `schedopt.state.ClusterState` (4-GPU, 32-CPU nodes; 16 for 40 jobs, "
                        f"80 for 200), PS/worker jobs with p, w in 1..48; 5 rounds × {runs} repetitions in one process, "
-                       "medians; the table rows use the same curves measured at all 48 × 48 configurations",
+                       "the cases taking turns on each round (round robin), medians; the table rows use the same curves measured at all 48 × 48 configurations",
                        "the plain heap greedy is written in the benchmark from eq. 9 alone (no admission LP, no bound, "
                        "no restart costs), as issue 36 §6 measures against", *([first] if first else [])])
     print(tables.render("latency-rounds"))

@@ -443,7 +443,7 @@ def min_configuration(data: AllocationData, j: int) -> tuple[int, int] | None:
         return c if math.isfinite(data.time_s(j, *c)) else None
     if type(data).time_s is AllocationData.time_s:  # allowed = a finite step time: read the table's grid
         lo = (int(data.lo[j, 0]), int(data.lo[j, 1]) if data.n_roles[j] == 2 else 0)
-        if math.isfinite(data.jobs[j].speed.step_time_s(*lo)):
+        if math.isfinite(data.jobs[j].speed.scalar_step_time()(*lo)):
             return int(data.lo[j, 0]), int(data.lo[j, 1])  # the least counts use the least of everything
         counts = _allowed_on_grid(data, j)
     else:
