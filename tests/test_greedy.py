@@ -119,3 +119,28 @@ def test_the_greedy_runs_the_heap_on_small_or_full_clusters_and_the_sequences_on
         plan = g.greedy_allocate(data, start)
         assert called[0] == expected, (jobs, servers, called)
         assert plan == (heap if expected == "vector" else vector)(data, start)  # the other one agrees
+
+
+@pytest.mark.parametrize("steps,share,block", [(1, 0.25, 7), (4, 1.0, 1 << 15), (2, 0.05, 64)])
+def test_vectorised_greedy_equals_the_heap_however_the_sequences_are_grown(monkeypatch, steps: int, share: float,
+                                                                           block: int) -> None:
+    """The sequences grown a few steps at a time for the jobs of largest running minimum, the
+    moves released in sorted chunks and summed in blocks (issue 36 §1): the heap's plan whatever
+    those sizes, with tables and restart costs (the Python-path jobs) among the formula jobs."""
+    from schedopt.allocation import greedy as g
+    from schedopt.generate import generate_instance
+
+    monkeypatch.setattr(g, "SEQUENCE_STEPS", steps)
+    monkeypatch.setattr(g, "GROW_SHARE", share)
+    monkeypatch.setattr(g, "APPLY_BLOCK", block)
+    for family, jobs, servers in (("optimus", 300, 120), ("optimus", 300, 1200), ("dl2", 120, 40)):
+        inst = generate_instance(family, jobs=jobs, servers=servers, seed=3)
+        # a third of the jobs run now and would lose 30 s to a restart: Python-path jobs among the rest
+        updated = [job.model_copy(update={"running": {r: job.roles[r].min for r in job.roles}, "restart_s": 30.0})
+                   if k % 3 == 0 else job for k, job in enumerate(inst.jobs)]
+        for variant in (inst, inst.model_copy(update={"jobs": updated})):
+            data = compile_allocation(variant)
+            _, start = admit_smallest_first(data)
+            for rule in ("skip", "paper"):
+                assert g.greedy_allocate_vector(data, start, stop_rule=rule) == \
+                    g.greedy_allocate_heap(data, start, stop_rule=rule), (family, servers, rule)
