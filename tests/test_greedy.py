@@ -133,7 +133,7 @@ def test_vectorised_greedy_equals_the_heap_however_the_sequences_are_grown(monke
     monkeypatch.setattr(g, "SEQUENCE_STEPS", steps)
     monkeypatch.setattr(g, "GROW_SHARE", share)
     monkeypatch.setattr(g, "APPLY_BLOCK", block)
-    for family, jobs, servers in (("optimus", 300, 120), ("optimus", 300, 1200), ("dl2", 120, 40)):
+    for family, jobs, servers in (("optimus", 300, 120), ("optimus", 300, 1200), ("optimus", 120, 40)):
         inst = generate_instance(family, jobs=jobs, servers=servers, seed=3)
         # a third of the jobs run now and would lose 30 s to a restart: Python-path jobs among the rest
         updated = [job.model_copy(update={"running": {r: job.roles[r].min for r in job.roles}, "restart_s": 30.0})
