@@ -260,11 +260,17 @@ def lagrangian(oracle: PricingOracle, lam: np.ndarray, nu: float = 0.0,
     best, counts, time_s = oracle.price(lam)
     owned = oracle.owned & np.isfinite(best)
     chosen = owned if admit is None else owned & (best - nu < 0)
-    use = counts[chosen, 0, None] * data.demand[chosen, 0] + counts[chosen, 1, None] * data.demand[chosen, 1]
-    g_lam = use.sum(axis=0) - data.cap
+    if chosen.all():  # the common case: no mask to apply (each masked copy costs more than the sums)
+        g_lam = np.einsum("jk,jkr->r", counts.astype(float), data.demand) - data.cap
+        times = time_s.sum()
+    else:
+        g_lam = np.einsum("jk,jkr->r", counts[chosen].astype(float), data.demand[chosen]) - data.cap
+        times = time_s[chosen].sum()
     g_nu = 0.0 if admit is None else float(admit - chosen.sum())
-    value = float(time_s[chosen].sum() + lam @ g_lam + (nu * g_nu if admit is not None else 0.0))
-    return value, np.concatenate([g_lam, [g_nu]]), counts, chosen
+    value = float(times + lam @ g_lam + (nu * g_nu if admit is not None else 0.0))
+    grad = np.empty(len(g_lam) + 1)
+    grad[:-1], grad[-1] = g_lam, g_nu
+    return value, grad, counts, chosen
 
 
 def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarray | None = None,
@@ -342,18 +348,21 @@ class _Master:
         self.lp.add_cols(np.concatenate([np.zeros(self.n), [-1.0]]),  # minimise -z
                          np.concatenate([np.zeros(self.n), [-INF]]), np.concatenate([box, [INF]]),
                          np.zeros(self.n + 1, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
-        self._cols = cols
+        self._cols = cols.astype(np.int32)
 
     def add_cut(self, a: np.ndarray, b: float) -> None:
         """The cut z <= b + a·y, as the row -a·y + z <= b."""
-        self.lp.add_row(-INF, b, self._cols, np.concatenate([-np.asarray(a, dtype=float), [1.0]]))
+        row = np.empty(self.n + 1)
+        row[:-1], row[-1] = a, 1.0
+        np.negative(row[:-1], out=row[:-1])
+        self.lp.add_row(-INF, b, self._cols, row)
 
     def set_box(self, box: np.ndarray) -> None:
         self.lp.set_col_bounds(self._cols[:-1], np.zeros(self.n), box)
 
     def solve(self) -> tuple[np.ndarray, float]:
         """(y, z) at the master's optimum."""
-        x = self.lp.solve().x
+        x = self.lp.solve_primal()
         return x[:self.n], float(x[self.n])
 
 

@@ -173,11 +173,14 @@ def _count_minimal_choices(data: AllocationData, oracle: PricingOracle) -> Choic
 
 def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics: dict[str, Any],
                            incumbents: list[dict[int, tuple[int, int]]], admit: int | None = None,
-                           ) -> tuple[ChoiceSet, float, dict[int, tuple[int, int]]]:
+                           close_gap: float | None = None,
+                           ) -> tuple[ChoiceSet | None, float, dict[int, tuple[int, int]], Proof]:
     """Reduced-cost fixing without enumerating: the dual's prices (``dual.py``),
     the best incumbent (``optimus-lagrange``'s allocation of the admitted set among
     them), then only the configurations k of job j with L + rc_k <= UB are listed
-    (``enumerate_within``). Returns the choices, the bound L and the incumbent."""
+    (``enumerate_within``). Returns the choices, the bound L, the incumbent and L's
+    proof; the choices are None when the incumbent is within ``close_gap`` of L
+    (proven: nothing is listed)."""
     from schedopt.allocation.price_guided import allocate_at_prices, dual_admission, minimum_counts
 
     t0 = time.perf_counter()
@@ -204,6 +207,11 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
         threshold = priced + slack
     else:  # rc_k = (priced_k - ν) - min(0, priced_j - ν)
         threshold = slack + dual.nu + np.minimum(0.0, priced - dual.nu)
+    if close_gap is not None and (gap := relative_gap(incumbent, relaxed.bound)) is not None and gap <= close_gap:
+        # the prices prove the incumbent already: nothing to list (the caller returns it)
+        metrics.update({"lp_bound": dual.bound, "lp_rounds": dual.iterations, "lp_method": "lagrangian-dual",
+                        "incumbent": incumbent, "presolve_seconds": time.perf_counter() - t0})
+        return None, relaxed.bound, best, relaxed.proof
     reduced = enumerate_within(oracle, dual.lam, np.where(np.isfinite(priced), threshold, -np.inf))
     metrics.update({
         "lp_bound": dual.bound, "lp_rounds": dual.iterations, "lp_method": "lagrangian-dual", "incumbent": incumbent,
@@ -356,9 +364,10 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         incumbents = [best] if every_job or len(best) >= k_min else []
         if not every_job:
             incumbents.append(stage1_incumbent)
-        cs, lp_bound, reduced_best, lp_proof = _reduce_in_price_space(data, oracle, metrics, incumbents,  # type: ignore[arg-type]
-                                                            admit=None if every_job else k_min)
-        if len(reduced_best) >= len(best):
+        cs, lp_bound, reduced_best, lp_proof = _reduce_in_price_space(  # type: ignore[arg-type]
+            data, oracle, metrics, incumbents, admit=None if every_job else k_min,
+            close_gap=CLOSED_BY_LP_GAP if admit_proven else None)
+        if len(reduced_best) >= len(best) or cs is None:
             best = reduced_best
     else:
         if expired() or not clock.affords(LP_SECONDS_PER_CHOICE * cs.K):
@@ -367,7 +376,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         cs, lp_bound, best, lp_proof = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min,
                                                stage1=stage1)
     incumbent_gap = relative_gap(_cost(data, best), lp_bound) if best else None
-    if admit_proven and incumbent_gap is not None and incumbent_gap <= CLOSED_BY_LP_GAP:
+    if admit_proven and (cs is None or (incumbent_gap is not None and incumbent_gap <= CLOSED_BY_LP_GAP)):
         # the LP's prices already prove the incumbent within the exact stage's own gap: no model to build
         metrics["stopped_in"] = "after the LP bound (the incumbent meets it)"
         return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=lp_bound, admitted_bound=admitted_bound,

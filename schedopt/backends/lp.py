@@ -162,6 +162,11 @@ class IncrementalLp:
         lp.a_matrix_.value_ = np.asarray(rows, dtype=float).ravel()
         self._h.passModel(lp)
 
+    def solve_primal(self) -> np.ndarray:
+        """Run HiGHS; the primal values only (the cutting planes' master: no duals, no status text)."""
+        self._h.run()
+        return np.asarray(self._h.getSolution().col_value, dtype=float)
+
     def solve(self) -> LpResult:
         """Run HiGHS; the primal and duals when optimal."""
         h = self._h
