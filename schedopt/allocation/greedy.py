@@ -80,7 +80,7 @@ class _Moves:
     """Eq. 9 for one job: its time t_j(c) (with the restart cost ρ_j off its
     running counts) and its better move from c."""
 
-    def __init__(self, data: AllocationData, j: int, factor: float, rows: "_Rows | None" = None):
+    def __init__(self, data: AllocationData, j: int, factor: float, rows: _Rows | None = None):
         rows = rows or _Rows(data)
         speed = data.jobs[j].speed
         self.step_time = speed.scalar_step_time()
@@ -215,11 +215,12 @@ def greedy_allocate_heap(
     return config, counters
 
 
-def _job_path_python(data: AllocationData, j: int, c: tuple[int, int], factor: float) -> list[tuple[int, int, float]]:
+def _job_path_python(data: AllocationData, j: int, c: tuple[int, int], factor: float,
+                     rows: _Rows | None = None) -> list[tuple[int, int, float]]:
     """Job j's sequence of moves (role, new count, gain) from c, as the heap takes
     them: the better move each time, until no move has a positive gain.
     Used for ``table`` speeds, which have no closed formula to vectorise."""
-    moves = _Moves(data, j, factor)
+    moves = _Moves(data, j, factor, rows)
     c0, c1 = c
     path = []
     while (mv := moves.best(c0, c1, moves.time(c0, c1))) is not None and mv[0] > 0:
@@ -443,9 +444,10 @@ def _greedy_vector(data: AllocationData, start: dict[int, tuple[int, int]], *, s
         if len(group):
             sequences.append(_FormulaSequences(data, group, start, factor, form))
     pending = _Pending()  # moves generated, not applied yet
+    rows = _Rows(data) if any(python_path) else None  # read once, not per job
     for j, py in zip(jobs, python_path):
         if py:  # tables, and jobs that pay a restart off their running counts: whole sequences in Python
-            path = _job_path_python(data, int(j), start[int(j)], float(factor[j]))
+            path = _job_path_python(data, int(j), start[int(j)], float(factor[j]), rows)
             if path:
                 roles, counts, gains = (np.array(x) for x in zip(*path))
                 prev = np.array([start[int(j)][r] for r in (0, 1)])[roles]  # each role's count before the move
