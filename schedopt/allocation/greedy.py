@@ -507,6 +507,7 @@ class _MoveApplier:
         self.full = False  # past the first move that did not fit
         self.done = False
         self.stopped = np.zeros(data.J, dtype=bool)
+        self._demand: list | None = None  # per-task demands as lists, for the one-by-one pass
 
     def config(self) -> dict[int, tuple[int, int]]:
         counts = self.counts[self.admitted].tolist()
@@ -566,7 +567,9 @@ class _MoveApplier:
         idx = np.arange(M)
         np.minimum.at(dead_from, job[never], idx[never])
         keep = idx[idx <= dead_from[job]]
-        demand = data.demand.tolist()
+        if self._demand is None:
+            self._demand = data.demand.tolist()  # read once: this pass runs once per release of moves
+        demand = self._demand
         used, cap = self.used.tolist(), self.cap.tolist()
         R = len(cap)
         counts = self.counts
