@@ -115,10 +115,6 @@ def _incumbent_config(data: AllocationData, heuristic: Heuristic) -> dict[int, t
     return heuristic(data, start) if admitted else {}
 
 
-def _cost(data: AllocationData, config: dict[int, tuple[int, int]]) -> float:
-    return float(sum(data.time_s(j, *c) for j, c in config.items()))
-
-
 def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], incumbents: list[dict[int, tuple[int, int]]],
             admit: int | None = None, stage1: list[int] | None = None) -> tuple[ChoiceSet, float, dict[int, tuple[int, int]], Proof]:
     """Reduced-cost fixing (see :mod:`schedopt.allocation.lagrange`): keep only the
@@ -136,8 +132,8 @@ def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], incumb
     rounded = round_lp(data, cs, lag.x, admit=admit)
     if rounded is not None:
         candidates.append({int(cs.job[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded})
-    best = min(candidates, key=lambda c: _cost(data, c))
-    incumbent = _cost(data, best)
+    best = min(candidates, key=lambda c: data.total_time_s(c))
+    incumbent = data.total_time_s(best)
     reduced = cs.subset(fix_by_reduced_cost(cs, lag, incumbent))
     metrics.update({
         "lp_bound": lag.bound, "lp_rounds": lag.rounds, "lp_columns": lag.columns, "incumbent": incumbent,
@@ -199,8 +195,8 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
         solved = (oracle, dual) if admit is None and members == everyone else None
         candidates.append(allocate_at_prices(data, np.array(members, dtype=np.int64), minimums, max_moves=2000,
                                              solved=solved).config())
-    best = min(candidates, key=lambda c: _cost(data, c))
-    incumbent = _cost(data, best)
+    best = min(candidates, key=lambda c: data.total_time_s(c))
+    incumbent = data.total_time_s(best)
     slack = max(0.0, incumbent - dual.bound)
     priced, _, _ = oracle.price(dual.lam)
     if admit is None:
@@ -293,7 +289,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         metrics["stopped_in"] = message
         if bound is None and best:
             bound, proof = cheap_bound()
-        gap = relative_gap(_cost(data, best), bound)
+        gap = relative_gap(data.total_time_s(best), bound)
         kw = {"admitted_bound": admitted_bound, "admitted_proof": admitted_proof}
         if best and admit_proven and gap is not None and gap <= 1e-7:  # the incumbent meets the bound: proven
             return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, proof=proof, **kw)
@@ -375,7 +371,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                            admitted_bound=admitted_bound)
         cs, lp_bound, best, lp_proof = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min,
                                                stage1=stage1)
-    incumbent_gap = relative_gap(_cost(data, best), lp_bound) if best else None
+    incumbent_gap = relative_gap(data.total_time_s(best), lp_bound) if best else None
     if admit_proven and (cs is None or (incumbent_gap is not None and incumbent_gap <= CLOSED_BY_LP_GAP)):
         # the LP's prices already prove the incumbent within the exact stage's own gap: no model to build
         metrics["stopped_in"] = "after the LP bound (the incumbent meets it)"
@@ -392,8 +388,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     # the LP's prices prove lp_bound; a higher bound only the backend's branch and bound proved
     proof = lp_proof if bound <= lp_bound else backend_proof
     found = None if s2.chosen is None else config_of(s2.chosen, cs)
-    best_cost = _cost(data, best)
-    if found is None or _cost(data, found) > best_cost + 1e-9 * max(1.0, abs(best_cost)):
+    best_cost = data.total_time_s(best)
+    if found is None or data.total_time_s(found) > best_cost + 1e-9 * max(1.0, abs(best_cost)):
         if s2.termination == Termination.OPTIMAL:  # cannot happen with a valid incumbent; say so if it does
             metrics["backend_note"] = "the backend's optimum is worse than the incumbent"
         if s2.termination == Termination.ERROR:
@@ -405,7 +401,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     term = s2.termination if admit_proven else Termination.TIME_LIMIT
-    lp_gap = relative_gap(_cost(data, found), lp_bound)
+    lp_gap = relative_gap(data.total_time_s(found), lp_bound)
     if proof is backend_proof and lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
         bound, proof = lp_bound, lp_proof  # the LP's prices prove it within the gap "optimal" allows: anyone can check
     return plan(found, status, term, bound=bound, admitted_bound=admitted_bound, proof=proof,

@@ -65,15 +65,14 @@ def _next_count_fn(data: AllocationData, j: int):
 class _Rows:
     """The per-job numbers :class:`_Moves` reads, as Python lists (one conversion per
     greedy run, not numpy scalar reads per job): Q_j, the dominant shares (J, 2),
-    the count bounds hi (J, 2; -1 for a missing second role), whether ρ_j applies."""
+    the count bounds hi (J, 2; -1 for a missing second role), whether ρ_j applies (J,)."""
 
     def __init__(self, data: AllocationData):
         self.q = data.Q.astype(float).tolist()
         self.share = [tuple(row) for row in data.share.astype(float).tolist()]
         hi1 = np.where(data.n_roles == 2, data.hi[:, 1], -1)
         self.hi = list(zip(data.hi[:, 0].astype(int).tolist(), hi1.astype(int).tolist()))
-        self.restarts = None if data.running is None or data.restart_s is None else \
-            ((data.running[:, 0] >= 0) & (data.restart_s > 0)).tolist()
+        self.restarts = data.restart_mask().tolist()
 
 
 class _Moves:
@@ -87,7 +86,7 @@ class _Moves:
         self.q = rows.q[j]
         self.share = rows.share[j]
         self.factor = factor
-        restarts = rows.restarts is not None and rows.restarts[j]
+        restarts = rows.restarts[j]
         self.running = (int(data.running[j, 0]), int(data.running[j, 1])) if restarts else None
         self.restart_s = float(data.restart_s[j]) if restarts else 0.0
         if self.running is not None or isinstance(speed, TableSpeed):
@@ -141,11 +140,7 @@ class _Moves:
 
 def _start_usage(data: AllocationData, start: dict[int, tuple[int, int]]) -> list[float]:
     """Resources used by the starting configurations, per resource."""
-    if not start:
-        return [0.0] * data.R
-    jobs = np.fromiter(start, dtype=np.int64, count=len(start))
-    counts = np.array(list(start.values()), dtype=float).reshape(len(start), 2)
-    return (counts[:, :, None] * data.demand[jobs]).sum(axis=(0, 1)).tolist()
+    return data.usage(start).tolist()
 
 
 def greedy_allocate_heap(
@@ -434,9 +429,8 @@ def _greedy_vector(data: AllocationData, start: dict[int, tuple[int, int]], *, s
     factor = np.where(np.array([job.new for job in data.jobs], dtype=bool), priority_factor, 1.0)
     jobs = np.array(sorted(start), dtype=np.int64)
     forms = [type(data.jobs[j].speed) for j in jobs.tolist()]
-    restarts = (np.zeros(len(jobs), dtype=bool) if data.running is None or data.restart_s is None
-                else (data.running[jobs, 0] >= 0) & (data.restart_s[jobs] > 0))
-    python_path = [bool(rs) or not issubclass(form, FORMULA_FORMS) for rs, form in zip(restarts.tolist(), forms)]
+    rows = _Rows(data)  # read once, not per job
+    python_path = [rows.restarts[j] or not issubclass(form, FORMULA_FORMS) for j, form in zip(jobs.tolist(), forms)]
     sequences = []
     for form in FORMULA_FORMS:
         group = np.array([j for j, py, kind in zip(jobs.tolist(), python_path, forms) if not py and issubclass(kind, form)],
@@ -444,7 +438,6 @@ def _greedy_vector(data: AllocationData, start: dict[int, tuple[int, int]], *, s
         if len(group):
             sequences.append(_FormulaSequences(data, group, start, factor, form))
     pending = _Pending()  # moves generated, not applied yet
-    rows = _Rows(data) if any(python_path) else None  # read once, not per job
     for j, py in zip(jobs, python_path):
         if py:  # tables, and jobs that pay a restart off their running counts: whole sequences in Python
             path = _job_path_python(data, int(j), start[int(j)], float(factor[j]), rows)

@@ -73,6 +73,12 @@ class AllocationData:
         """Whether job j pays ρ_j > 0 for leaving its running counts."""
         return self.running is not None and self.restart_s is not None and self.running[j, 0] >= 0 and self.restart_s[j] > 0
 
+    def restart_mask(self) -> np.ndarray:
+        """(J,) :meth:`restarts` of every job."""
+        if self.running is None or self.restart_s is None:
+            return np.zeros(self.J, dtype=bool)
+        return (self.running[:, 0] >= 0) & (self.restart_s > 0)
+
     @property
     def sign(self) -> float:
         """Reported objective = sign · Σ cost (+1 for min, -1 for max)."""
