@@ -4,16 +4,38 @@
     inst = schedopt.load_instance("instances/optimus-testbed.yaml")
     plan = schedopt.solve(inst, "optimus-milp", time_limit=10)
     assert not schedopt.check(inst, plan)
+
+The model, plans and the checker load at once; the solvers (``solve``, ``compare``,
+the registry, ``sweep``) on first use, so ``import schedopt.checking`` loads no solver.
 """
 
-from schedopt.api import Comparison, compare, solve, warm_up
+from importlib import import_module
+from typing import Any
+
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Job, Role, Server, load_instance, save_instance
 from schedopt.checking import Violation, check
 from schedopt.plan import Plan, Status, Termination, load_plan, save_plan
 from schedopt.problems import Problem, get_problem, infer_problem, problems
-from schedopt.registry import SolverInfo, get_solver, register, solver_info, solvers
-from schedopt.sweeps import sweep
+
+#: names loaded on first use -> the module that defines them
+_LAZY = {
+    **dict.fromkeys(("Comparison", "compare", "solve", "warm_up"), "schedopt.api"),
+    **dict.fromkeys(("SolverInfo", "get_solver", "register", "solver_info", "solvers"), "schedopt.registry"),
+    "sweep": "schedopt.sweeps",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'schedopt' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "warm_up",

@@ -12,7 +12,7 @@ tasks shares. Nothing here imports a solver.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,6 +43,7 @@ class CheckReport:
     violations: list[Violation]
     unverified: list[Violation]
     verified: list[str]
+    not_stated: list[str] = field(default_factory=list)  # claims the plan does not make (bound, gap, ...)
 
     @property
     def ok(self) -> bool:
@@ -54,22 +55,24 @@ def check(instance: Instance, plan: Plan, *, strict: bool = False) -> list[Viola
     ``instance`` alone, and replay its certificates. Returns the violations
     (empty when the plan is sound); with ``strict``, a bound no certificate
     proves is a violation too."""
-    report = check_report(instance, plan)
+    report = check_report(instance, plan, strict=strict)
     return report.violations + (report.unverified if strict else [])
 
 
-def check_report(instance: Instance, plan: Plan) -> CheckReport:
-    """:func:`check` with what was verified and what was only trusted."""
+def check_report(instance: Instance, plan: Plan, *, strict: bool = False) -> CheckReport:
+    """:func:`check` with what was verified, what was only trusted and what is not
+    stated. ``strict`` adds to ``unverified`` the bounds a solver that carries one
+    (docs/certificates.md, :data:`schedopt.certification.CARRIES_BOUND`) left out."""
     from schedopt.certification import check_certificates
     from schedopt.instance import as_instance
     from schedopt.plan import as_plan
-    from schedopt.problems import find_problem  # the problem registry (discovers the problem packages)
+    from schedopt.problems import find_contract  # the problems' checkers, without their solvers
 
     instance, plan = as_instance(instance), as_plan(plan)
     out: list[Violation] = []
     if plan.instance != instance.name:
         out.append(Violation("instance", f'plan is for "{plan.instance}", instance is "{instance.name}"'))
-    problem = find_problem(plan.problem)
+    problem = find_contract(plan.problem)
     if problem is None:
         out.append(Violation("problem", f'no checker for problem "{plan.problem}"'))
         return CheckReport(out, [], [])
@@ -80,8 +83,8 @@ def check_report(instance: Instance, plan: Plan) -> CheckReport:
     out.extend(check_objective_bound(plan))
     if any(v.path.startswith(("allocation", "placement", "capacity")) for v in out):
         return CheckReport(out, [], [])  # certificates bound feasible plans only
-    wrong, unverified, verified = check_certificates(instance, plan, problem)
-    return CheckReport(out + wrong, unverified, verified)
+    judged = check_certificates(instance, plan, problem, strict=strict)
+    return CheckReport(out + judged.wrong, judged.unverified, judged.verified, judged.not_stated)
 
 
 def check_numbers(plan: Plan) -> list[Violation]:

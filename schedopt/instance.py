@@ -534,12 +534,19 @@ class Instance(_Strict):
         rows = [[*map(int, c), float(r)] for c, r in zip(counts[:, :len(names)], rate)]
         return TableSpeed(points=rows)
 
+    def moves_type(self, job: Job, accelerator: str | None) -> bool:
+        """Whether running ``job`` on type ``accelerator`` moves it off the type it runs on
+        now (a restart whatever its counts). The one test: only on a cluster whose servers
+        name types, for a job that runs now and says on which type."""
+        return (self.has_types and job.running_accelerator is not None and accelerator != job.running_accelerator
+                and self.running_counts(job) is not None)
+
     def job_on(self, job: Job, accelerator: str | None) -> Job:
         """``job`` as it runs on type ``accelerator``: its speed there (:meth:`speed_on`)
-        and, when it runs now on another type, running counts no configuration has
-        (MAX_TASKS + 1), so every configuration there pays its restart."""
+        and, when it moves off the type it runs on now (:meth:`moves_type`), running counts
+        no configuration has (MAX_TASKS + 1), so every configuration there pays its restart."""
         update: dict[str, Any] = {"speed": self.speed_on(job, accelerator)}
-        if job.running_accelerator is not None and accelerator != job.running_accelerator and self.running_counts(job):
+        if self.moves_type(job, accelerator):
             update["running"] = {r: MAX_TASKS + 1 for r in job.roles}
             update["restart_s"] = self.restart_cost_s(job)
         return job.model_copy(update=update)

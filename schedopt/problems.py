@@ -59,6 +59,22 @@ class ObjectiveSpec:
     sense: Literal["min", "max"]
 
 
+@dataclass(frozen=True)
+class Replay:
+    """A certificate kind: the claim it proves and how ``check`` replays it.
+
+    ``proves``: ``bound`` (``objective.bound``, in the plan's sense) or
+    ``admitted_bound`` (``objective.admitted_bound``, a count); a proof of one kind
+    is never accepted for the other claim (issue 48 §1).
+    ``replay(instance, plan, proof)`` returns what the proof proves, from the instance alone."""
+
+    proves: Literal["bound", "admitted_bound"]
+    replay: Callable[[Instance, Plan, Any], float]
+
+    def __call__(self, instance: Instance, plan: Plan, proof: Any) -> float:
+        return self.replay(instance, plan, proof)
+
+
 @dataclass
 class Problem:
     """A scheduling problem: what it optimises and how a plan of it is judged.
@@ -86,9 +102,15 @@ class Problem:
     default_solver: str | None = None  # what ``solve(instance)`` uses when no solver is named
     #: why ``instance`` cannot pose this problem (one line), or None when it can; None: ``recognizes``
     rejects: Callable[[Instance], str | None] | None = None
-    #: certificate kind -> replay(instance, plan, proof) -> the bound the proof proves, in the
-    #: plan's sense (a count for ``lp-dual``); code independent of the solvers' (docs/certificates.md)
-    certificates: dict[str, Callable[[Instance, Plan, Any], float]] = field(default_factory=dict)
+    #: certificate kind -> its :class:`Replay` (the claim it proves, and the replay: code independent
+    #: of the solvers', docs/certificates.md); a bare callable proves ``bound``
+    certificates: dict[str, "Replay | Callable[[Instance, Plan, Any], float]"] = field(default_factory=dict)
+
+    @property
+    def lexicographic_admission(self) -> bool:
+        """Whether the first objective is the admitted count (allocation, quality): a plan
+        pausing a job is optimal only if no plan admits more (docs/certificates.md)."""
+        return bool(self.objectives) and self.objectives[0].name == "admitted"
 
     def why_not(self, instance: Instance) -> str | None:
         """Why a solver of this problem cannot take ``instance`` (None: it can)."""
@@ -165,6 +187,19 @@ def discover() -> None:
             importlib.import_module(module)
         _load_entry_points(SOLVER_GROUP)
         _state["discovered"] = True
+
+
+def find_contract(name: str) -> Problem | None:
+    """The problem called ``name`` with its contract only (its checker and certificate
+    replays): the built-in problem packages and plugins' problems are loaded, no solver
+    module is (what :func:`schedopt.checking.check` needs)."""
+    with _lock:
+        if name not in _PROBLEMS and not _state.get("contracts"):
+            for module in BUILTIN_PROBLEM_MODULES:
+                importlib.import_module(module)
+            _load_entry_points(PROBLEM_GROUP)
+            _state["contracts"] = True
+        return _PROBLEMS.get(name)
 
 
 def problems() -> list[Problem]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -28,12 +29,110 @@ def test_heuristic_plans_are_built_in_the_plans_module() -> None:
     assert found == ["allocation/plans.py"]
 
 
+#: the checker side (issue 48 §4): the checkers, the certificate replays and their dispatch
+CHECKER_SIDE = ("schedopt.checking", "schedopt.certification")
+#: third-party solver libraries a checker-side module may not load
+#: (scipy.optimize is not one here: the speed and loss fits use its least squares, no solve does)
+SOLVER_LIBRARIES = ("pyomo", "highspy", "ortools")
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the package by dotted name."""
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def imported(module: str, files: dict[str, Path]) -> set[str]:
+    """The modules ``module`` imports anywhere in its body (inside functions too), with the
+    packages Python runs on the way (``a.b.c`` runs ``a`` and ``a.b``); third-party names kept."""
+    path = files[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in files)
+    out: set[str] = set()
+    for name in found:
+        parts = name.split(".")
+        out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return {n for n in out if n in files or not n.startswith("schedopt")}
+
+
+def solver_modules(files: dict[str, Path]) -> set[str]:
+    """Modules that solve: those that register solvers (each problem's ``solver_modules`` and the
+    extensions), the backends that drive HiGHS and CP-SAT, the public API (``solve``), and
+    whatever loads a solver library. The registry and ``backends.deps`` (which names what is
+    installed) solve nothing."""
+    from schedopt.problems import BUILTIN_EXTENSION_MODULES, problems
+
+    out = {m for p in problems() for m in p.solver_modules} | set(BUILTIN_EXTENSION_MODULES)
+    out |= {m for m in files if m.startswith("schedopt.backends.") and m != "schedopt.backends.deps"} | {"schedopt.api"}
+    out |= {m for m in files if any(lib == n or n.startswith(lib + ".") for n in imported(m, files)
+                                    for lib in SOLVER_LIBRARIES)}
+    return out
+
+
+def checker_side(files: dict[str, Path]) -> list[str]:
+    return [*CHECKER_SIDE, *(m for m in files if m.endswith((".checker", ".certificates")))]
+
+
 def test_checker_side_never_imports_a_solver() -> None:
-    """The certificate replays and the checkers share no code with the solvers."""
-    solver_modules = ("greedy", "milp", "cpsat", "dual", "lagrange", "price_guided", "exact", "baselines", "dorm",
-                      "colgen", "optimus", "kube", "dltap", "paa")
-    for name in ("certification.py", "checking.py", "allocation/certificates.py", "partition/certificates.py"):
-        text = (PACKAGE / name).read_text()
-        imports = re.findall(r"^\s*(?:from|import) (schedopt\.[\w.]+)", text, re.M)
-        for module in imports:
-            assert module.rsplit(".", 1)[-1] not in solver_modules, (name, module)
+    """Issue 48 §4: following every import (inside functions too, and the packages each runs)
+    from the checkers and the certificate replays reaches no module that solves."""
+    files = module_files()
+    banned = solver_modules(files)
+    via: dict[str, str] = {}
+    stack = checker_side(files)
+    seen: set[str] = set()
+    while stack:
+        module = stack.pop()
+        if module in seen or module not in files:
+            continue
+        seen.add(module)
+        for dep in imported(module, files):
+            via.setdefault(dep, module)
+            stack.append(dep)
+    reached = sorted(seen & banned)
+
+    def chain(m: str) -> str:
+        path = [m]
+        while path[-1] in via and path[-1] not in checker_side(files):
+            path.append(via[path[-1]])
+        return " <- ".join(path)
+
+    assert not reached, "the checker side reaches solver code:\n" + "\n".join(chain(m) for m in reached)
+
+
+def test_checking_a_plan_loads_no_solver() -> None:
+    """At run time too: checking a plan in a fresh interpreter imports no solver module nor library."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from schedopt.checking import check\n"
+        "from schedopt.instance import load_instance\n"
+        "from schedopt.plan import Plan\n"
+        f"inst = load_instance({str(PACKAGE.parent / 'instances' / 'optimus-testbed.yaml')!r})\n"
+        "plan = Plan(instance=inst.name, solver='none', status='heuristic', termination='completed',\n"
+        "            objective={'name': 'total_remaining_time', 'value': 0.0}, solve_seconds=0.0,\n"
+        "            paused=[j.id for j in inst.jobs])\n"
+        "check(inst, plan)\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    loaded = set(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split())
+    files = module_files()
+    bad = sorted(m for m in loaded if m in solver_modules(files) or m.split(".")[0] in ("pyomo", "highspy", "ortools"))
+    assert not bad, bad

@@ -26,7 +26,9 @@ from typing import Callable
 
 import numpy as np
 
+from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names, wide_use
 from schedopt.instance import Instance, Job
+from schedopt.problems import Replay
 from schedopt.tolerances import capacity_limit
 
 #: a job's cost per configuration (min sense): (instance, job, c0, c1) -> array, inf where not allowed
@@ -94,8 +96,6 @@ def resource_names(instance: Instance) -> list[str]:
     accelerator types the (type, resource) pairs (``gpu@v100``)."""
     if not instance.typed:
         return list(instance.resources)
-    from schedopt.allocation.typed import typed_resource_names
-
     return typed_resource_names(instance)
 
 
@@ -115,8 +115,6 @@ def price_vector(instance: Instance, prices: dict[str, float] | None) -> np.ndar
 
 def _capacity(instance: Instance) -> np.ndarray:
     if instance.typed:
-        from schedopt.allocation.typed import capacity_vector
-
         return capacity_limit(capacity_vector(instance))
     return capacity_limit(instance.capacity_total)
 
@@ -133,9 +131,6 @@ def _options(instance: Instance):
         total += size * len(kinds)
     if total > MAX_REPLAY_CONFIGURATIONS:
         raise TooLargeToReplay(f"{total:,} configurations (the replay enumerates at most {MAX_REPLAY_CONFIGURATIONS:,})")
-    from schedopt.allocation.quotas import quota_rows
-    from schedopt.allocation.typed import wide_use
-
     quotas = quota_rows(instance) if instance.typed else None
     for j, job in enumerate(instance.jobs):
         c0, c1, use = job_grid(instance, job)
@@ -186,6 +181,18 @@ def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> 
     return total
 
 
+def first_job_that_fits(instance: Instance, cost: CostGrid) -> str | None:
+    """A job with an allowed configuration that fits every capacity row alone (on some
+    type, within its queue's quota), or None: whether a plan admitting one job exists."""
+    cap = _capacity(instance)
+    for job, grids in zip(instance.jobs, _options(instance)):
+        for job_t, c0, c1, use in grids:
+            ok = np.isfinite(cost(instance, job_t, c0, c1)) & np.all(use <= cap[None, :], axis=1)
+            if ok.any():
+                return job.id
+    return None
+
+
 def _finite_nonneg(value: float | None, what: str) -> float:
     v = 0.0 if value is None else float(value)
     if not math.isfinite(v) or v < 0:
@@ -222,6 +229,8 @@ def admission_replay(cost: CostGrid) -> Callable:
     return replay
 
 
-def count_certificates(cost: CostGrid, sense: str) -> dict[str, Callable]:
-    """The certificate kinds a count problem replays."""
-    return {"lagrangian": lagrangian_replay(cost, sense), "lp-dual": admission_replay(cost)}
+def count_certificates(cost: CostGrid, sense: str) -> dict[str, Replay]:
+    """The certificate kinds a count problem replays: ``lagrangian`` proves the objective's
+    bound, ``lp-dual`` the admitted count's."""
+    return {"lagrangian": Replay("bound", lagrangian_replay(cost, sense)),
+            "lp-dual": Replay("admitted_bound", admission_replay(cost))}

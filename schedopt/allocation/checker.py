@@ -9,10 +9,9 @@ import numpy as np
 from typing import Callable
 
 from schedopt.allocation.metrics import allocation_metrics, allocation_usage, remaining_time_s
-from schedopt.allocation.problem import AllocationData, compile_allocation
-from schedopt.allocation.admission import admit_smallest_first
+from schedopt.allocation.certificates import CostGrid, TooLargeToReplay, first_job_that_fits, remaining_time_grid
+from schedopt.allocation.rows import accelerator_usage, queue_index, quota_rows, quota_use, resource_key
 from schedopt.checking import REL_TOL, Violation, check_paused, check_server_placement
-from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.checker import check_joint_placement
 from schedopt.plan import Plan, Status
@@ -23,7 +22,7 @@ JobTerm = Callable[[Instance, str, dict[str, int]], float]
 
 
 def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str, capacity_ref: str,
-                 sense: str, compile: Callable[[Instance], AllocationData] = compile_allocation) -> list[Violation]:
+                 sense: str, cost: CostGrid) -> list[Violation]:
     """Counts within each role's bounds and allowed by the speed, capacity summed
     over the cluster, paused jobs, objective and metrics recomputed; a joint
     plan's placement is checked too."""
@@ -34,7 +33,7 @@ def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str,
     if plan.status in (Status.INFEASIBLE, Status.TIME_LIMIT) and alloc:
         out.append(Violation("allocation", f"status {plan.status.value} but an allocation is given"))
     if plan.status == Status.INFEASIBLE:
-        out += _check_infeasible_claim(instance, compile)
+        out += _check_infeasible_claim(instance, cost)
     for job_id, counts in alloc.items():
         path = f"allocation.{job_id}"
         if job_id not in instance.job_index:
@@ -88,29 +87,18 @@ def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str,
     return out
 
 
-def _check_infeasible_claim(instance: Instance, compile: Callable[[Instance], AllocationData]) -> list[Violation]:
-    """A plan that says "infeasible" is wrong when some job fits the cluster at
-    an allowed minimum (admitting that job alone is a feasible plan)."""
-    if instance.typed and compile is compile_allocation:  # types, spread or quotas: the typed model's rows
-        from schedopt.allocation.typed import compile_typed, typed_cannot_run
-
-        try:
-            typed = compile_typed(instance)
-        except InputError:
-            return []
-        never = typed_cannot_run(typed)
-        runs = [job.id for job in instance.jobs if job.id not in never]
-        return [Violation("status", f'status infeasible, but job "{runs[0]}" fits the cluster (and its quota) at its '
-                                    f"minimum counts on some type: a plan admitting it is feasible")] if runs else []
+def _check_infeasible_claim(instance: Instance, cost: CostGrid) -> list[Violation]:
+    """A plan that says "infeasible" is wrong when some job fits the cluster (its type's
+    capacity and its queue's quota) alone at an allowed configuration: admitting that
+    job alone is a feasible plan."""
     try:
-        data = compile(instance)
-    except InputError:
-        return []  # the instance cannot pose the problem: nothing is feasible
-    admitted, _ = admit_smallest_first(data)
-    if admitted:
-        return [Violation("status", f'status infeasible, but job "{data.jobs[admitted[0]].id}" fits the cluster at its '
-                                    f"minimum counts: a plan admitting it is feasible")]
-    return []
+        job_id = first_job_that_fits(instance, cost)
+    except TooLargeToReplay:
+        return []
+    if job_id is None:
+        return []
+    return [Violation("status", f'status infeasible, but job "{job_id}" fits the cluster (and its quota) alone at an '
+                                f"allowed configuration: a plan admitting it is feasible")]
 
 
 def _term_on_types(plan: Plan) -> JobTerm:
@@ -125,15 +113,13 @@ def check_allocation(instance: Instance, plan: Plan) -> list[Violation]:
     out = check_accelerators(instance, plan)
     out += check_quotas(instance, plan)
     return out + check_counts(instance, plan, term=_term_on_types(plan), formula="Σ Q_j/f_j",
-                              capacity_ref="Optimus eq. 7", sense="min")
+                              capacity_ref="Optimus eq. 7", sense="min", cost=remaining_time_grid)
 
 
 def check_accelerators(instance: Instance, plan: Plan) -> list[Violation]:
     """Typed clusters (issue 34): every admitted job names a type of the cluster it
     can run on, no paused job names one, and each type's resources hold what its
     jobs use. An untyped instance takes no types."""
-    from schedopt.allocation.typed import accelerator_usage, resource_key
-
     types = plan.accelerators or {}
     if not instance.has_types:
         return [Violation("accelerators", "the instance's servers name no accelerator types")] if types else []
@@ -166,8 +152,6 @@ def check_quotas(instance: Instance, plan: Plan) -> list[Violation]:
     plan's jobs use, each on its type (the cluster's one flavor without types)."""
     if not instance.queues or not plan.allocation:
         return []
-    from schedopt.allocation.quotas import queue_index, quota_rows, quota_use
-
     rows = quota_rows(instance)
     kinds = {kind: t for t, kind in enumerate(instance.accelerators)}
     types = plan.accelerators or {}

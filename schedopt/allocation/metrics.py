@@ -32,15 +32,11 @@ def _changes(job: Job, running: dict[str, int], counts: dict[str, int]) -> bool:
     return any(running.get(r, 0) != counts.get(r, 0) for r in job.roles)
 
 
-def _moves_type(job: Job, accelerator: str | None) -> bool:
-    return job.running_accelerator is not None and accelerator != job.running_accelerator
-
-
 def reconfiguration_s(instance: Instance, job: Job, counts: dict[str, int], accelerator: str | None = None) -> float:
     """ρ_j if ``job`` runs now with other counts than ``counts`` (or, on a typed
     cluster, on another type than ``accelerator``), else 0 (seconds)."""
     running = instance.running_counts(job)
-    changed = running is not None and (_changes(job, running, counts) or (instance.has_types and _moves_type(job, accelerator)))
+    changed = running is not None and (_changes(job, running, counts) or instance.moves_type(job, accelerator))
     return instance.restart_cost_s(job) if changed else 0.0
 
 
@@ -58,7 +54,7 @@ def reconfiguration_metrics(instance: Instance, allocation: dict[str, dict[str, 
         counts = allocation.get(job.id)
         if counts is None:
             stopped += 1
-        elif _changes(job, running, counts) or (instance.has_types and _moves_type(job, (accelerators or {}).get(job.id))):
+        elif _changes(job, running, counts) or instance.moves_type(job, (accelerators or {}).get(job.id)):
             restarts += 1
             lost += instance.restart_cost_s(job)
     return {"restarts": restarts, "stopped": stopped, "restart_s": lost} if running_jobs else None

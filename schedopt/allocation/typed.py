@@ -34,6 +34,7 @@ import numpy as np
 from schedopt.allocation.admission import _minimum_use
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.metrics import allocation_metrics
+from schedopt.allocation.rows import accelerator_utilization, capacity_vector, quota_rows, typed_resource_names, wide_use
 from schedopt.allocation.problem import (AllocationData, ChoiceSet, count_minimal, enumerate_choices, inverse_capacity,
                                          settle_bounds)
 from schedopt.deadline import Deadline, check_time_limit
@@ -47,41 +48,6 @@ OBJECTIVE_NAME = "total_remaining_time"
 #: fastest ("aware"), or the first type in the cluster's order with room ("blind",
 #: what a scheduler that does not know types ends up doing)
 TYPE_CHOICES = ("aware", "blind")
-
-
-def resource_key(resource: str, accelerator: str | None) -> str:
-    """The name of resource ``resource`` on servers of type ``accelerator`` (``gpu@v100``;
-    plain ``gpu`` for servers without a type), as prices in certificates name it."""
-    return resource if accelerator is None else f"{resource}@{accelerator}"
-
-
-def typed_resource_names(instance: Instance) -> list[str]:
-    """The capacity rows: the (type, resource) pairs in the order of
-    :attr:`Instance.accelerators` then resources, then the queues' quota rows (quotas.py)."""
-    from schedopt.allocation.quotas import quota_rows
-
-    return [resource_key(r, kind) for kind in instance.accelerators for r in instance.resources] + quota_rows(instance).names
-
-
-def capacity_vector(instance: Instance) -> np.ndarray:
-    """The limits of :func:`typed_resource_names`' rows."""
-    from schedopt.allocation.quotas import quota_rows
-
-    return np.concatenate([instance.accelerator_capacity.reshape(-1), quota_rows(instance).rhs])
-
-
-def wide_use(instance: Instance, job_index: int, t: int, use: np.ndarray, rows: Any = None) -> np.ndarray:
-    """A job's use (n, R) of the resources on type t, as its use of every capacity row (n, T·R + Q);
-    ``rows``: the instance's :func:`~schedopt.allocation.quotas.quota_rows`, when the caller has them."""
-    from schedopt.allocation.quotas import queue_index, quota_rows, quota_use
-
-    rows = quota_rows(instance) if rows is None else rows
-    T, R = len(instance.accelerators), len(instance.resources)
-    out = np.zeros((use.shape[0], T * R + rows.Q))
-    out[:, t * R:(t + 1) * R] = use
-    queue = instance.jobs[job_index].queue
-    out[:, T * R:] = quota_use(rows, queue_index(instance)[queue] if queue is not None else None, t, use)
-    return out
 
 
 @dataclass
@@ -198,7 +164,6 @@ def compile_typed(instance: Instance) -> TypedData:
     n_roles = np.array([len(j.roles) for j in jobs], dtype=int)
     lo = np.zeros((V, 2), dtype=np.int64)
     hi = np.zeros((V, 2), dtype=np.int64)
-    from schedopt.allocation.quotas import quota_rows
 
     cap = capacity_vector(instance)
     quotas = quota_rows(instance)
@@ -582,35 +547,6 @@ def queue_usage(data: TypedData, config: dict[int, tuple[int, int]]) -> dict[str
             if amount:
                 key = f"{r}@{f}"
                 out[job.queue][key] = out[job.queue].get(key, 0.0) + float(amount)
-    return out
-
-
-def accelerator_usage(instance: Instance, allocation: dict[str, dict[str, int]],
-                      accelerators: dict[str, str | None]) -> np.ndarray:
-    """Σ tasks·demand per (type, resource), shape (types, resources); a job of
-    ``allocation`` whose type is missing or unknown is counted nowhere."""
-    kinds = {kind: t for t, kind in enumerate(instance.accelerators)}
-    used = np.zeros((len(kinds), len(instance.resources)))
-    for job_id, counts in allocation.items():
-        t = kinds.get(accelerators[job_id]) if job_id in accelerators else None
-        if t is None:
-            continue
-        job = instance.jobs[instance.job_index[job_id]]
-        for role, n in counts.items():
-            used[t] += n * instance.vector(job.roles[role].demand)
-    return used
-
-
-def accelerator_utilization(instance: Instance, allocation: dict[str, dict[str, int]],
-                            accelerators: dict[str, str | None]) -> dict[str, float]:
-    """Used / capacity per (type, resource) with capacity > 0, named ``r@type``."""
-    used = accelerator_usage(instance, allocation, accelerators)
-    cap = instance.accelerator_capacity
-    out = {}
-    for t, kind in enumerate(instance.accelerators):
-        for r, name in enumerate(instance.resources):
-            if cap[t, r] > 0:
-                out[resource_key(name, kind)] = float(used[t, r] / cap[t, r])
     return out
 
 

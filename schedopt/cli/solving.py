@@ -128,31 +128,35 @@ def check(
     file: Path = typer.Argument(..., help="instance file"),
     plan_file: Path = typer.Argument(..., metavar="PLAN", help="plan file"),
     format_: str = typer.Option("table", "--format", help=FORMAT_HELP),
-    strict: bool = typer.Option(False, "--strict", help="fail on a bound no certificate proves (no certificate, "
-                                                        "or only a backend's word)"),
+    strict: bool = typer.Option(False, "--strict", help="fail on any claim (bound, admitted_bound, gap, optimal) no "
+                                                        "replayable certificate proves, and on a solver that carries a "
+                                                        "bound stating none"),
 ) -> None:
     """Recompute PLAN's objective and constraints from FILE alone, replay its certificates; list violations."""
     as_json = check_format(format_) == "json"
     instance = load_instance(file)
     plan = load_plan(plan_file)
-    report = check_report(instance, plan)
+    report = check_report(instance, plan, strict=strict)
     violations = report.violations + (report.unverified if strict else [])
     if as_json:
         print_json({"ok": not violations, "solver": plan.solver, "instance": instance.name,
                     "objective": plan.objective.name, "value": plan.objective.value, "strict": strict,
                     "violations": [{"path": v.path, "message": v.message} for v in violations],
                     "not_verified": [{"path": v.path, "message": v.message} for v in report.unverified],
-                    "verified": report.verified})
-    elif violations:
-        for v in violations:
-            out.print(f"violation {v}", markup=False, highlight=False)
+                    "verified": report.verified, "not_stated": report.not_stated})
     else:
+        # one line per claim: what is wrong, what is unproven, what is verified, what is not stated
+        for v in report.violations:
+            out.print(f"violation {v}", markup=False, highlight=False)
         for v in report.unverified:
-            out.print(f"not verified {v}", markup=False, highlight=False)
+            out.print(f"{'unproven' if strict else 'not verified'} {v}", markup=False, highlight=False)
         for line in report.verified:
             out.print(f"verified {line}", markup=False, highlight=False)
-        out.print(f"ok: {plan.solver} plan for {instance.name} passes every check "
-                  f"({plan.objective.name} = {fmt(plan.objective.value)})", markup=False, highlight=False)
+        for claim in report.not_stated:
+            out.print(f"not stated {claim}", markup=False, highlight=False)
+        if not violations:
+            out.print(f"ok: {plan.solver} plan for {instance.name} passes every check{' (strict)' if strict else ''} "
+                      f"({plan.objective.name} = {fmt(plan.objective.value)})", markup=False, highlight=False)
     if violations:
         raise typer.Exit(EXIT_FAILED)
 

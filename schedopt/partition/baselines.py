@@ -9,7 +9,8 @@ import numpy as np
 
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.partition.problem import build_plan, compile_partition, drf_containers, first_fit, utilization_relaxation
+from schedopt.partition.problem import build_plan, compile_partition, drf_containers, first_fit
+from schedopt.partition.relaxation import utilization_relaxation
 from schedopt.plan import Plan, Status, Termination
 from schedopt.profiles import load_dorm_profiles
 from schedopt.registry import register

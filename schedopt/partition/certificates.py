@@ -15,6 +15,7 @@ import numpy as np
 
 from schedopt.allocation.certificates import price_vector
 from schedopt.instance import Instance
+from schedopt.problems import Replay
 from schedopt.tolerances import capacity_limit
 
 
@@ -34,4 +35,4 @@ def replay_utilization(instance: Instance, plan, proof) -> float:
     return bound
 
 
-CERTIFICATES = {"utilization-lagrangian": replay_utilization}
+CERTIFICATES = {"utilization-lagrangian": Replay("bound", replay_utilization)}

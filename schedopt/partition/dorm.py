@@ -13,6 +13,7 @@ from schedopt.deadline import Deadline, check_time_limit
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Policy
 from schedopt.partition.checker import check_partition
+from schedopt.partition.relaxation import utilization_relaxation
 from schedopt.partition.problem import (
     TOL,
     PartitionData,
@@ -23,7 +24,6 @@ from schedopt.partition.problem import (
     drf_containers,
     fill_first_fit,
     first_fit,
-    utilization_relaxation,
 )
 from schedopt.packing import maximal_patterns
 from schedopt.partition.colgen import Columns, generate_columns, round_columns

@@ -11,7 +11,7 @@ import numpy as np
 from schedopt.checking import REL_TOL, Violation, check_paused, check_server_placement
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.placement.paa import assignment_metrics, ps_counts
+from schedopt.placement.assignment import assignment_metrics, ps_counts
 from schedopt.placement.problem import OBJECTIVE_NAMES, compile_placement, placement_metrics
 from schedopt.plan import Plan
 

@@ -20,7 +20,7 @@ from schedopt.instance import Instance
 from schedopt.placement.checker import (check_placement, check_ps_assignment, placement_plan_metrics, placement_value,
                                         ps_assignment_value)
 from schedopt.placement.families import PLACEMENT_FAMILIES, PS_ASSIGNMENT_FAMILIES
-from schedopt.placement.paa import assignment_metrics, ps_counts
+from schedopt.placement.assignment import assignment_metrics, ps_counts
 from schedopt.placement.problem import compile_placement
 from schedopt.plan import Plan
 from schedopt.problems import ObjectiveSpec, Problem, register_problem

@@ -1,4 +1,4 @@
-"""Parameter assignment to parameter servers (problem ``ps-assignment``; Optimus §5.3, Table 3).
+"""PAA and MXNet's default: parameter blocks to parameter servers (problem ``ps-assignment``; Optimus §5.3, Table 3).
 
 A job gives ``param_blocks`` (parameters per block, in MXNet's order) and the
 instance's ``allocation`` gives its PS count p. A plan assigns every block, or
@@ -18,51 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.errors import FieldProblem, InputError
+from schedopt.errors import InputError
 from schedopt.instance import Instance
+from schedopt.placement.assignment import Entry, assignment_metrics, ps_counts
 from schedopt.plan import Objective, Plan, Status, Termination
 from schedopt.registry import register
-
-Entry = dict[str, int]
-
-
-def ps_counts(instance: Instance) -> dict[str, int]:
-    """p for every job with ``param_blocks``, from ``allocation.<job>.ps``."""
-    out, problems = {}, []
-    for i, job in enumerate(instance.jobs):
-        if not job.param_blocks:
-            continue
-        p = (instance.allocation or {}).get(job.id, {}).get("ps")
-        if p is None or p < 1:
-            problems.append(FieldProblem(f"allocation.{job.id}.ps", f"jobs[{i}] has param_blocks: its PS count (>= 1) is required"))
-            continue
-        out[job.id] = int(p)
-    if problems:
-        raise InputError(instance.source, problems)
-    return out
-
-
-def job_metrics(entries: list[Entry], p: int) -> dict[str, int]:
-    size = np.zeros(p, dtype=np.int64)
-    requests = np.zeros(p, dtype=np.int64)
-    for e in entries:
-        size[e["ps"]] += e["size"]
-        requests[e["ps"]] += 1
-    return {"max_size_difference": int(size.max() - size.min()),
-            "max_request_difference": int(requests.max() - requests.min()),
-            "total_requests": len(entries)}
-
-
-def assignment_metrics(instance: Instance, assignment: dict[str, list[Entry]]) -> dict[str, Any]:
-    counts = ps_counts(instance)
-    per_job = {j: job_metrics(assignment.get(j, []), p) for j, p in counts.items()}
-    return {
-        "max_size_difference": max((m["max_size_difference"] for m in per_job.values()), default=0),
-        "max_request_difference": max((m["max_request_difference"] for m in per_job.values()), default=0),
-        "total_requests": sum(m["total_requests"] for m in per_job.values()),
-        "per_job": per_job,
-    }
-
 
 def _slices(size: int, parts: int) -> list[int]:
     """``size`` split into ``parts`` slices differing by at most one."""

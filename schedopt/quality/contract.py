@@ -10,7 +10,7 @@ from schedopt.instance import Instance
 from schedopt.problems import ObjectiveSpec, Problem, register_problem
 from schedopt.quality.checker import check_quality, quality_value
 from schedopt.quality.families import FAMILIES
-from schedopt.quality.problem import compile_quality
+from schedopt.quality.problem import compile_quality, untyped_only
 
 
 def recognizes(instance: Instance) -> bool:
@@ -21,7 +21,10 @@ def recognizes(instance: Instance) -> bool:
 
 
 def rejects(instance: Instance) -> str | None:
-    """SLAQ needs one role per job and its predicted loss curve."""
+    """SLAQ needs one role per job, its predicted loss curve and one pool of capacity."""
+    why = untyped_only(instance)
+    if why is not None:
+        return why
     for i, job in enumerate(instance.jobs):
         if len(job.roles) != 1:
             return f'jobs[{i}] ("{job.id}") has {len(job.roles)} roles; a SLAQ job has one'

@@ -130,3 +130,15 @@ def predicted_reduction(instance: Instance, job_id: str, counts: dict[str, int])
     if not math.isfinite(step) or step <= 0:
         return math.nan
     return float(job.loss_curve.reduction(instance.horizon_s / step))
+
+
+def untyped_only(instance: Instance) -> str | None:
+    """SLAQ's model has one pool of capacity: why ``instance`` is not one (or None)."""
+    if instance.has_types:
+        return "its servers name accelerator types; SLAQ's quality model has one pool of capacity"
+    if instance.queues:
+        return "it has queues with quotas; SLAQ's quality model has none"
+    spread = [j.id for j in instance.jobs if j.spread is not None]
+    if spread:
+        return f'job "{spread[0]}" has a spread factor; SLAQ\'s speeds do not depend on the servers spanned'
+    return None

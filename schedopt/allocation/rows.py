@@ -1,0 +1,196 @@
+"""The capacity rows of the one allocation model (checker side: the instance alone).
+
+Every allocation solver and the checker read the model's capacity rows from
+here: one row per (accelerator type, resource) pair, named ``r@type`` (plain
+``r`` for servers without a type), then the queues' quota rows (Kueue's
+ClusterQueue semantics, below). Prices in certificates name these rows.
+Nothing here imports a solver.
+
+Tenants' quotas as linear capacity rows (issue 39 §1).
+
+For a queue q, a flavor f (an accelerator type) and a resource r, let u_q be
+what q's admitted jobs on f use of r. With n_q the nominal quota, b_q the
+borrowing limit and l_q the lending limit (Kueue's ``nominalQuota``,
+``borrowingLimit``, ``lendingLimit``), a plan keeps:
+
+- a queue outside any cohort:  u_q <= n_q;
+- a queue in a cohort with b_q set:  u_q <= n_q + b_q;
+- each cohort c: the part g_q = n_q - l_q of each member's quota (0 without l_q)
+  is kept for that member whether it uses it or not, so
+  Σ_{q in c} max(u_q, g_q) <= Σ_{q in c} n_q, which is the set of linear rows
+  Σ_{q in S} u_q <= Σ_{q in c} n_q - Σ_{q in c \\ S} g_q  for every nonempty S ⊆ c
+  (S = c is the cohort's total; a member without l_q adds nothing to the others' rows
+  beyond S = c's). Rows implied by others (all g_q = 0 outside S) are left out,
+  and so is any row whose limit is at least the type's capacity of its resource
+  (the capacity row holds it: a cohort whose quotas cover the cluster adds nothing).
+
+A flavor or resource a queue does not list is one it cannot use (Kueue: a
+ClusterQueue admits only resources its resource groups cover): u_q <= 0.
+Jobs without a queue are bounded by the cluster's capacity only.
+
+Each row is a capacity: the allocation models append them to the per-type
+resources (:func:`typed_resource_names`), so the LP bound prices them (certificates name them),
+the exact models, the greedy and the checker respect them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from schedopt.instance import MAX_LENDING_MEMBERS, Instance  # lenders per cohort: validated on load
+
+
+@dataclass
+class QuotaRows:
+    """``names`` (Q,), ``rhs`` (Q,) the rows' limits; ``member`` (Q, queues) whether
+    queue k's use counts in row i; ``flavor`` (Q,) the type index and ``resource``
+    (Q,) the resource index each row bounds."""
+
+    names: list[str]
+    rhs: np.ndarray
+    member: np.ndarray
+    flavor: np.ndarray
+    resource: np.ndarray
+
+    @property
+    def Q(self) -> int:
+        return len(self.names)
+
+
+def quota_rows(instance: Instance) -> QuotaRows:
+    """The rows of ``instance.queues`` (none without queues)."""
+    queues = instance.queues or []
+    flavors = instance.flavors
+    names: list[str] = []
+    rhs: list[float] = []
+    member: list[np.ndarray] = []
+    flavor_of: list[int] = []
+    resource_of: list[int] = []
+
+    capacity = instance.accelerator_capacity  # (types, R)
+
+    def add(name: str, queues_in: list[int], limit: float, t: int, r: int) -> None:
+        if limit >= capacity[t, r]:
+            return  # implied by the type's capacity: the jobs of all queues together use no more
+        row = np.zeros(len(queues), dtype=bool)
+        row[queues_in] = True
+        names.append(name)
+        rhs.append(max(0.0, float(limit)))
+        member.append(row)
+        flavor_of.append(t)
+        resource_of.append(r)
+
+    cohorts: dict[str, list[int]] = {}
+    for k, q in enumerate(queues):
+        if q.cohort is not None:
+            cohorts.setdefault(q.cohort, []).append(k)
+    for t, f in enumerate(flavors):
+        for r, res in enumerate(instance.resources):
+            for k, q in enumerate(queues):
+                quota = q.quotas.get(f, {}).get(res)
+                if quota is None:
+                    add(f"quota[{q.name}]:{res}@{f} (not covered)", [k], 0.0, t, r)
+                elif q.cohort is None:
+                    add(f"quota[{q.name}]:{res}@{f}", [k], quota.nominal, t, r)
+                elif quota.borrowing_limit is not None:
+                    add(f"quota[{q.name}]:{res}@{f} (nominal + borrowing limit)", [k],
+                        quota.nominal + quota.borrowing_limit, t, r)
+            for cohort, members in sorted(cohorts.items()):
+                nominal = {k: _quota(queues[k], f, res) for k in members}
+                total = sum(qt.nominal for qt in nominal.values() if qt is not None)
+                kept = {k: (qt.nominal - qt.lending_limit) if qt is not None and qt.lending_limit is not None else 0.0
+                        for k, qt in nominal.items()}
+                lenders = [k for k in members if kept[k] > 0]
+                assert len(lenders) <= MAX_LENDING_MEMBERS  # Instance validation refuses more
+                # S = every member, then every S leaving out a subset of the lenders (the others' rows are implied)
+                for size in range(len(lenders) + 1):
+                    for out in itertools.combinations(lenders, size):
+                        inside = [k for k in members if k not in out]
+                        if not inside:
+                            continue
+                        label = f"cohort[{cohort}]:{res}@{f}" + (f" without {'+'.join(queues[k].name for k in out)}" if out else "")
+                        add(label, inside, total - sum(kept[k] for k in out), t, r)
+    Q = len(names)
+    return QuotaRows(names=names, rhs=np.array(rhs, dtype=float),
+                     member=np.array(member, dtype=bool).reshape(Q, len(queues)),
+                     flavor=np.array(flavor_of, dtype=np.int64), resource=np.array(resource_of, dtype=np.int64))
+
+
+def _quota(queue, flavor: str, resource: str):  # type: ignore[no-untyped-def]
+    return queue.quotas.get(flavor, {}).get(resource)
+
+
+def queue_index(instance: Instance) -> dict[str, int]:
+    return {q.name: k for k, q in enumerate(instance.queues or [])}
+
+
+def quota_use(rows: QuotaRows, queue: int | None, t: int, use: np.ndarray) -> np.ndarray:
+    """A job's use of each quota row (n, Q) from its use of the resources (n, R) on type t."""
+    out = np.zeros((use.shape[0], rows.Q))
+    if queue is None or rows.Q == 0:
+        return out
+    hit = np.flatnonzero(rows.member[:, queue] & (rows.flavor == t))
+    out[:, hit] = use[:, rows.resource[hit]]
+    return out
+
+
+def resource_key(resource: str, accelerator: str | None) -> str:
+    """The name of resource ``resource`` on servers of type ``accelerator`` (``gpu@v100``;
+    plain ``gpu`` for servers without a type), as prices in certificates name it."""
+    return resource if accelerator is None else f"{resource}@{accelerator}"
+
+
+def typed_resource_names(instance: Instance) -> list[str]:
+    """The capacity rows: the (type, resource) pairs in the order of
+    :attr:`Instance.accelerators` then resources, then the queues' quota rows (quotas.py)."""
+    return [resource_key(r, kind) for kind in instance.accelerators for r in instance.resources] + quota_rows(instance).names
+
+
+def capacity_vector(instance: Instance) -> np.ndarray:
+    """The limits of :func:`typed_resource_names`' rows."""
+    return np.concatenate([instance.accelerator_capacity.reshape(-1), quota_rows(instance).rhs])
+
+
+def wide_use(instance: Instance, job_index: int, t: int, use: np.ndarray, rows: Any = None) -> np.ndarray:
+    """A job's use (n, R) of the resources on type t, as its use of every capacity row (n, T·R + Q);
+    ``rows``: the instance's :func:`~schedopt.allocation.quotas.quota_rows`, when the caller has them."""
+    rows = quota_rows(instance) if rows is None else rows
+    T, R = len(instance.accelerators), len(instance.resources)
+    out = np.zeros((use.shape[0], T * R + rows.Q))
+    out[:, t * R:(t + 1) * R] = use
+    queue = instance.jobs[job_index].queue
+    out[:, T * R:] = quota_use(rows, queue_index(instance)[queue] if queue is not None else None, t, use)
+    return out
+
+
+def accelerator_usage(instance: Instance, allocation: dict[str, dict[str, int]],
+                      accelerators: dict[str, str | None]) -> np.ndarray:
+    """Σ tasks·demand per (type, resource), shape (types, resources); a job of
+    ``allocation`` whose type is missing or unknown is counted nowhere."""
+    kinds = {kind: t for t, kind in enumerate(instance.accelerators)}
+    used = np.zeros((len(kinds), len(instance.resources)))
+    for job_id, counts in allocation.items():
+        t = kinds.get(accelerators[job_id]) if job_id in accelerators else None
+        if t is None:
+            continue
+        job = instance.jobs[instance.job_index[job_id]]
+        for role, n in counts.items():
+            used[t] += n * instance.vector(job.roles[role].demand)
+    return used
+
+
+def accelerator_utilization(instance: Instance, allocation: dict[str, dict[str, int]],
+                            accelerators: dict[str, str | None]) -> dict[str, float]:
+    """Used / capacity per (type, resource) with capacity > 0, named ``r@type``."""
+    used = accelerator_usage(instance, allocation, accelerators)
+    cap = instance.accelerator_capacity
+    out = {}
+    for t, kind in enumerate(instance.accelerators):
+        for r, name in enumerate(instance.resources):
+            if cap[t, r] > 0:
+                out[resource_key(name, kind)] = float(used[t, r] / cap[t, r])
+    return out
