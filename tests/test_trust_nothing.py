@@ -153,3 +153,32 @@ def test_docs_table_of_carriers_matches_the_checker() -> None:
         if len(cells) >= 2 and cells[1] == "always":
             carriers |= {name.strip("` ") for name in cells[0].split(",") if name.strip().startswith("`")}
     assert carriers == set(CARRIES_BOUND)
+
+
+def _tight_tenants(seed: int) -> Instance:
+    """Gavel's jobs on two types with two queues whose GPU quotas hold a fraction of the cluster."""
+    from schedopt.testing.instances import random_typed_instance
+
+    doc = random_typed_instance(seed, n_jobs=6).to_dict()
+    for server in doc["servers"]:
+        server["capacity"]["gpu"] = 8.0
+        server["capacity"]["cpu"] = 16.0
+    doc["queues"] = [{"name": name, "quotas": {kind: {"gpu": {"nominal": 1.0}, "cpu": {"nominal": 16.0}}
+                                               for kind in ("v100", "k80")}} for name in ("a", "b")]
+    for i, job in enumerate(doc["jobs"]):
+        job["queue"] = "ab"[i % 2]
+    return Instance.from_dict(doc)
+
+
+@pytest.mark.parametrize("solver", ["gavel-las", "gavel-max-sum-throughput", "gavel-finish-time-fairness"])
+def test_gavel_rounds_keep_the_queues_quotas(solver: str) -> None:
+    """§8: gavel-las exceeded a queue's quota on a tight tenants instance."""
+    for seed in range(6):
+        inst = _tight_tenants(seed)
+        plan = schedopt.solve(inst, solver, seed=0)
+        assert not check(inst, plan), (seed, [str(v) for v in check(inst, plan)])
+        used = {q: 0 for q in "ab"}
+        for job_id, counts in plan.allocation.items():
+            job = inst.jobs[inst.job_index[job_id]]
+            used[job.queue] += sum(n * job.roles[r].demand.get("gpu", 0.0) for r, n in counts.items())
+        assert all(u <= 2.0 for u in used.values()), used  # 1 GPU per type and queue

@@ -52,6 +52,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
+from schedopt.tolerances import capacity_limit
 
 #: bisection steps of finish-time fairness: the ratio to 2^-12 of its bracket (each step one LP)
 FTF_BISECTION_STEPS = 12
@@ -238,16 +239,24 @@ def finish_time_fairness(g: GavelData, *, time_limit: float | None, seed: int | 
 # ---- Gavel's round-based mechanism ------------------------------------------------------------
 
 def one_round(g: GavelData, X: np.ndarray) -> dict[int, tuple[int, int]]:
-    """One round's placement of X (module docstring): {typed row: (s_m, 0)}."""
-    free = g.cap.copy() + 1e-9
+    """One round's placement of X (module docstring): {typed row: (s_m, 0)}. A job is
+    placed only where it fits every capacity row of the model: its type's resources and,
+    on a cluster with queues, its queue's and cohort's quota rows (Gavel has no quotas;
+    the round must still be a feasible plan)."""
+    rows = g.typed.rows
+    free = capacity_limit(rows.cap).astype(float)
     placed: set[int] = set()
     config: dict[int, tuple[int, int]] = {}
     m_idx, t_idx = np.nonzero(X > 1e-9)
     order = np.lexsort((t_idx, m_idx, -X[m_idx, t_idx]))
     for m, t in zip(m_idx[order].tolist(), t_idx[order].tolist()):
-        if m in placed or g.row[m, t] < 0 or np.any(g.use[m, t] > free[t]):
+        v = int(g.row[m, t])
+        if m in placed or v < 0:
             continue
-        free[t] -= g.use[m, t]
+        use = g.counts[m, 0] * rows.demand[v, 0] + g.counts[m, 1] * rows.demand[v, 1]  # every row: type, quotas
+        if np.any(use > free):
+            continue
+        free -= use
         placed.add(m)
         config[int(g.row[m, t])] = (int(g.counts[m, 0]), int(g.counts[m, 1]))
     return config
