@@ -22,11 +22,12 @@ this bound on the optimum's cost. For the admitted count, prices μ >= 0 give
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names, wide_use
+from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names
 from schedopt.instance import Instance, Job
 from schedopt.problems import Replay
 from schedopt.tolerances import capacity_limit
@@ -40,24 +41,6 @@ MAX_REPLAY_CONFIGURATIONS = 50_000_000
 
 class TooLargeToReplay(Exception):
     """The instance has more configurations than a replay enumerates."""
-
-
-def job_grid(instance: Instance, job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every count combination within the roles' bounds: c0, c1 (n,) and use (n, R)."""
-    names = job.role_names
-    r0 = job.roles[names[0]]
-    c0 = np.arange(r0.min, r0.max_count + 1, dtype=np.int64)
-    if len(names) == 2:
-        r1 = job.roles[names[1]]
-        c1 = np.arange(r1.min, r1.max_count + 1, dtype=np.int64)
-    else:
-        c1 = np.zeros(1, dtype=np.int64)
-    g0, g1 = (a.ravel() for a in np.meshgrid(c0, c1, indexing="ij"))
-    demand = instance.role_demand(job)
-    use = g0[:, None] * demand[0][None, :]
-    if len(names) == 2:
-        use = use + g1[:, None] * demand[1][None, :]
-    return g0, g1, use
 
 
 def remaining_time_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
@@ -119,30 +102,123 @@ def _capacity(instance: Instance) -> np.ndarray:
     return capacity_limit(instance.capacity_total)
 
 
-def _options(instance: Instance):
-    """Per job, its configuration grids: [(job at one type's speed, c0, c1, use)],
-    use over :func:`resource_names` (one grid per type it can run on; one grid without types)."""
+#: configurations priced per block (bounds the replay's memory: a block's use is this × rows floats)
+BLOCK_CONFIGURATIONS = 1_000_000
+
+
+def _configuration_count(instance: Instance) -> int:
+    kinds = len(instance.accelerators) if instance.typed else 1
     total = 0
-    kinds = instance.accelerators if instance.typed else [None]
     for job in instance.jobs:
         size = 1
         for r in job.roles.values():
             size *= max(0, r.max_count - r.min + 1)
-        total += size * len(kinds)
+        total += size * kinds
+    return total
+
+
+@dataclass
+class _Jobs:
+    """Per job: the first two roles' lower bounds ``lo`` and range sizes ``n`` (J, 2) and
+    per-task demands ``demand`` (J, 2, R); the queue index of each job (-1: none)."""
+
+    lo: np.ndarray
+    n: np.ndarray
+    demand: np.ndarray
+    queue: np.ndarray
+
+
+def _jobs(instance: Instance) -> _Jobs:
+    jobs = instance.jobs
+    J, R = len(jobs), len(instance.resources)
+    lo = np.zeros((J, 2), dtype=np.int64)
+    n = np.ones((J, 2), dtype=np.int64)
+    demand = np.zeros((J, 2, R))
+    queue_of = {q.name: k for k, q in enumerate(instance.queues or [])}
+    for j, job in enumerate(jobs):
+        for k, name in enumerate(job.role_names[:2]):
+            role = job.roles[name]
+            lo[j, k], n[j, k] = role.min, max(0, role.max_count - role.min + 1)
+            demand[j, k] = instance.vector(role.demand)
+    queue = np.array([queue_of[j.queue] if j.queue is not None and j.queue in queue_of else -1 for j in jobs],
+                     dtype=np.int64)
+    return _Jobs(lo, n, demand, queue)
+
+
+def _blocks(instance: Instance, cost: CostGrid, data: _Jobs):
+    """Every job's configurations within its roles' bounds, on every type it can run on,
+    as flat arrays, a block of jobs at a time: yields (t, owner (N,) job index, c0, c1 (N,)
+    counts, cost (N,) the job's cost there, inf where not allowed). Counts are built in
+    numpy; the cost is one call of ``cost`` per job and type."""
+    total = _configuration_count(instance)
     if total > MAX_REPLAY_CONFIGURATIONS:
         raise TooLargeToReplay(f"{total:,} configurations (the replay enumerates at most {MAX_REPLAY_CONFIGURATIONS:,})")
-    quotas = quota_rows(instance) if instance.typed else None
-    for j, job in enumerate(instance.jobs):
-        c0, c1, use = job_grid(instance, job)
-        if not instance.typed:
-            yield [(job, c0, c1, use)]
-            continue
-        grids = []
+    jobs = instance.jobs
+    J = len(jobs)
+    typed = instance.typed
+    kinds = instance.accelerators if typed else [None]
+    lo, n = data.lo, data.n
+    size = n[:, 0] * n[:, 1]
+    ends = np.cumsum(size)
+    start = 0
+    while start < J:
+        # the jobs whose configurations fit the block (at least one job)
+        stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + BLOCK_CONFIGURATIONS,
+                                                  side="right")))
+        sizes = size[start:stop]
+        owner = np.repeat(np.arange(start, stop), sizes)
+        offset = np.concatenate([[0], np.cumsum(sizes)])
+        k = np.arange(int(offset[-1]), dtype=np.int64) - np.repeat(offset[:-1], sizes)
+        n1 = np.maximum(n[owner, 1], 1)
+        c0 = lo[owner, 0] + k // n1
+        c1 = lo[owner, 1] + k % n1
         for t, kind in enumerate(kinds):
-            if instance.speed_on(job, kind) is None:
-                continue
-            grids.append((instance.job_on(job, kind), c0, c1, wide_use(instance, j, t, use, quotas)))
-        yield grids
+            costs = np.full(len(owner), np.inf)
+            for j in range(start, stop):
+                a, b = int(offset[j - start]), int(offset[j - start + 1])
+                if a == b:
+                    continue
+                job = jobs[j]
+                if typed:
+                    if instance.speed_on(job, kind) is None:
+                        continue
+                    job = instance.job_on(job, kind)
+                costs[a:b] = cost(instance, job, c0[a:b], c1[a:b])
+            yield t, owner, c0, c1, costs
+        start = stop
+
+
+def _job_prices(instance: Instance, data: _Jobs, prices: np.ndarray, t: int) -> np.ndarray:
+    """(J, R): what a unit of each resource on type t costs job j at row prices ``prices``
+    (its type's rows, plus the quota rows of its queue on t), so that a configuration's
+    priced use is c0·(d0·P_j) + c1·(d1·P_j) without its use over every row."""
+    R = len(instance.resources)
+    J = len(instance.jobs)
+    if not instance.typed:
+        return np.broadcast_to(prices[:R], (J, R)).copy()
+    T = len(instance.accelerators)
+    out = np.broadcast_to(prices[t * R:(t + 1) * R], (J, R)).copy()
+    quotas = quota_rows(instance)
+    for q in np.unique(data.queue[data.queue >= 0]):
+        hit = np.flatnonzero(quotas.member[:, q] & (quotas.flavor == t))
+        if len(hit):
+            extra = np.zeros(R)
+            np.add.at(extra, quotas.resource[hit], prices[T * R + hit])
+            out[data.queue == q] += extra
+    return out
+
+
+def _priced_use(instance: Instance, data: _Jobs, prices: np.ndarray):
+    """t -> (J, 2): each role's per-task demand priced on type t (cached per type)."""
+    cache: dict[int, np.ndarray] = {}
+
+    def per_role(t: int) -> np.ndarray:
+        if t not in cache:
+            P = _job_prices(instance, data, prices, t)
+            cache[t] = np.einsum("jkr,jr->jk", data.demand, P)
+        return cache[t]
+
+    return per_role
 
 
 def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, admit: int | None,
@@ -151,46 +227,60 @@ def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *
     admitting at least ``admit`` jobs; ``admit`` None or every job: all admitted)."""
     J = len(instance.jobs)
     every = admit is None or admit >= J
-    total = 0.0
-    for grids in _options(instance):
-        m = math.inf
-        for job, c0, c1, use in grids:
-            priced = cost(instance, job, c0, c1) + use @ lam
-            if len(priced) and np.isfinite(priced).any():
-                m = min(m, float(priced.min()))
-        if every:
-            total += m  # a job without an allowed configuration makes L = +inf: no plan admits all
-        else:
-            total += min(0.0, m - nu)
-    if not every:
-        total += nu * float(admit)  # type: ignore[arg-type]
+    data = _jobs(instance)
+    priced_role = _priced_use(instance, data, lam)
+    m = np.full(J, np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for t, owner, c0, c1, costs in _blocks(instance, cost, data):
+            a = priced_role(t)
+            priced = costs + c0 * a[owner, 0] + c1 * a[owner, 1]
+            np.minimum.at(m, owner, np.where(np.isnan(priced), np.inf, priced))
+    if every:
+        total = float(m.sum())  # a job without an allowed configuration makes L = +inf: no plan admits all
+    else:
+        total = float(np.minimum(0.0, m - nu).sum()) + nu * float(admit)  # type: ignore[arg-type]
     return total - float(lam @ _capacity(instance))
 
 
 def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> float:
     """μ·C + Σ_j max(0, 1 - min_x μ·u_j(x)) over jobs with an allowed configuration."""
-    total = float(mu @ _capacity(instance))
-    for grids in _options(instance):
-        least = math.inf
-        for job, c0, c1, use in grids:
-            allowed = np.isfinite(cost(instance, job, c0, c1))
-            if allowed.any():
-                least = min(least, float((use[allowed] @ mu).min()))
-        if math.isfinite(least):
-            total += max(0.0, 1.0 - least)
-    return total
+    J = len(instance.jobs)
+    data = _jobs(instance)
+    priced_role = _priced_use(instance, data, mu)
+    least = np.full(J, np.inf)
+    for t, owner, c0, c1, costs in _blocks(instance, cost, data):
+        allowed = np.isfinite(costs)
+        a = priced_role(t)
+        o = owner[allowed]
+        np.minimum.at(least, o, c0[allowed] * a[o, 0] + c1[allowed] * a[o, 1])
+    ok = np.isfinite(least)
+    return float(mu @ _capacity(instance)) + float(np.maximum(0.0, 1.0 - least[ok]).sum())
 
 
 def first_job_that_fits(instance: Instance, cost: CostGrid) -> str | None:
     """A job with an allowed configuration that fits every capacity row alone (on some
     type, within its queue's quota), or None: whether a plan admitting one job exists."""
     cap = _capacity(instance)
-    for job, grids in zip(instance.jobs, _options(instance)):
-        for job_t, c0, c1, use in grids:
-            ok = np.isfinite(cost(instance, job_t, c0, c1)) & np.all(use <= cap[None, :], axis=1)
-            if ok.any():
-                return job.id
-    return None
+    data = _jobs(instance)
+    quotas = quota_rows(instance) if instance.typed else None
+    R, T = len(instance.resources), len(instance.accelerators)
+    first = len(instance.jobs)
+    for t, owner, c0, c1, costs in _blocks(instance, cost, data):
+        ok = np.flatnonzero(np.isfinite(costs))
+        if not len(ok):
+            continue
+        use = c0[ok, None] * data.demand[owner[ok], 0] + c1[ok, None] * data.demand[owner[ok], 1]  # (n, R)
+        fits = np.all(use <= cap[t * R:(t + 1) * R] if instance.typed else use <= cap, axis=1)
+        if quotas is not None and quotas.Q:  # each configuration within its queue's quota rows on t
+            queue = data.queue[owner[ok]]
+            for q in np.unique(queue[queue >= 0]):
+                hit = np.flatnonzero(quotas.member[:, q] & (quotas.flavor == t))
+                mine = queue == q
+                if len(hit):
+                    fits[mine] &= np.all(use[np.ix_(mine, quotas.resource[hit])] <= cap[T * R + hit], axis=1)
+        if fits.any():
+            first = min(first, int(owner[ok][fits].min()))
+    return instance.jobs[first].id if first < len(instance.jobs) else None
 
 
 def _finite_nonneg(value: float | None, what: str) -> float:
