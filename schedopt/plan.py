@@ -74,6 +74,7 @@ class Proof(BaseModel):
     admit: int | None = Field(None, description="lagrangian: the bound holds over plans admitting at least this many jobs")
     admit_price: float | None = Field(None, description="lagrangian: ν >= 0, the price of the admission row")
     backend: str | None = Field(None, description="backend: who proved the bound (e.g. pyomo+highs, cp-sat)")
+    tree: dict[str, Any] | None = Field(None, description="branch-lagrangian: the branch tree, its leaves carrying prices (docs/certificates.md)")
 
 
 class Certificate(BaseModel):

@@ -19,6 +19,9 @@ REL_TOL = 1e-6
 #: a relaxation's bound past a feasible plan's value by at most this (relative) is rounding;
 #: further, it is a bug and no bound is stated
 BOUND_NOISE = 1e-7
+#: an exact plan within this relative gap of the LP bound states the LP bound (which its
+#: certificate proves) rather than the backend's tighter one (which only the backend vouches for)
+REPLAYABLE_GAP = 1e-6
 
 
 def capacity_limit(cap: Any) -> Any:

@@ -32,6 +32,8 @@ from schedopt.registry import get_solver
 from schedopt.testing.instances import random_tiny_instance, random_typed_instance
 
 TOL = 1e-6
+#: tiny instances whose optimum the LP's prices do not prove (tests/test_branch_certificates.py finds them)
+BRANCH_SEEDS = (7, 10, 12)
 
 
 @dataclass
@@ -81,6 +83,8 @@ def roomy(instance: Instance) -> Instance:
 def _allocation_cases() -> list[Case]:
     cases = []
     instances = [random_tiny_instance(seed) for seed in range(6)] + [random_typed_instance(seed) for seed in range(3)]
+    # seeds whose exact plans carry a branch-lagrangian proof (the LP's prices fall short of the optimum)
+    instances += [random_tiny_instance(seed) for seed in BRANCH_SEEDS]
     instances += [roomy(random_tiny_instance(seed)) for seed in (6, 7)]  # every job fits: pausing one is never optimal
     for inst in instances:
         admitted, total, _ = solve_bruteforce(inst)
@@ -132,12 +136,14 @@ def mutation(draw: Any) -> tuple[str, Any]:
         "other-instance", "pause-a-job",
         # the issue's forgeries, whole
         "forge-optimal", "empty-plan", "count-proof-for-bound", "bound-proof-for-count",
+        # branch certificates: their leaves' prices, their splits, their shape
+        "tree-prices*factor", "tree-to-leaf", "tree-swap-children", "tree-at", "tree-admit",
     ]))
     if what in ("bound=number", "gap=number", "price=number", "admit_price"):
         return what, draw(NUMBERS)
-    if what in ("bound*factor", "prices*factor", "count-proof-for-bound"):
+    if what in ("bound*factor", "prices*factor", "count-proof-for-bound", "tree-prices*factor"):
         return what, draw(FACTORS)
-    if what in ("admitted_bound=number", "admit"):
+    if what in ("admitted_bound=number", "admit", "tree-at", "tree-admit"):
         return what, draw(st.integers(min_value=-1, max_value=6))
     if what == "kind":
         return what, draw(st.sampled_from(["lagrangian", "lp-dual", "utilization-lagrangian", "backend", "trust-me"]))
@@ -244,6 +250,27 @@ def mutate(case: Case, doc: dict, what: str, arg: Any) -> tuple[dict, Instance]:
         cert["admitted_bound"] = {"kind": "lagrangian", "admit": 0}
         obj["admitted_bound"] = len(doc.get("allocation", {}))
         doc["status"] = "optimal"
+    elif what.startswith("tree-"):
+        trees = [p for p in _proofs(doc) if p.get("tree")]
+        for proof in trees:
+            tree = proof["tree"]
+            if what == "tree-prices*factor":
+                stack = [tree]
+                while stack:
+                    node = stack.pop()
+                    if "prices" in node:
+                        node["prices"] = {k: v * arg for k, v in node["prices"].items()}
+                    stack += [v for v in node.values() if isinstance(v, dict) and v is not node.get("prices")]
+            elif what == "tree-to-leaf":
+                proof["tree"] = {"prices": {}}
+            elif what == "tree-swap-children":
+                for a, b in (("low", "high"), ("on", "off"), ("admitted", "paused")):
+                    if a in tree:
+                        tree[a], tree[b] = tree[b], tree[a]
+            elif what == "tree-at" and "at" in tree:
+                tree["at"] = arg
+            elif what == "tree-admit":
+                proof["admit"] = arg
     elif what == "pause-a-job" and doc.get("allocation"):
         # an honest recomputation of the objective for a plan with one job fewer, claims kept
         jobs = sorted(doc["allocation"])
@@ -307,6 +334,8 @@ def test_every_forgery_is_refused_or_true(index: int, edits: list[tuple[str, Any
 
 
 def test_honest_plans_pass_and_claim_only_truths() -> None:
+    kinds = {c.plan.certificate.bound.kind for c in cases() if c.plan.certificate and c.plan.certificate.bound}
+    assert "branch-lagrangian" in kinds  # the suite forges branch certificates too
     for case in cases():
         assert not check(case.instance, case.plan), case.plan.solver
         assert not truly_proven(case, case.instance, case.plan), case.plan.solver

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -221,24 +221,56 @@ def _priced_use(instance: Instance, data: _Jobs, prices: np.ndarray):
     return per_role
 
 
+@dataclass
+class Domain:
+    """Each job's allowed configurations in one leaf of a branch certificate: counts of
+    its first and second role within ``lo``..``hi`` (J, 2), types where ``types`` (J, T)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    types: np.ndarray
+    admitted: np.ndarray  # (J,) the job is admitted (not paused) in this leaf
+
+    @classmethod
+    def everything(cls, instance: Instance) -> "Domain":
+        J, T = len(instance.jobs), len(instance.accelerators)
+        return cls(np.zeros((J, 2), dtype=np.int64), np.full((J, 2), np.iinfo(np.int64).max, dtype=np.int64),
+                   np.ones((J, T), dtype=bool), np.zeros(J, dtype=bool))
+
+    def but(self, **change: Any) -> "Domain":
+        """A copy with some arrays replaced."""
+        return Domain(**{**{k: getattr(self, k) for k in ("lo", "hi", "types", "admitted")}, **change})
+
+    def allows(self, t: int, owner: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+        return ((c0 >= self.lo[owner, 0]) & (c0 <= self.hi[owner, 0]) & (c1 >= self.lo[owner, 1])
+                & (c1 <= self.hi[owner, 1]) & self.types[owner, t])
+
+
 def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, admit: int | None,
-                          nu: float) -> float:
+                          nu: float, domain: Domain | None = None, blocks: list | None = None) -> float:
     """L(λ, ν) in the problem's cost units (a lower bound on Σ cost of every plan
-    admitting at least ``admit`` jobs; ``admit`` None or every job: all admitted)."""
+    admitting at least ``admit`` jobs; ``admit`` None or every job: all admitted), over
+    the configurations ``domain`` allows (every one without it; a paused job is always
+    allowed). ``blocks``: :func:`_blocks`' output, when the caller enumerated it once."""
     J = len(instance.jobs)
     every = admit is None or admit >= J
     data = _jobs(instance)
     priced_role = _priced_use(instance, data, lam)
     m = np.full(J, np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
-        for t, owner, c0, c1, costs in _blocks(instance, cost, data):
+        for t, owner, c0, c1, costs in (blocks if blocks is not None else _blocks(instance, cost, data)):
             a = priced_role(t)
             priced = costs + c0 * a[owner, 0] + c1 * a[owner, 1]
+            if domain is not None:
+                priced = np.where(domain.allows(t, owner, c0, c1), priced, np.inf)
             np.minimum.at(m, owner, np.where(np.isnan(priced), np.inf, priced))
     if every:
         total = float(m.sum())  # a job without an allowed configuration makes L = +inf: no plan admits all
     else:
-        total = float(np.minimum(0.0, m - nu).sum()) + nu * float(admit)  # type: ignore[arg-type]
+        must = domain.admitted if domain is not None else np.zeros(J, dtype=bool)
+        with np.errstate(invalid="ignore"):
+            terms = np.where(must, m - nu, np.minimum(0.0, m - nu))
+        total = float(terms.sum()) + nu * float(admit)  # type: ignore[arg-type]
     return total - float(lam @ _capacity(instance))
 
 
@@ -310,6 +342,103 @@ def lagrangian_replay(cost: CostGrid, sense: str) -> Callable:
     return replay
 
 
+#: the most leaves and the deepest path a branch certificate may have (a replay's work is bounded)
+MAX_BRANCH_LEAVES = 20_000
+MAX_BRANCH_DEPTH = 400
+
+
+def branch_leaves(instance: Instance, tree: Any) -> list[tuple[Domain, dict]]:
+    """The leaves of a branch certificate's ``tree``, each with the domain its path allows.
+
+    A node is a leaf ``{prices, admit_price}``, or splits one job's configurations in two:
+    ``{job, role, at, low, high}`` (the role's count <= at, and >= at + 1) or
+    ``{job, accelerator, on, off}`` (on that type, and on any other) or
+    ``{job, admitted, paused}`` (the job runs, and it does not). The two children
+    cover every configuration of their parent, so the leaves cover every plan: the bound
+    is the least of the leaves' Lagrangian bounds. ValueError names what is malformed."""
+    index = instance.job_index
+    kinds = {k: t for t, k in enumerate(instance.accelerators)}
+    out: list[tuple[Domain, dict]] = []
+    stack: list[tuple[Any, Domain, int, str]] = [(tree, Domain.everything(instance), 0, "tree")]
+    while stack:
+        node, dom, depth, path = stack.pop()
+        if not isinstance(node, dict):
+            raise ValueError(f"{path}: expected a mapping, got {type(node).__name__}")
+        if depth > MAX_BRANCH_DEPTH:
+            raise ValueError(f"{path}: deeper than {MAX_BRANCH_DEPTH}")
+        keys = set(node)
+        if keys <= {"prices", "admit_price"}:
+            out.append((dom, node))
+            if len(out) > MAX_BRANCH_LEAVES:
+                raise ValueError(f"more than {MAX_BRANCH_LEAVES:,} leaves")
+            continue
+        job_id = node.get("job")
+        if job_id not in index:
+            raise ValueError(f"{path}.job: unknown job {job_id!r}")
+        j = index[job_id]
+        job = instance.jobs[j]
+        if keys == {"job", "role", "at", "low", "high"}:
+            role = node["role"]
+            if role not in job.role_names[:2]:
+                raise ValueError(f"{path}.role: job {job_id!r} has no role {role!r}")
+            at = node["at"]
+            if isinstance(at, bool) or not isinstance(at, int):
+                raise ValueError(f"{path}.at: expected an integer, got {at!r}")
+            k = job.role_names.index(role)
+            low = dom.but(hi=dom.hi.copy())
+            low.hi[j, k] = min(low.hi[j, k], at)
+            high = dom.but(lo=dom.lo.copy())
+            high.lo[j, k] = max(high.lo[j, k], at + 1)
+            stack += [(node["low"], low, depth + 1, f"{path}.low"), (node["high"], high, depth + 1, f"{path}.high")]
+        elif keys == {"job", "admitted", "paused"}:
+            admitted = dom.admitted.copy()
+            admitted[j] = True
+            none = dom.types.copy()
+            none[j] = False  # paused: no configuration of the job is used
+            stack += [(node["admitted"], dom.but(admitted=admitted), depth + 1, f"{path}.admitted"),
+                      (node["paused"], dom.but(types=none), depth + 1, f"{path}.paused")]
+        elif keys == {"job", "accelerator", "on", "off"}:
+            kind = node["accelerator"]
+            if kind not in kinds or not instance.typed:
+                raise ValueError(f"{path}.accelerator: unknown type {kind!r}")
+            on_types, off_types = dom.types.copy(), dom.types.copy()
+            on_types[j] &= np.arange(len(kinds)) == kinds[kind]
+            off_types[j, kinds[kind]] = False
+            stack += [(node["on"], dom.but(types=on_types), depth + 1, f"{path}.on"),
+                      (node["off"], dom.but(types=off_types), depth + 1, f"{path}.off")]
+        else:
+            raise ValueError(f"{path}: a node is a leaf {{prices, admit_price}} or splits {{job, role, at, low, high}}, "
+                             f"{{job, accelerator, on, off}} or {{job, admitted, paused}}; got keys {sorted(keys)}")
+    return out
+
+
+def branch_replay(cost: CostGrid, sense: str) -> Callable:
+    """The replay of a ``branch-lagrangian`` proof: the least Lagrangian bound over the
+    leaves of its tree, each over the configurations its path allows."""
+
+    def replay(instance: Instance, plan, proof) -> float:
+        if proof.tree is None:
+            raise ValueError("a branch-lagrangian proof needs its tree")
+        if proof.prices:
+            raise ValueError("a branch-lagrangian proof carries its prices in its leaves")
+        J = len(instance.jobs)
+        admit = J if proof.admit is None else int(proof.admit)
+        if not 0 <= admit <= J:
+            raise ValueError(f"admit {admit} outside [0, {J}]")
+        if admit > len(plan.allocation):
+            raise ValueError(f"admit {admit} > the {len(plan.allocation)} jobs the plan admits")
+        leaves = branch_leaves(instance, proof.tree)
+        blocks = list(_blocks(instance, cost, _jobs(instance)))
+        least = math.inf
+        for dom, leaf in leaves:
+            lam = price_vector(instance, leaf.get("prices"))
+            nu = _finite_nonneg(leaf.get("admit_price"), "admit_price")
+            least = min(least, lagrangian_cost_bound(instance, lam, cost, admit=admit, nu=nu, domain=dom, blocks=blocks))
+        return least if sense == "min" else -least
+
+    return replay
+
+
 def admission_replay(cost: CostGrid) -> Callable:
     """The replay of an ``lp-dual`` proof of the admitted count."""
 
@@ -323,4 +452,5 @@ def count_certificates(cost: CostGrid, sense: str) -> dict[str, Replay]:
     """The certificate kinds a count problem replays: ``lagrangian`` proves the objective's
     bound, ``lp-dual`` the admitted count's."""
     return {"lagrangian": Replay("bound", lagrangian_replay(cost, sense)),
+            "branch-lagrangian": Replay("bound", branch_replay(cost, sense)),
             "lp-dual": Replay("admitted_bound", admission_replay(cost))}

@@ -16,6 +16,8 @@ is checked between phases and each backend gets only what is left.
 
 from __future__ import annotations
 
+import math
+
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -41,6 +43,7 @@ from schedopt.allocation.admission import admit as admit_by_rule, admitted_upper
 from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
+from schedopt.tolerances import REPLAYABLE_GAP
 
 
 @dataclass
@@ -61,9 +64,6 @@ LP_SECONDS_PER_CHOICE = 1.0e-6
 #: overrun allowed for it: a plan stopped early still carries a certified bound
 BOUND_SECONDS_PER_JOB = 2.5e-5
 BOUND_ALLOWANCE_S = 0.15
-#: a plan within this relative gap of the LP bound states the LP bound (which its
-#: certificate proves) rather than the backend's tighter one (which only the backend vouches for)
-REPLAYABLE_GAP = 1e-6
 #: an incumbent within this relative gap of the LP bound is returned as optimal without the
 #: stage-2 model: the MILP's own default relative gap (``optimus-milp``'s ``rel_gap``)
 CLOSED_BY_LP_GAP = 1e-7
@@ -214,6 +214,25 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
         "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
     })
     return reduced, relaxed.bound, best, relaxed.proof
+
+
+def _branch_certified(instance: Instance, found: dict[int, tuple[int, int]], data: AllocationData, bound: float,
+                      proof: Proof, clock: Deadline, metrics: dict[str, Any]) -> tuple[float, Proof]:
+    """The backend's optimum with a branch certificate anyone can replay in place of the
+    backend's word (issue 48 §5), when :func:`~schedopt.allocation.branching.branch_proof`
+    finds one in its budget; else the backend's bound and proof unchanged."""
+    from schedopt.allocation.branching import branch_proof, search_budget_s
+
+    value = data.total_time_s(found)
+    admit = len(found) if len(found) < data.J else None
+    got = branch_proof(instance, value, admit=admit,
+                       time_limit_s=search_budget_s(clock.spent(), clock.remaining() if clock.limit_s is not None else math.inf))
+    if got is None:
+        metrics["branch_certificate"] = "not found within its budget: the backend's bound stands"
+        return bound, proof
+    tree_bound, tree_proof, info = got
+    metrics.update(info)
+    return min(bound, tree_bound), tree_proof
 
 
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
@@ -404,5 +423,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     lp_gap = relative_gap(data.total_time_s(found), lp_bound)
     if proof is backend_proof and lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
         bound, proof = lp_bound, lp_proof  # the LP's prices prove it within the gap "optimal" allows: anyone can check
+    if proof is backend_proof and proven and compile is compile_allocation:
+        bound, proof = _branch_certified(instance, found, data, bound, proof, clock, metrics)
     return plan(found, status, term, bound=bound, admitted_bound=admitted_bound, proof=proof,
                 admitted_proof=admitted_proof)

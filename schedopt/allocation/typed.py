@@ -41,7 +41,7 @@ from schedopt.deadline import Deadline, check_time_limit
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
-from schedopt.tolerances import capacity_limit
+from schedopt.tolerances import REPLAYABLE_GAP, capacity_limit
 
 OBJECTIVE_NAME = "total_remaining_time"
 #: how a heuristic picks a job's type: the one where its minimum configuration runs
@@ -770,8 +770,19 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     if proof.kind == "backend":
         lp_gap = relative_gap(cost_of(found), tb.bound)
-        if lp_gap is not None and lp_gap <= 1e-6:
+        if lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
             bound, proof = tb.bound, tb.proof  # the LP's prices prove it within "optimal"'s gap: replayable
+    if proof.kind == "backend" and proven:  # a branch certificate in place of the backend's word, if found in time
+        from schedopt.allocation.branching import branch_proof, search_budget_s
+
+        got = branch_proof(instance, cost_of(found), admit=len(found) if len(found) < data.J else None,
+                           time_limit_s=search_budget_s(clock.spent(), clock.remaining() if clock.limit_s is not None
+                                                        else math.inf))
+        if got is None:
+            metrics["branch_certificate"] = "not found within its budget: the backend's bound stands"
+        else:
+            metrics.update(got[2])
+            bound, proof = min(bound, got[0]), got[1]
     return plan(found, Status.OPTIMAL if proven else Status.FEASIBLE,
                 s2.termination if proven else Termination.TIME_LIMIT,
                 bound=bound, proof=proof, admitted_bound=admitted_bound)
