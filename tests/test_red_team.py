@@ -1,7 +1,7 @@
 """The permanent red team (issue 48 §7): forged claims and forged certificates.
 
 Every plan here is an honest solver's plan on a tiny instance whose true optimum
-brute force knows. Hypothesis mutates its claims (status, bound, gap,
+brute force knows (allocation, quality; Dorm's partition: the MILP's optimum). Hypothesis mutates its claims (status, bound, gap,
 admitted_bound) and its certificate's fields (kind, prices and their keys,
 admit, admit_price, NaN and inf, a certificate copied from another instance, the
 plan checked against another instance). The property: ``check --strict`` either
@@ -44,7 +44,7 @@ class Case:
     instance: Instance
     plan: Plan
     sense: str
-    most_admitted: int
+    most_admitted: int | None  # None: the problem has no admission objective (partition)
     optimum: float
 
 
@@ -107,12 +107,27 @@ def _quality_cases() -> list[Case]:
     return cases
 
 
+def _partition_cases() -> list[Case]:
+    """Dorm's partition problem on tiny testbeds; the optimum as dorm-milp proves it (HiGHS's
+    branch and bound: no brute force for Dorm here)."""
+    cases = []
+    for seed in range(3):
+        inst = generate_instance("dorm-table2", jobs=4, servers=2, seed=seed, max_tasks=4)
+        best = get_solver("dorm-milp").solve(inst, seed=0)
+        assert best.status.value == "optimal"
+        for solver in ("drf-containers", "swarm-static", "dorm-milp"):
+            plan = get_solver(solver).solve(inst, seed=0)
+            assert not check(inst, plan), solver
+            cases.append(Case(inst, plan, "max", None, float(best.objective.value)))
+    return cases
+
+
 CASES: list[Case] = []
 
 
 def cases() -> list[Case]:
     if not CASES:
-        CASES.extend(_allocation_cases() + _quality_cases())
+        CASES.extend(_allocation_cases() + _quality_cases() + _partition_cases())
     return CASES
 
 
@@ -298,6 +313,16 @@ def truly_proven(case: Case, instance: Instance, plan: Plan) -> list[str]:
     sign = 1.0 if case.sense == "min" else -1.0
     admitted = len(plan.allocation)
     tol = TOL * max(1.0, abs(case.optimum))
+    if case.most_admitted is None:  # no admission objective: the value alone
+        if obj.bound is not None and sign * (obj.bound - case.optimum) > tol:
+            false.append(f"bound {obj.bound} on the wrong side of the optimum {case.optimum}")
+        if plan.status.value == "optimal" and obj.value is not None and abs(obj.value - case.optimum) > tol:
+            false.append(f"optimal with value {obj.value} != optimum {case.optimum}")
+        if obj.gap is not None and obj.value:
+            true_gap = sign * (obj.value - case.optimum) / abs(obj.value)
+            if obj.gap < true_gap - 1e-6:
+                false.append(f"gap {obj.gap} below the true gap {true_gap}")
+        return false
     if obj.admitted_bound is not None and obj.admitted_bound < case.most_admitted:
         false.append(f"admitted_bound {obj.admitted_bound} < {case.most_admitted} admitted by the optimum")
     if obj.bound is not None and sign * (obj.bound - case.optimum) > tol:
