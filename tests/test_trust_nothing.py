@@ -182,3 +182,28 @@ def test_gavel_rounds_keep_the_queues_quotas(solver: str) -> None:
             job = inst.jobs[inst.job_index[job_id]]
             used[job.queue] += sum(n * job.roles[r].demand.get("gpu", 0.0) for r, n in counts.items())
         assert all(u <= 2.0 for u in used.values()), used  # 1 GPU per type and queue
+
+
+@pytest.mark.parametrize("solver", ["gavel-las", "gavel-max-sum-throughput", "gavel-finish-time-fairness"])
+def test_gavel_claims_only_what_holds_and_certifies_on_request(solver: str) -> None:
+    """Gavel's policies state no bound by default (as Gavel); ``bound=true`` adds the certified
+    bounds, on the right side of the brute-force optimum; "infeasible" only when no job can run
+    (a round that places nothing is not a proof that nothing fits)."""
+    from schedopt.allocation.bruteforce import solve_bruteforce
+    from schedopt.registry import solver_info
+    from schedopt.testing.instances import random_typed_instance
+
+    carried = 0
+    for seed in range(12):
+        inst = random_typed_instance(seed)
+        admitted, optimum, _ = solve_bruteforce(inst)
+        plain = solver_info(solver).make().solve(inst, seed=0)
+        assert plain.objective.bound is None and not check(inst, plain, strict=True)
+        certified = solver_info(solver).make(bound=True).solve(inst, seed=0)
+        assert certified.allocation == plain.allocation  # the option certifies, it does not change the round
+        assert not check(inst, certified, strict=True), [str(v) for v in check(inst, certified, strict=True)]
+        if certified.objective.bound is not None:
+            carried += 1
+            assert len(certified.allocation) == admitted
+            assert certified.objective.bound <= optimum + 1e-6 * max(1.0, abs(optimum))
+    assert carried >= 3

@@ -47,7 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from schedopt.allocation.typed import TypedData, compile_typed, typed_plan
+from schedopt.allocation.typed import TypedData, compile_typed, typed_bounds, typed_cannot_run, typed_plan
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
@@ -266,15 +266,23 @@ Policy = Callable[..., tuple[np.ndarray | None, float | None, str]]
 
 
 def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: str, started: float,
-                 time_limit: float | None, seed: int | None, options: dict[str, Any], **kw: Any) -> Plan:
+                 time_limit: float | None, seed: int | None, options: dict[str, Any], bound: bool = False,
+                 **kw: Any) -> Plan:
+    """Run ``policy``'s LP, then one round of Gavel's mechanism. ``bound`` (not Gavel's: an
+    option of ours) adds the certified bounds every optimus heuristic carries (the typed
+    admission LP and the LP bound on Σ t, docs/certificates.md)."""
     g = compile_gavel(instance)
     if g.M == 0:
         return typed_plan(g.typed, solver=solver, config={}, status=Status.HEURISTIC, termination=Termination.COMPLETED,
                           started=started, admitted_bound=0, seed=seed, options=options)
+    # "infeasible" is a claim about every plan: only when no job can run alone at any configuration
+    nothing_runs = len(typed_cannot_run(g.typed)) == g.M
     if not _runnable_pairs(g).any():
-        return typed_plan(g.typed, solver=solver, config={}, status=Status.INFEASIBLE, termination=Termination.INFEASIBLE,
+        status = Status.INFEASIBLE if nothing_runs else Status.HEURISTIC
+        return typed_plan(g.typed, solver=solver, config={}, status=status,
+                          termination=Termination.INFEASIBLE if nothing_runs else Termination.COMPLETED,
                           started=started, seed=seed, options=options,
-                          message="no job can run: none fits any type's capacity at its scale factor with a speed there")
+                          message="no job can run at its scale factor: none fits any type's capacity with a speed there")
     X, value, why = policy(g, time_limit=time_limit, seed=seed, **kw)
     if X is None:
         term = Termination.TIME_LIMIT if why.startswith("time limit") else Termination.ERROR
@@ -287,10 +295,15 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
                "time_shares": {instance.jobs[m].id: {str(instance.accelerators[t]): float(X[m, t])
                                                       for t in range(X.shape[1]) if X[m, t] > 1e-9}
                                for m in range(g.M) if thr[m] > 0}}
-    status = Status.HEURISTIC if config else Status.INFEASIBLE
+    status = Status.HEURISTIC if config or not nothing_runs else Status.INFEASIBLE
+    lp_bound = proof = admitted_bound = admitted_proof = None
+    if bound and config:
+        lp_bound, proof, admitted_bound, admitted_proof, more = typed_bounds(g.typed, config)
+        metrics.update(more)
     return typed_plan(g.typed, solver=solver, config=config, status=status,
-                      termination=Termination.COMPLETED if config else Termination.INFEASIBLE, started=started,
-                      seed=seed, options=options, metrics=metrics)
+                      termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
+                      started=started, seed=seed, options=options, metrics=metrics, bound=lp_bound, admitted_bound=admitted_bound,
+                      proof=proof, admitted_proof=admitted_proof)
 
 
 @register("gavel-max-sum-throughput", problem="allocation", exact=False, backend="pyomo+highs",
@@ -298,15 +311,17 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
 class GavelMaxSumThroughput:
     """Gavel's max-sum-throughput policy (LP over time shares per type), then one round of its mechanism."""
 
-    def __init__(self, *, normalize: str = "none"):
+    def __init__(self, *, normalize: str = "none", bound: bool = False):
         if normalize not in ("none", "fastest"):
             raise InputError(self.name, f'normalize: expected "none" (raw steps/s, Gavel\'s simulator) or "fastest", got {normalize!r}')
         self.normalize = normalize
+        self.bound = bound
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_policy(instance, solver=self.name, policy=max_sum_throughput, objective="sum of throughputs",
                             started=time.perf_counter(), time_limit=time_limit, seed=seed,
-                            options={"normalize": self.normalize}, normalize=self.normalize)
+                            options={"normalize": self.normalize, "bound": self.bound}, normalize=self.normalize,
+                            bound=self.bound)
 
 
 @register("gavel-las", problem="allocation", exact=False, backend="pyomo+highs", supports_time_limit=True,
@@ -314,9 +329,13 @@ class GavelMaxSumThroughput:
 class GavelLas:
     """Gavel's heterogeneity-aware max-min fairness (LAS), then one round of its mechanism."""
 
+    def __init__(self, *, bound: bool = False):
+        self.bound = bound  # ours, not Gavel's: the certified bounds (solve_policy)
+
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_policy(instance, solver=self.name, policy=las, objective="min normalised throughput",
-                            started=time.perf_counter(), time_limit=time_limit, seed=seed, options={})
+                            started=time.perf_counter(), time_limit=time_limit, seed=seed,
+                            options={"bound": self.bound}, bound=self.bound)
 
 
 @register("gavel-finish-time-fairness", problem="allocation", exact=False, backend="pyomo+highs",
@@ -324,6 +343,10 @@ class GavelLas:
 class GavelFinishTimeFairness:
     """Gavel's finish-time fairness (Themis's ρ), bisection over LPs, then one round of its mechanism."""
 
+    def __init__(self, *, bound: bool = False):
+        self.bound = bound  # ours, not Gavel's: the certified bounds (solve_policy)
+
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_policy(instance, solver=self.name, policy=finish_time_fairness, objective="max finish-time ratio",
-                            started=time.perf_counter(), time_limit=time_limit, seed=seed, options={})
+                            started=time.perf_counter(), time_limit=time_limit, seed=seed,
+                            options={"bound": self.bound}, bound=self.bound)
