@@ -75,7 +75,15 @@ class Judgement:
 
 def check_certificates(instance: Instance, plan: Plan, problem: Any, *, strict: bool = False) -> Judgement:
     """Judge each claim of the plan (bound, admitted_bound, gap, status) against its proof;
-    with ``strict``, a solver of :data:`CARRIES_BOUND` that leaves a bound out is unverified."""
+    with ``strict``, a solver of :data:`CARRIES_BOUND` that leaves a bound out is unverified.
+    The replays share one enumeration of the instance's configurations."""
+    from schedopt.allocation.certificates import replay_session
+
+    with replay_session():
+        return _check_certificates(instance, plan, problem, strict=strict)
+
+
+def _check_certificates(instance: Instance, plan: Plan, problem: Any, *, strict: bool) -> Judgement:
     out = Judgement()
     obj = plan.objective
     cert = plan.certificate

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -188,6 +190,34 @@ def _blocks(instance: Instance, cost: CostGrid, data: _Jobs):
         start = stop
 
 
+#: within :func:`replay_session`, the enumeration of the instance being checked, kept across its
+#: replays (the Σ-time bound and the admitted count enumerate the same configurations)
+_SESSION: ContextVar[dict | None] = ContextVar("schedopt_replay_session", default=None)
+
+
+@contextmanager
+def replay_session() -> Iterator[None]:
+    """Replays inside share each instance's enumeration (and free it at the end)."""
+    token = _SESSION.set({})
+    try:
+        yield
+    finally:
+        _SESSION.reset(token)
+
+
+def _enumerated(instance: Instance, cost: CostGrid, data: _Jobs):
+    """:func:`_blocks`, enumerated once per instance and cost within a :func:`replay_session`."""
+    session = _SESSION.get()
+    if session is None:
+        return _blocks(instance, cost, data)
+    key = (id(instance), cost)
+    held = session.get(key)
+    if held is None or held[0] is not instance:
+        held = (instance, list(_blocks(instance, cost, data)))
+        session[key] = held
+    return held[1]
+
+
 def _job_prices(instance: Instance, data: _Jobs, prices: np.ndarray, t: int) -> np.ndarray:
     """(J, R): what a unit of each resource on type t costs job j at row prices ``prices``
     (its type's rows, plus the quota rows of its queue on t), so that a configuration's
@@ -258,7 +288,7 @@ def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *
     priced_role = _priced_use(instance, data, lam)
     m = np.full(J, np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
-        for t, owner, c0, c1, costs in (blocks if blocks is not None else _blocks(instance, cost, data)):
+        for t, owner, c0, c1, costs in (blocks if blocks is not None else _enumerated(instance, cost, data)):
             a = priced_role(t)
             priced = costs + c0 * a[owner, 0] + c1 * a[owner, 1]
             if domain is not None:
@@ -280,7 +310,7 @@ def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> 
     data = _jobs(instance)
     priced_role = _priced_use(instance, data, mu)
     least = np.full(J, np.inf)
-    for t, owner, c0, c1, costs in _blocks(instance, cost, data):
+    for t, owner, c0, c1, costs in _enumerated(instance, cost, data):
         allowed = np.isfinite(costs)
         a = priced_role(t)
         o = owner[allowed]
@@ -428,7 +458,7 @@ def branch_replay(cost: CostGrid, sense: str) -> Callable:
         if admit > len(plan.allocation):
             raise ValueError(f"admit {admit} > the {len(plan.allocation)} jobs the plan admits")
         leaves = branch_leaves(instance, proof.tree)
-        blocks = list(_blocks(instance, cost, _jobs(instance)))
+        blocks = list(_enumerated(instance, cost, _jobs(instance)))
         least = math.inf
         for dom, leaf in leaves:
             lam = price_vector(instance, leaf.get("prices"))
