@@ -24,14 +24,18 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix, hstack, identity, vstack
 
-from schedopt.allocation.certificates import (CostGrid, Domain, _blocks, _capacity, _jobs, lagrangian_cost_bound,
+from schedopt.allocation.certificates import (CostGrid, Domain, _blocks, _capacity, _configuration_count, _jobs,
+                                              lagrangian_cost_bound,
                                               remaining_time_grid, resource_names)
 from schedopt.allocation.rows import quota_rows
 from schedopt.instance import Instance
 from schedopt.plan import Proof
 
-#: the most configurations (all jobs, all types) a branch certificate is searched over
-MAX_CONFIGURATIONS = 200_000
+#: the most allowed configurations (all jobs, all types) a branch certificate is searched over
+#: (one node's LP over 100,000 took 0.7 s: larger trees are out of any exact solve's budget),
+#: and the most the instance's role bounds may span before any is enumerated
+MAX_CONFIGURATIONS = 50_000
+MAX_ENUMERATED = 500_000
 #: the most leaves a certificate the search builds may have
 MAX_LEAVES = 2_000
 #: the target: the incumbent's value less this relative margin (within "optimal"'s 1e-4)
@@ -79,7 +83,7 @@ class _Configurations:
 
 
 def _lp_prices(conf: _Configurations, mask: np.ndarray, must: np.ndarray, J: int, cap: np.ndarray,
-               admit: int | None) -> tuple[str, np.ndarray | None, float, np.ndarray | None]:
+               admit: int | None, time_limit_s: float) -> tuple[str, np.ndarray | None, float, np.ndarray | None]:
     """The node's LP: min cost·x, at most one allowed configuration per job (exactly one for
     every job when ``admit`` is None, and for the jobs ``must`` admit), at least ``admit``
     jobs, within capacity. ("optimal", λ, ν, x), ("infeasible", λ, ν, None) with the row
@@ -105,7 +109,9 @@ def _lp_prices(conf: _Configurations, mask: np.ndarray, must: np.ndarray, J: int
         marg = -np.asarray(res.ineqlin.marginals)
         return np.maximum(marg[:R], 0.0), (max(float(marg[-1]), 0.0) if admit is not None else 0.0)
 
-    res = linprog(conf.cost[idx], A_ub=a_ub, b_ub=b_ub_all, A_eq=a_eq, b_eq=b_eq, bounds=(0, 1), method="highs")
+    options = {"time_limit": max(1e-3, time_limit_s)}
+    res = linprog(conf.cost[idx], A_ub=a_ub, b_ub=b_ub_all, A_eq=a_eq, b_eq=b_eq, bounds=(0, 1), method="highs",
+                  options=options)
     if res.status == 0:
         lam, nu = prices(res)
         return "optimal", lam, nu, np.asarray(res.x)
@@ -117,7 +123,7 @@ def _lp_prices(conf: _Configurations, mask: np.ndarray, must: np.ndarray, J: int
     a_eq2 = hstack([a_eq, csr_matrix((a_eq.shape[0], R))], format="csr") if a_eq is not None else None
     obj = np.concatenate([np.zeros(K), np.ones(R)])
     bounds = [(0, 1)] * K + [(0, None)] * R
-    res = linprog(obj, A_ub=a_ub2, b_ub=b_ub_all, A_eq=a_eq2, b_eq=b_eq, bounds=bounds, method="highs")
+    res = linprog(obj, A_ub=a_ub2, b_ub=b_ub_all, A_eq=a_eq2, b_eq=b_eq, bounds=bounds, method="highs", options=options)
     if res.status != 0 or res.fun <= 0:
         return "error", None, 0.0, None
     lam, nu = prices(res)
@@ -133,6 +139,8 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     started = time.perf_counter()
     J = len(instance.jobs)
     if J == 0:
+        return None
+    if _configuration_count(instance) > MAX_ENUMERATED:
         return None
     data = _jobs(instance)
     try:
@@ -171,12 +179,15 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             leaves += 1
             least = min(least, bound_at(np.zeros(len(names)), 0.0, dom))
             continue
-        status, lam, nu, x = _lp_prices(conf, mask, dom.admitted, J, cap, k_admit)
+        left = time_limit_s - (time.perf_counter() - started)
+        status, lam, nu, x = _lp_prices(conf, mask, dom.admitted, J, cap, k_admit, left)
         if status == "error" or lam is None:
             return None
         if status == "infeasible":  # scale the overflow prices until they price the node out
             scale = 1.0
             while scale < 1e30 and bound_at(scale * lam, scale * nu, dom) < target:
+                if time.perf_counter() - started > time_limit_s:
+                    return None
                 scale *= 10.0
             lam, nu = scale * lam, scale * nu
         found = bound_at(lam, nu, dom)
