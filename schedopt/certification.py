@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from schedopt.checking import REL_TOL, Violation
+from schedopt.claims import TooLargeToReplay, replay_session
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status
 
@@ -27,8 +28,6 @@ def _kind_proves(entry: Any) -> str:
 
 def _replay(instance: Instance, plan: Plan, problem: Any, proof: Proof, field: str) -> tuple[float | None, Violation | None, str | None]:
     """(proven, violation, why not verified) for one proof of ``objective.<field>``."""
-    from schedopt.allocation.certificates import TooLargeToReplay
-
     if proof.kind == "backend":
         by = proof.backend or "an unnamed backend"
         return None, None, f"proven by {by}'s branch and bound; no certificate to replay"
@@ -77,8 +76,6 @@ def check_certificates(instance: Instance, plan: Plan, problem: Any, *, strict: 
     """Judge each claim of the plan (bound, admitted_bound, gap, status) against its proof;
     with ``strict``, a solver of :data:`CARRIES_BOUND` that leaves a bound out is unverified.
     The replays share one enumeration of the instance's configurations."""
-    from schedopt.allocation.certificates import replay_session
-
     with replay_session():
         return _check_certificates(instance, plan, problem, strict=strict)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
+from schedopt.claims import Replay
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -57,22 +58,6 @@ class ObjectiveSpec:
 
     name: str
     sense: Literal["min", "max"]
-
-
-@dataclass(frozen=True)
-class Replay:
-    """A certificate kind: the claim it proves and how ``check`` replays it.
-
-    ``proves``: ``bound`` (``objective.bound``, in the plan's sense) or
-    ``admitted_bound`` (``objective.admitted_bound``, a count); a proof of one kind
-    is never accepted for the other claim (issue 48 §1).
-    ``replay(instance, plan, proof)`` returns what the proof proves, from the instance alone."""
-
-    proves: Literal["bound", "admitted_bound"]
-    replay: Callable[[Instance, Plan, Any], float]
-
-    def __call__(self, instance: Instance, plan: Plan, proof: Any) -> float:
-        return self.replay(instance, plan, proof)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from schedopt.allocation.certificates import (CostGrid, Domain, _blocks, _capaci
                                               lagrangian_cost_bound,
                                               remaining_time_grid, resource_names)
 from schedopt.allocation.rows import quota_rows
+from schedopt.claims import TooLargeToReplay
 from schedopt.instance import Instance
 from schedopt.plan import Proof
 
@@ -145,7 +146,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     data = _jobs(instance)
     try:
         blocks = list(_blocks(instance, cost, data))
-    except Exception:  # TooLargeToReplay
+    except TooLargeToReplay:
         return None
     conf = _Configurations(instance, cost, blocks)
     if len(conf.owner) == 0 or len(conf.owner) > MAX_CONFIGURATIONS:

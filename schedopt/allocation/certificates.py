@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
+from schedopt.claims import SESSION, Replay, TooLargeToReplay
 from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names
 from schedopt.instance import Instance, Job
-from schedopt.problems import Replay
 from schedopt.tolerances import capacity_limit
 
 #: a job's cost per configuration (min sense): (instance, job, c0, c1) -> array, inf where not allowed
@@ -39,10 +37,6 @@ CostGrid = Callable[[Instance, Job, np.ndarray, np.ndarray], np.ndarray]
 
 #: most configurations a replay enumerates (all jobs together) before it declines
 MAX_REPLAY_CONFIGURATIONS = 50_000_000
-
-
-class TooLargeToReplay(Exception):
-    """The instance has more configurations than a replay enumerates."""
 
 
 def remaining_time_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
@@ -190,24 +184,10 @@ def _blocks(instance: Instance, cost: CostGrid, data: _Jobs):
         start = stop
 
 
-#: within :func:`replay_session`, the enumeration of the instance being checked, kept across its
-#: replays (the Σ-time bound and the admitted count enumerate the same configurations)
-_SESSION: ContextVar[dict | None] = ContextVar("schedopt_replay_session", default=None)
-
-
-@contextmanager
-def replay_session() -> Iterator[None]:
-    """Replays inside share each instance's enumeration (and free it at the end)."""
-    token = _SESSION.set({})
-    try:
-        yield
-    finally:
-        _SESSION.reset(token)
-
-
 def _enumerated(instance: Instance, cost: CostGrid, data: _Jobs):
-    """:func:`_blocks`, enumerated once per instance and cost within a :func:`replay_session`."""
-    session = _SESSION.get()
+    """:func:`_blocks`, enumerated once per instance and cost within a
+    :func:`schedopt.claims.replay_session`."""
+    session = SESSION.get()
     if session is None:
         return _blocks(instance, cost, data)
     key = (id(instance), cost)

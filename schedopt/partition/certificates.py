@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from schedopt.allocation.certificates import price_vector
+from schedopt.claims import Replay
 from schedopt.instance import Instance
-from schedopt.problems import Replay
 from schedopt.tolerances import capacity_limit
 
 
