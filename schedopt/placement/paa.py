@@ -1,14 +1,7 @@
 """PAA and MXNet's default: parameter blocks to parameter servers (problem ``ps-assignment``; Optimus §5.3, Table 3).
 
-A job gives ``param_blocks`` (parameters per block, in MXNet's order) and the
-instance's ``allocation`` gives its PS count p. A plan assigns every block, or
-slices of it, to PS 0..p-1: ``ps_assignment: {job: [{ps, block, size}, ...]}``,
-one entry per parameter update request. Table 3's metrics, per job and over
-all jobs (max of the differences, sum of the requests):
-
-- ``max_size_difference``: largest minus smallest parameters on a PS;
-- ``max_request_difference``: most minus fewest requests on a PS;
-- ``total_requests``: entries (a block sliced in k gives k requests).
+The problem's data (each job's PS count) and Table 3's metrics live in
+:mod:`schedopt.placement.assignment`; this module holds the two solvers.
 """
 
 from __future__ import annotations
