@@ -24,8 +24,8 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix, hstack, identity, vstack
 
-from schedopt.allocation.certificates import (CostGrid, Domain, _blocks, _capacity, _configuration_count, _jobs,
-                                              lagrangian_cost_bound,
+from schedopt.allocation.certificates import (MAX_BRANCH_DEPTH, CostGrid, Domain, _blocks, _capacity,
+                                              _configuration_count, _jobs, lagrangian_cost_bound,
                                               remaining_time_grid, resource_names)
 from schedopt.allocation.rows import quota_rows
 from schedopt.claims import TooLargeToReplay
@@ -163,12 +163,14 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         return lagrangian_cost_bound(instance, lam, cost, admit=k_admit, nu=nu, domain=dom, blocks=blocks)
 
     root: dict[str, Any] = {}
-    stack: list[tuple[dict[str, Any], Domain]] = [(root, Domain.everything(instance))]
+    stack: list[tuple[dict[str, Any], Domain, int]] = [(root, Domain.everything(instance), 0)]
     leaves, least = 0, math.inf
     while stack:
         if time.perf_counter() - started > time_limit_s or leaves >= max_leaves:
             return None
-        node, dom = stack.pop()
+        node, dom, depth = stack.pop()
+        if depth >= MAX_BRANCH_DEPTH:  # deeper than a plan file holds: give up
+            return None
         mask = dom.allows(0, conf.owner, conf.c0, conf.c1) if not instance.typed else np.zeros(len(conf.owner), bool)
         if instance.typed:
             for k in range(len(kinds)):
@@ -228,7 +230,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             none = dom.types.copy()
             none[j] = False
             node.update(job=job.id, admitted={}, paused={})
-            stack += [(node["admitted"], dom.but(admitted=admitted)), (node["paused"], dom.but(types=none))]
+            stack += [(node["admitted"], dom.but(admitted=admitted), depth + 1), (node["paused"], dom.but(types=none), depth + 1)]
             continue
         if conf.t[a] != conf.t[b]:
             kind = kinds[int(conf.t[a])]
@@ -237,7 +239,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             off = dom.but(types=dom.types.copy())
             off.types[j, int(conf.t[a])] = False
             node.update(job=job.id, accelerator=kind, on={}, off={})
-            stack += [(node["on"], on), (node["off"], off)]
+            stack += [(node["on"], on, depth + 1), (node["off"], off, depth + 1)]
             continue
         k = 0 if conf.c0[a] != conf.c0[b] else 1
         counts = conf.c0 if k == 0 else conf.c1
@@ -247,7 +249,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         high = dom.but(lo=dom.lo.copy())
         high.lo[j, k] = max(high.lo[j, k], at + 1)
         node.update(job=job.id, role=job.role_names[k], at=at, low={}, high={})
-        stack += [(node["low"], low), (node["high"], high)]
+        stack += [(node["low"], low, depth + 1), (node["high"], high, depth + 1)]
     seconds = time.perf_counter() - started
     proof = Proof(kind="branch-lagrangian", value=least, tree=root, admit=k_admit)
     return least, proof, {"branch_leaves": leaves, "branch_seconds": seconds}

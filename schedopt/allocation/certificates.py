@@ -354,7 +354,8 @@ def lagrangian_replay(cost: CostGrid, sense: str) -> Callable:
 
 #: the most leaves and the deepest path a branch certificate may have (a replay's work is bounded)
 MAX_BRANCH_LEAVES = 20_000
-MAX_BRANCH_DEPTH = 400
+#: (a plan file nests at most schedopt.io.MAX_DEPTH = 64 levels; the tree starts 4 levels down)
+MAX_BRANCH_DEPTH = 50
 
 
 def branch_leaves(instance: Instance, tree: Any) -> list[tuple[Domain, dict]]:
