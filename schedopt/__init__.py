@@ -9,10 +9,8 @@ The model, plans and the checker load at once; the solvers (``solve``, ``compare
 the registry, ``sweep``) on first use, so ``import schedopt.checking`` loads no solver.
 """
 
-from importlib import import_module
-from typing import Any
-
 from schedopt.errors import InputError
+from schedopt.lazy import lazy_attributes
 from schedopt.instance import Instance, Job, Role, Server, load_instance, save_instance
 from schedopt.checking import Violation, check
 from schedopt.plan import Plan, Status, Termination, load_plan, save_plan
@@ -26,16 +24,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'schedopt' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = [
     "warm_up",

@@ -44,3 +44,11 @@ from schedopt.testing.instances import make_instance, random_tiny_instance, two_
 @pytest.fixture
 def testbed() -> Instance:
     return schedopt.load_instance(INSTANCES / "optimus-testbed.yaml")
+
+
+@pytest.fixture(scope="module")
+def greedy_100() -> tuple[Instance, schedopt.Plan]:
+    """``instances/optimus-100.yaml`` and optimus-greedy's plan of it (the forgeries' base)."""
+    inst = schedopt.load_instance(INSTANCES / "optimus-100.yaml")
+    return inst, schedopt.get_solver("optimus-greedy").solve(inst, seed=0)
+

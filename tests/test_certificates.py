@@ -107,12 +107,6 @@ def _forge(plan: Plan, **objective) -> Plan:
     return out
 
 
-@pytest.fixture(scope="module")
-def greedy_100() -> tuple[Instance, Plan]:
-    inst = load_instance(ROOT / "instances" / "optimus-100.yaml")
-    return inst, get_solver("optimus-greedy").solve(inst, seed=0)
-
-
 def test_forged_bound_gap_and_status_fail(greedy_100) -> None:
     inst, plan = greedy_100
     assert not check(inst, plan)

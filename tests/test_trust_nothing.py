@@ -8,7 +8,7 @@ import pytest
 
 import schedopt
 from schedopt.checking import check, check_report
-from schedopt.instance import Instance, load_instance
+from schedopt.instance import Instance
 from schedopt.plan import Certificate, Plan, Proof, Status
 from schedopt.registry import get_solver
 from schedopt.testing.instances import random_tiny_instance
@@ -18,12 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _paths(violations) -> list[str]:
     return [v.path for v in violations]
-
-
-@pytest.fixture(scope="module")
-def greedy_100() -> tuple[Instance, Plan]:
-    inst = load_instance(ROOT / "instances" / "optimus-100.yaml")
-    return inst, get_solver("optimus-greedy").solve(inst, seed=0)
 
 
 def test_a_count_proof_cannot_prove_the_objective_bound(greedy_100) -> None:

@@ -10,20 +10,13 @@ Everything about it lives here: ``contract`` (the problem's declaration),
 ``lagrange`` (LP bound, rounding, fixing) and ``bruteforce``.
 """
 
-from importlib import import_module
-from typing import Any
-
+from schedopt.lazy import lazy_attributes
 from schedopt.allocation.problem import AllocationData, ChoiceSet, compile_allocation, enumerate_choices
 
 #: solver-side names, loaded on first use (the checker side imports this package without them)
 _LAZY = {"solve_bruteforce": "schedopt.allocation.bruteforce", "allocation_plan": "schedopt.allocation.plans"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'schedopt.allocation' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = ["AllocationData", "allocation_plan", "ChoiceSet", "compile_allocation", "enumerate_choices", "solve_bruteforce"]

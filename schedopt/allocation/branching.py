@@ -253,3 +253,23 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     seconds = time.perf_counter() - started
     proof = Proof(kind="branch-lagrangian", value=least, tree=root, admit=k_admit)
     return least, proof, {"branch_leaves": leaves, "branch_seconds": seconds}
+
+
+def certify_optimum(instance: Instance, value: float, admitted: int, bound: float, proof: Proof, *,
+                    spent_s: float, left_s: float, metrics: dict[str, Any]) -> tuple[float, Proof]:
+    """What an exact driver states for an optimum only its backend proved: a branch
+    certificate anyone can replay, when :func:`branch_proof` finds one within
+    :func:`search_budget_s` of a solve that took ``spent_s`` (``left_s``: what its time limit
+    leaves); else the backend's ``bound`` and ``proof`` unchanged. ``metrics`` says which."""
+    J = len(instance.jobs)
+    got = branch_proof(instance, value, admit=admitted if admitted < J else None,
+                       time_limit_s=search_budget_s(spent_s, left_s))
+    if got is None:
+        metrics["branch_certificate"] = (f"none found (the search takes up to {SECONDS_PER_SOLVE_SECOND:g}x the solve's "
+                                         f"time, over at most {MAX_CONFIGURATIONS:,} configurations): the backend's "
+                                         f"bound stands")
+        return bound, proof
+    tree_bound, tree_proof, info = got
+    metrics.update(info)
+    return min(bound, tree_bound), tree_proof
+

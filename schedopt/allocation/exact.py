@@ -216,23 +216,10 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
     return reduced, relaxed.bound, best, relaxed.proof
 
 
-def _branch_certified(instance: Instance, found: dict[int, tuple[int, int]], data: AllocationData, bound: float,
-                      proof: Proof, clock: Deadline, metrics: dict[str, Any]) -> tuple[float, Proof]:
-    """The backend's optimum with a branch certificate anyone can replay in place of the
-    backend's word (issue 48 §5), when :func:`~schedopt.allocation.branching.branch_proof`
-    finds one in its budget; else the backend's bound and proof unchanged."""
-    from schedopt.allocation.branching import branch_proof, search_budget_s
-
-    value = data.total_time_s(found)
-    admit = len(found) if len(found) < data.J else None
-    got = branch_proof(instance, value, admit=admit,
-                       time_limit_s=search_budget_s(clock.spent(), clock.remaining() if clock.limit_s is not None else math.inf))
-    if got is None:
-        metrics["branch_certificate"] = "none found (the search takes up to twice the solve's time, over at most 50,000 configurations): the backend's bound stands"
-        return bound, proof
-    tree_bound, tree_proof, info = got
-    metrics.update(info)
-    return min(bound, tree_bound), tree_proof
+def _left_s(clock: Deadline) -> float:
+    """Seconds the time limit leaves (inf without one)."""
+    left = clock.remaining()
+    return math.inf if left is None else left
 
 
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
@@ -424,6 +411,9 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     if proof is backend_proof and lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
         bound, proof = lp_bound, lp_proof  # the LP's prices prove it within the gap "optimal" allows: anyone can check
     if proof is backend_proof and proven and compile is compile_allocation:
-        bound, proof = _branch_certified(instance, found, data, bound, proof, clock, metrics)
+        from schedopt.allocation.branching import certify_optimum
+
+        bound, proof = certify_optimum(instance, data.total_time_s(found), len(found), bound, proof,
+                                       spent_s=clock.spent(), left_s=_left_s(clock), metrics=metrics)
     return plan(found, status, term, bound=bound, admitted_bound=admitted_bound, proof=proof,
                 admitted_proof=admitted_proof)

@@ -773,16 +773,11 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         if lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
             bound, proof = tb.bound, tb.proof  # the LP's prices prove it within "optimal"'s gap: replayable
     if proof.kind == "backend" and proven:  # a branch certificate in place of the backend's word, if found in time
-        from schedopt.allocation.branching import branch_proof, search_budget_s
+        from schedopt.allocation.branching import certify_optimum
 
-        got = branch_proof(instance, cost_of(found), admit=len(found) if len(found) < data.J else None,
-                           time_limit_s=search_budget_s(clock.spent(), clock.remaining() if clock.limit_s is not None
-                                                        else math.inf))
-        if got is None:
-            metrics["branch_certificate"] = "none found (the search takes up to twice the solve's time, over at most 50,000 configurations): the backend's bound stands"
-        else:
-            metrics.update(got[2])
-            bound, proof = min(bound, got[0]), got[1]
+        left = clock.remaining()
+        bound, proof = certify_optimum(instance, cost_of(found), len(found), bound, proof, spent_s=clock.spent(),
+                                       left_s=math.inf if left is None else left, metrics=metrics)
     return plan(found, Status.OPTIMAL if proven else Status.FEASIBLE,
                 s2.termination if proven else Termination.TIME_LIMIT,
                 bound=bound, proof=proof, admitted_bound=admitted_bound)
