@@ -15,10 +15,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from schedopt.checking import REL_TOL, Violation
 from schedopt.claims import TooLargeToReplay, replay_session
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status
+from schedopt.tolerances import REL_TOL
+from schedopt.violations import Violation
 
 
 def _kind_proves(entry: Any) -> str:

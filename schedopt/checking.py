@@ -19,18 +19,8 @@ import numpy as np
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, relative_gap
 from schedopt.tolerances import REL_TOL, capacity_limit
+from schedopt.violations import Violation
 
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One broken constraint or wrong figure: where in the plan, and what."""
-
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
 
 
 @dataclass

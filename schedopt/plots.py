@@ -92,7 +92,7 @@ def plot_simulations(results: list[Any], directory: str | os.PathLike[str]) -> l
     resources allocated over time, the first seed). Every figure names the
     workload and seeds, its axes start at 0 and carry units, and each line has
     its own marker and dash so none hides another. Returns the paths."""
-    from schedopt.sweeps import ci95
+    from schedopt.stats import ci95
 
     plt = pyplot()
     d = Path(directory)

@@ -24,7 +24,7 @@ from schedopt.instance import Instance
 from schedopt.plan import Plan
 
 if TYPE_CHECKING:
-    from schedopt.checking import Violation
+    from schedopt.violations import Violation
 
 #: the problem packages of this library, in the order their solvers are listed
 BUILTIN_PROBLEM_MODULES = (
@@ -103,17 +103,13 @@ class Problem:
             return self.rejects(instance)
         return None if self.recognizes(instance) else f"it is not a {self.name} instance"
 
-    def solvers(self) -> list[Any]:
-        """The solvers registered for this problem (:class:`schedopt.registry.SolverInfo`)."""
-        from schedopt.registry import solvers
-
-        return solvers(self.name)
 
 
 _PROBLEMS: dict[str, Problem] = {}
 _FAMILIES: dict[str, tuple[str, Family]] = {}  # family -> (problem, family)
 _lock = threading.RLock()
 _state = {"discovered": False}
+_SOLVER_PLUGINS: dict[str, type] = {}  # entry-point name -> solver class
 
 
 def register_problem(problem: Problem) -> Problem:
@@ -150,9 +146,7 @@ def _load_entry_points(group: str) -> None:
         if isinstance(obj, Problem):
             register_problem(obj)
         elif group == SOLVER_GROUP and isinstance(obj, type):
-            from schedopt.registry import register_class
-
-            register_class(ep.name, obj)
+            _SOLVER_PLUGINS[ep.name] = obj  # the registry registers them (it sits above this module)
 
 
 def discover() -> None:
@@ -172,6 +166,13 @@ def discover() -> None:
             importlib.import_module(module)
         _load_entry_points(SOLVER_GROUP)
         _state["discovered"] = True
+
+
+def plugin_solver_classes() -> dict[str, type]:
+    """The solver classes installed plugins declare (entry points of ``schedopt.solvers``),
+    once :func:`discover` has run: the registry registers them."""
+    discover()
+    return dict(_SOLVER_PLUGINS)
 
 
 def find_contract(name: str) -> Problem | None:

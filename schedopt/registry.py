@@ -22,6 +22,7 @@ from schedopt.errors import FieldProblem, InputError, UnknownSolverError
 from schedopt.instance import Instance
 from schedopt.io import did_you_mean
 from schedopt.plan import Plan
+from schedopt.problems import plugin_solver_classes
 
 
 class Solver(Protocol):
@@ -153,10 +154,10 @@ def register_class(name: str, cls: type) -> None:
 
 
 def _load_builtin() -> None:
-    # The problem registry's discovery imports every problem package, its solvers and plugins.
-    from schedopt.problems import discover
-
-    discover()
+    # The problem registry's discovery imports every problem package, its solvers and plugins;
+    # the solver classes plugins declare by entry point are registered here.
+    for name, cls in plugin_solver_classes().items():
+        register_class(name, cls)
 
 
 def solver_info(name: str) -> SolverInfo:

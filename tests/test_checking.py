@@ -11,9 +11,9 @@ def test_every_problem_declares_its_contract() -> None:
     names = {p.name for p in problems()}
     assert names == {"allocation", "quality", "partition", "placement", "ps-assignment"}
     for p in problems():
-        assert p.objectives and p.solvers(), p.name
-        assert all(s.problem == p.name for s in p.solvers())
-    assert {s.name for s in schedopt.solvers()} >= {s.name for p in problems() for s in p.solvers()}
+        assert p.objectives and schedopt.solvers(p.name), p.name
+        assert all(s.problem == p.name for s in schedopt.solvers(p.name))
+    assert {s.name for s in schedopt.solvers()} >= {s.name for p in problems() for s in schedopt.solvers(p.name)}
     owner = {name: problem for name, (problem, _) in families().items()}
     assert owner["optimus"] == "allocation" and owner["slaq"] == "quality" and owner["dorm-table2"] == "partition"
     assert owner["placement"] == "placement" and owner["optimus-paa"] == "ps-assignment"

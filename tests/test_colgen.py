@@ -13,6 +13,7 @@ import pytest
 import schedopt
 from schedopt.instance import Instance
 from schedopt.partition import dorm
+from schedopt.partition.model import DormModel, p2_feasible
 from schedopt.partition.colgen import exact_pattern, fractional_bound, generate_columns, greedy_pattern, round_columns
 from schedopt.partition.problem import budgets, compile_partition, container_shapes, drf_containers, first_fit
 from tests.conftest import assert_checked
@@ -84,7 +85,7 @@ def test_column_generation_bound_is_valid_and_plans_check(seed: int, force_colge
 def test_converged_bound_is_the_lp_value_and_lp_rounding_meets_p2() -> None:
     inst = many_shapes_instance(3)
     data = compile_partition(inst)
-    model = dorm.DormModel(data, drf_containers(data), *budgets(data, 1.0, 0.1))
+    model = DormModel(data, drf_containers(data), *budgets(data, 1.0, 0.1))
     classes = data.server_classes()
     shapes, shape_of = container_shapes(data)
     cols = generate_columns(model, classes, shapes, shape_of, time_limit=None, seed=0, start=[first_fit(data, model.fair)])
@@ -93,7 +94,7 @@ def test_converged_bound_is_the_lp_value_and_lp_rounding_meets_p2() -> None:
     exact = schedopt.solve(inst, "dorm-milp", mode="servers")
     assert cols.bound >= exact.objective.value - 1e-7
     x = round_columns(model, classes, cols, shape_of)
-    assert x is not None and dorm._p2_feasible(model, x)
+    assert x is not None and p2_feasible(model, x)
     assert np.all(x.T @ data.demand <= data.cap + 1e-9)
     assert float(data.util @ x.sum(axis=1)) <= exact.objective.value + 1e-9
 

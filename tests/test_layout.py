@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 import re
 from pathlib import Path
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 PACKAGE = Path(__file__).resolve().parents[1] / "schedopt"
 
@@ -137,3 +141,48 @@ def test_checking_a_plan_loads_no_solver() -> None:
     banned = solver_modules(module_files())
     bad = sorted(m for m in loaded if m in banned or m.split(".")[0] in ("pyomo", "highspy", "ortools"))
     assert not bad, bad
+
+
+def import_graph() -> "nx.DiGraph":
+    """Module -> module it imports (anywhere in its body), without the edges to the module's own
+    packages (Python runs ``a/__init__`` before ``a.b`` whatever ``a.b`` says)."""
+    import networkx as nx
+
+    files = module_files()
+    graph = nx.DiGraph()
+    for module in files:
+        graph.add_node(module)
+        for dep in imported(module, files):
+            if dep in files and dep != module and not module.startswith(dep + "."):
+                graph.add_edge(module, dep)
+    return graph
+
+
+def test_no_import_cycle_counting_imports_inside_functions() -> None:
+    """Issue 49 §2: kernels below the solvers that call them, nothing calls upward; an import
+    deferred into a function still counts (it hid the 14-module cycle among allocation's modules)."""
+    import networkx as nx
+
+    cycles = [sorted(c) for c in nx.strongly_connected_components(import_graph()) if len(c) > 1]
+    assert not cycles, cycles
+
+
+def test_no_private_name_crosses_modules() -> None:
+    """A ``_name`` is its module's own: another module that needs it gets a public name."""
+    crossing = []
+    for module, path in module_files().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("schedopt"):
+                crossing += [f"{module} imports {node.module}.{a.name}" for a in node.names
+                             if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not crossing, crossing
+
+
+def test_allocation_solver_classes_sit_above_their_kernels() -> None:
+    """Issue 49 §2: the registered classes of Optimus's model live in ``allocation/solvers.py``;
+    the kernels (greedy, backends, price-guided steps, drivers) register nothing."""
+    kernels = ("greedy.py", "milp.py", "cpsat.py", "price_guided.py", "exact.py", "typed.py", "stage.py")
+    for name in kernels:
+        assert "@register(" not in (PACKAGE / "allocation" / name).read_text(), name
+    assert not any(f"schedopt.allocation.solvers" in imported(m, module_files())
+                   for m in module_files() if m != "schedopt.allocation.solvers")

@@ -283,7 +283,7 @@ def test_class_mode_with_patterns_is_exact_without_previous(seed: int) -> None:
 
 def test_dff_cuts_hold_for_every_packing_of_one_server() -> None:
     """dff_cuts are valid: every multiset of containers that fits one server meets each cut with m = 1."""
-    from schedopt.partition.dorm import dff_cuts
+    from schedopt.partition.model import dff_cuts
 
     apps = [app("a", {"cpu": 5, "gpu": 0, "mem_gb": 8}), app("b", {"cpu": 4, "gpu": 1, "mem_gb": 40}),
             app("c", {"cpu": 3, "gpu": 0, "mem_gb": 64}), app("d", {"cpu": 7, "gpu": 0, "mem_gb": 1})]
@@ -302,7 +302,7 @@ def test_dff_cuts_hold_for_every_packing_of_one_server() -> None:
 
 
 def test_first_fit_decreasing_keeps_the_class_counts_when_they_pack() -> None:
-    from schedopt.partition.dorm import first_fit_decreasing_classes, pack_classes
+    from schedopt.partition.model import first_fit_decreasing_classes, pack_classes
 
     inst = table2_like(previous=False)
     data = compile_partition(inst)
@@ -315,7 +315,7 @@ def test_first_fit_decreasing_keeps_the_class_counts_when_they_pack() -> None:
 
 
 def test_dot_product_packing_keeps_the_class_counts_when_they_pack() -> None:
-    from schedopt.partition.dorm import dot_product_classes
+    from schedopt.partition.model import dot_product_classes
 
     data = compile_partition(table2_like(previous=False))
     y = np.array([[3], [3], [3], [3], [2], [2], [4]])

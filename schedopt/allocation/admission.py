@@ -28,7 +28,7 @@ from schedopt.tolerances import capacity_limit
 Admission = tuple[list[int], dict[int, tuple[int, int]]]
 
 
-def _minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarray]:
+def minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarray]:
     """Each job's allowed configuration of least dominant demand: (counts (J, 2),
     ok (J,)). Formula forms allow every count in bounds, so theirs is the lower
     bound (vectorised); tables are searched one job at a time."""
@@ -43,9 +43,9 @@ def _minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarra
     return mins, ok
 
 
-def _minimum_use(data: AllocationData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def minimum_use(data: AllocationData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each job's minimum configuration (J, 2), whether it has one (J,), and its use (J, R)."""
-    mins, ok = _minimum_configurations(data)
+    mins, ok = minimum_configurations(data)
     return mins, ok, mins[:, 0, None] * data.demand[:, 0] + mins[:, 1, None] * data.demand[:, 1]
 
 
@@ -83,7 +83,7 @@ def admit_smallest_first(data: AllocationData) -> Admission:
     """Heuristic admission (DESIGN.md): jobs by dominant demand of their minimum
     configuration, ties by arrival then order; admit each that still fits.
     Returns the admitted jobs and their starting configurations."""
-    mins, ok, use = _minimum_use(data)
+    mins, ok, use = minimum_use(data)
     with np.errstate(divide="ignore", invalid="ignore"):
         dominant = np.where(use > 0, use / data.cap, 0.0).max(axis=1) if data.R else np.zeros(data.J)
     candidates = np.flatnonzero(ok)
@@ -109,14 +109,14 @@ def check_admission(solver: str, rule: str, extra: tuple[str, ...] = ()) -> str:
 def admit_in_order(data: AllocationData, order: list[int]) -> Admission:
     """First fit in ``order``: each job with an allowed minimum that still fits is
     admitted at it (the queue order of a baseline's own system)."""
-    mins, ok, use = _minimum_use(data)
+    mins, ok, use = minimum_use(data)
     chosen = np.array([j for j in order if ok[j]], dtype=np.int64)
     return _starts(mins, _first_fit(chosen, use, data.cap))
 
 
 def least_configurations(data: AllocationData) -> dict[int, tuple[int, int]]:
     """Every job's minimum configuration (jobs with none left out)."""
-    mins, ok, _ = _minimum_use(data)
+    mins, ok, _ = minimum_use(data)
     return {int(j): (int(mins[j, 0]), int(mins[j, 1])) for j in np.flatnonzero(ok)}
 
 
@@ -143,7 +143,7 @@ def admit(data: AllocationData, rule: str = DEFAULT_ADMISSION) -> Admission:
         raise ValueError(f"admission rule {rule!r}; known: {', '.join(ADMISSION_RULES)}")
     if rule == "smallest":
         return admit_smallest_first(data)
-    mins, ok, use = _minimum_use(data)
+    mins, ok, use = minimum_use(data)
     candidates = np.flatnonzero(ok)
     if rule == "arrival":
         return _starts(mins, _first_fit(candidates[np.lexsort((candidates, data.arrival[candidates]))], use, data.cap))

@@ -24,8 +24,8 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix, hstack, identity, vstack
 
-from schedopt.allocation.certificates import (MAX_BRANCH_DEPTH, CostGrid, Domain, _blocks, _capacity,
-                                              _configuration_count, _jobs, lagrangian_cost_bound,
+from schedopt.allocation.certificates import (MAX_BRANCH_DEPTH, CostGrid, Domain, configuration_blocks, capacity_of,
+                                              configuration_count, job_arrays, lagrangian_cost_bound,
                                               remaining_time_grid, resource_names)
 from schedopt.allocation.rows import quota_rows
 from schedopt.claims import TooLargeToReplay
@@ -57,7 +57,7 @@ class _Configurations:
     ``c0``, ``c1``, ``cost`` (K,) and ``use`` (K, rows) over :func:`resource_names`."""
 
     def __init__(self, instance: Instance, cost: CostGrid, blocks: list) -> None:
-        data = _jobs(instance)
+        data = job_arrays(instance)
         parts = [(np.full(len(o), t), o, a, b, c) for t, o, a, b, c in blocks]
         t, owner, c0, c1, costs = (np.concatenate([p[i] for p in parts]) if parts else np.zeros(0) for i in range(5))
         keep = np.isfinite(costs)
@@ -141,17 +141,17 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     J = len(instance.jobs)
     if J == 0:
         return None
-    if _configuration_count(instance) > MAX_ENUMERATED:
+    if configuration_count(instance) > MAX_ENUMERATED:
         return None
-    data = _jobs(instance)
+    data = job_arrays(instance)
     try:
-        blocks = list(_blocks(instance, cost, data))
+        blocks = list(configuration_blocks(instance, cost, data))
     except TooLargeToReplay:
         return None
     conf = _Configurations(instance, cost, blocks)
     if len(conf.owner) == 0 or len(conf.owner) > MAX_CONFIGURATIONS:
         return None
-    cap = _capacity(instance)
+    cap = capacity_of(instance)
     names = resource_names(instance)
     kinds = instance.accelerators
     target = value - TARGET_MARGIN * max(1.0, abs(value))

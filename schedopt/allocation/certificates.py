@@ -92,7 +92,7 @@ def price_vector(instance: Instance, prices: dict[str, float] | None) -> np.ndar
     return vec
 
 
-def _capacity(instance: Instance) -> np.ndarray:
+def capacity_of(instance: Instance) -> np.ndarray:
     if instance.typed:
         return capacity_limit(capacity_vector(instance))
     return capacity_limit(instance.capacity_total)
@@ -102,7 +102,7 @@ def _capacity(instance: Instance) -> np.ndarray:
 BLOCK_CONFIGURATIONS = 1_000_000
 
 
-def _configuration_count(instance: Instance) -> int:
+def configuration_count(instance: Instance) -> int:
     kinds = len(instance.accelerators) if instance.typed else 1
     total = 0
     for job in instance.jobs:
@@ -114,7 +114,7 @@ def _configuration_count(instance: Instance) -> int:
 
 
 @dataclass
-class _Jobs:
+class JobArrays:
     """Per job: the first two roles' lower bounds ``lo`` and range sizes ``n`` (J, 2) and
     per-task demands ``demand`` (J, 2, R); the queue index of each job (-1: none)."""
 
@@ -124,7 +124,7 @@ class _Jobs:
     queue: np.ndarray
 
 
-def _jobs(instance: Instance) -> _Jobs:
+def job_arrays(instance: Instance) -> JobArrays:
     jobs = instance.jobs
     J, R = len(jobs), len(instance.resources)
     lo = np.zeros((J, 2), dtype=np.int64)
@@ -138,15 +138,15 @@ def _jobs(instance: Instance) -> _Jobs:
             demand[j, k] = instance.vector(role.demand)
     queue = np.array([queue_of[j.queue] if j.queue is not None and j.queue in queue_of else -1 for j in jobs],
                      dtype=np.int64)
-    return _Jobs(lo, n, demand, queue)
+    return JobArrays(lo, n, demand, queue)
 
 
-def _blocks(instance: Instance, cost: CostGrid, data: _Jobs):
+def configuration_blocks(instance: Instance, cost: CostGrid, data: JobArrays):
     """Every job's configurations within its roles' bounds, on every type it can run on,
     as flat arrays, a block of jobs at a time: yields (t, owner (N,) job index, c0, c1 (N,)
     counts, cost (N,) the job's cost there, inf where not allowed). Counts are built in
     numpy; the cost is one call of ``cost`` per job and type."""
-    total = _configuration_count(instance)
+    total = configuration_count(instance)
     if total > MAX_REPLAY_CONFIGURATIONS:
         raise TooLargeToReplay(f"{total:,} configurations (the replay enumerates at most {MAX_REPLAY_CONFIGURATIONS:,})")
     jobs = instance.jobs
@@ -184,21 +184,21 @@ def _blocks(instance: Instance, cost: CostGrid, data: _Jobs):
         start = stop
 
 
-def _enumerated(instance: Instance, cost: CostGrid, data: _Jobs):
-    """:func:`_blocks`, enumerated once per instance and cost within a
+def _enumerated(instance: Instance, cost: CostGrid, data: JobArrays):
+    """:func:`configuration_blocks`, enumerated once per instance and cost within a
     :func:`schedopt.claims.replay_session`."""
     session = SESSION.get()
     if session is None:
-        return _blocks(instance, cost, data)
+        return configuration_blocks(instance, cost, data)
     key = (id(instance), cost)
     held = session.get(key)
     if held is None or held[0] is not instance:
-        held = (instance, list(_blocks(instance, cost, data)))
+        held = (instance, list(configuration_blocks(instance, cost, data)))
         session[key] = held
     return held[1]
 
 
-def _job_prices(instance: Instance, data: _Jobs, prices: np.ndarray, t: int) -> np.ndarray:
+def _job_prices(instance: Instance, data: JobArrays, prices: np.ndarray, t: int) -> np.ndarray:
     """(J, R): what a unit of each resource on type t costs job j at row prices ``prices``
     (its type's rows, plus the quota rows of its queue on t), so that a configuration's
     priced use is c0·(d0·P_j) + c1·(d1·P_j) without its use over every row."""
@@ -218,7 +218,7 @@ def _job_prices(instance: Instance, data: _Jobs, prices: np.ndarray, t: int) -> 
     return out
 
 
-def _priced_use(instance: Instance, data: _Jobs, prices: np.ndarray):
+def _priced_use(instance: Instance, data: JobArrays, prices: np.ndarray):
     """t -> (J, 2): each role's per-task demand priced on type t (cached per type)."""
     cache: dict[int, np.ndarray] = {}
 
@@ -261,10 +261,10 @@ def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *
     """L(λ, ν) in the problem's cost units (a lower bound on Σ cost of every plan
     admitting at least ``admit`` jobs; ``admit`` None or every job: all admitted), over
     the configurations ``domain`` allows (every one without it; a paused job is always
-    allowed). ``blocks``: :func:`_blocks`' output, when the caller enumerated it once."""
+    allowed). ``blocks``: :func:`configuration_blocks`' output, when the caller enumerated it once."""
     J = len(instance.jobs)
     every = admit is None or admit >= J
-    data = _jobs(instance)
+    data = job_arrays(instance)
     priced_role = _priced_use(instance, data, lam)
     m = np.full(J, np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -281,13 +281,13 @@ def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *
         with np.errstate(invalid="ignore"):
             terms = np.where(must, m - nu, np.minimum(0.0, m - nu))
         total = float(terms.sum()) + nu * float(admit)  # type: ignore[arg-type]
-    return total - float(lam @ _capacity(instance))
+    return total - float(lam @ capacity_of(instance))
 
 
 def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> float:
     """μ·C + Σ_j max(0, 1 - min_x μ·u_j(x)) over jobs with an allowed configuration."""
     J = len(instance.jobs)
-    data = _jobs(instance)
+    data = job_arrays(instance)
     priced_role = _priced_use(instance, data, mu)
     least = np.full(J, np.inf)
     for t, owner, c0, c1, costs in _enumerated(instance, cost, data):
@@ -296,18 +296,18 @@ def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> 
         o = owner[allowed]
         np.minimum.at(least, o, c0[allowed] * a[o, 0] + c1[allowed] * a[o, 1])
     ok = np.isfinite(least)
-    return float(mu @ _capacity(instance)) + float(np.maximum(0.0, 1.0 - least[ok]).sum())
+    return float(mu @ capacity_of(instance)) + float(np.maximum(0.0, 1.0 - least[ok]).sum())
 
 
 def first_job_that_fits(instance: Instance, cost: CostGrid) -> str | None:
     """A job with an allowed configuration that fits every capacity row alone (on some
     type, within its queue's quota), or None: whether a plan admitting one job exists."""
-    cap = _capacity(instance)
-    data = _jobs(instance)
+    cap = capacity_of(instance)
+    data = job_arrays(instance)
     quotas = quota_rows(instance) if instance.typed else None
     R, T = len(instance.resources), len(instance.accelerators)
     first = len(instance.jobs)
-    for t, owner, c0, c1, costs in _blocks(instance, cost, data):
+    for t, owner, c0, c1, costs in configuration_blocks(instance, cost, data):
         ok = np.flatnonzero(np.isfinite(costs))
         if not len(ok):
             continue
@@ -439,7 +439,7 @@ def branch_replay(cost: CostGrid, sense: str) -> Callable:
         if admit > len(plan.allocation):
             raise ValueError(f"admit {admit} > the {len(plan.allocation)} jobs the plan admits")
         leaves = branch_leaves(instance, proof.tree)
-        blocks = list(_enumerated(instance, cost, _jobs(instance)))
+        blocks = list(_enumerated(instance, cost, job_arrays(instance)))
         least = math.inf
         for dom, leaf in leaves:
             lam = price_vector(instance, leaf.get("prices"))

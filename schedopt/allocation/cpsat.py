@@ -18,12 +18,9 @@ from typing import Any
 import numpy as np
 
 from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
-from schedopt.allocation.exact import StageResult, solve_exact
-from schedopt.allocation.typed import solve_typed_exact
+from schedopt.allocation.stage import StageResult
 from schedopt.allocation.problem import AllocationData, ChoiceSet
-from schedopt.instance import Instance
-from schedopt.plan import Plan, Termination
-from schedopt.registry import register
+from schedopt.plan import Termination
 
 COST_RESOLUTION = 1e9
 NAMED_VARIABLES = 20_000
@@ -143,17 +140,3 @@ class CpSatBackend:
             info[f"{stage}_backend_status"] = solver.status_name(code)
         return StageResult(termination=term, chosen=chosen, value=solver.objective_value if chosen else None,
                            bound=bound, info=info)
-
-
-@register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",),
-          accelerator_types=True)
-class OptimusCpSat:
-    """Exact multiple-choice model of Optimus eq. 5-8 (OR-Tools CP-SAT, integer-scaled)."""
-
-    def __init__(self, *, workers: int = 1):
-        self.workers = int(workers)
-
-    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
-        return drive(CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
-                           options={"workers": self.workers})

@@ -19,8 +19,7 @@ from __future__ import annotations
 import math
 
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 import numpy as np
 
@@ -44,17 +43,7 @@ from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import REPLAYABLE_GAP
-
-
-@dataclass
-class StageResult:
-    """One backend solve. ``chosen`` is the list of chosen choice indices (or None)."""
-
-    termination: Termination
-    chosen: list[int] | None
-    value: float | None = None  # the backend's objective (stage 1: admitted count)
-    bound: float | None = None  # the backend's proven bound, in the same units
-    info: dict[str, Any] = field(default_factory=dict)
+from schedopt.allocation.stage import ExactBackend, StageResult, no_plan_message
 
 
 #: measured cost of the LP bound per configuration left after pruning (s); the
@@ -75,30 +64,6 @@ REDUCE_SECONDS_PER_JOB = 3.0e-4
 FINISH_SECONDS_PER_JOB = 2.0e-5
 #: measured cost of enumerating and Pareto-pruning one configuration (s): 3.07 M take 0.55 s
 ENUMERATE_SECONDS_PER_CONFIGURATION = 1.8e-7
-
-
-class ExactBackend(Protocol):
-    #: who proves a bound by branch and bound (a certificate of kind ``backend`` names it)
-    label: str
-    #: seconds to build and hand over the model per configuration (measured; 0 if unknown)
-    seconds_per_choice: float
-
-    def solve_stage(
-        self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
-        min_admitted: int, time_limit: float | None, seed: int | None, hint: list[int] | None = None,
-    ) -> StageResult:
-        """``stage`` is ``"admit"`` (max Σ x) or ``"time"`` (min Σ cost·x).
-        ``every_job``: each job with choices takes exactly one; else at most one
-        and at least ``min_admitted`` in total. ``hint``: choice indices of a
-        feasible plan the backend may start from."""
-        ...
-
-
-def _no_plan_message(stage: str, result: StageResult) -> str:
-    if result.termination == Termination.ERROR:
-        detail = ", ".join(f"{k}={v}" for k, v in result.info.items() if "status" in k)
-        return f"{stage}: the backend stopped with an error ({detail or 'no detail'}); no plan"
-    return f"{stage} found no plan ({result.termination.value})"
 
 
 #: a heuristic that grows a feasible start (job -> counts) into a plan (an incumbent for fixing)
@@ -327,7 +292,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                                      time_limit=left(), seed=seed, hint=hint)
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
         if s1.termination == Termination.INFEASIBLE and s1.chosen is None and not best:
-            return plan({}, Status.INFEASIBLE, s1.termination, message=_no_plan_message("stage 1 (max admitted jobs)", s1))
+            return plan({}, Status.INFEASIBLE, s1.termination, message=no_plan_message("stage 1 (max admitted jobs)", s1))
         admit_proven = s1.termination == Termination.OPTIMAL and s1.chosen is not None
         if s1.chosen is not None and len(s1.chosen) > len(best):
             stage1_config = config_of(s1.chosen, cs_min)
@@ -399,7 +364,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if s2.termination == Termination.OPTIMAL:  # cannot happen with a valid incumbent; say so if it does
             metrics["backend_note"] = "the backend's optimum is worse than the incumbent"
         if s2.termination == Termination.ERROR:
-            metrics["backend_note"] = _no_plan_message("stage 2 (min Σ cost)", s2)
+            metrics["backend_note"] = no_plan_message("stage 2 (min Σ cost)", s2)
         return stopped("in stage 2 (min Σ cost)", bound=bound, admitted_bound=admitted_bound, admit_proven=admit_proven,
                        proof=proof,
                        term=s2.termination if s2.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,

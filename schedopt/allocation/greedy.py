@@ -18,20 +18,12 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
 from typing import Callable, Literal
 
 import numpy as np
 
-from schedopt.allocation.problem import AllocationData, compile_allocation
-from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
-from schedopt.errors import InputError
+from schedopt.allocation.problem import AllocationData
 from schedopt.gcpause import paused_gc
-from schedopt.allocation.plans import heuristic_plan
-from schedopt.allocation.typed import TYPE_CHOICES, typed_heuristic_plan
-from schedopt.instance import Instance
-from schedopt.plan import Plan
-from schedopt.registry import register
 from schedopt.speed import FORMULA_FORMS, TableSpeed
 from schedopt.tolerances import capacity_limit
 
@@ -630,40 +622,3 @@ def keep_running_when_it_pays(data: AllocationData, config: dict[int, tuple[int,
         config, more = grow(data, config, stop_rule=stop_rule, priority_factor=priority_factor, keep_running=False)
         counters["tasks_added"] += more["tasks_added"]
     return config
-
-
-@register("optimus-greedy", problem="allocation", exact=False, backend="numpy", accelerator_types=True)
-class OptimusGreedy:
-    """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
-
-    def __init__(self, *, stop_rule: StopRule = "skip", priority_factor: float = 0.95, bound: bool = True,
-                 admission: str = DEFAULT_ADMISSION, accelerator_choice: str = "aware"):
-        if accelerator_choice not in TYPE_CHOICES:
-            raise InputError("optimus-greedy", f"accelerator_choice: expected one of {', '.join(TYPE_CHOICES)}, got {accelerator_choice!r}")
-        self.accelerator_choice = accelerator_choice
-        if stop_rule not in ("skip", "paper"):
-            raise InputError("optimus-greedy", f'stop_rule: expected "skip" or "paper", got {stop_rule!r}')
-        check_admission("optimus-greedy", admission)
-        self.admission = admission
-        if not (isinstance(priority_factor, (int, float)) and 0 < priority_factor <= 1):
-            raise InputError("optimus-greedy", f"priority_factor: expected a number in (0, 1], got {priority_factor!r}")
-        self.stop_rule = stop_rule
-        self.priority_factor = float(priority_factor)
-        self.bound = bool(bound)
-
-    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        started = time.perf_counter()
-        if instance.typed:  # accelerator types (typed.py): a type per job, then eq. 9 on it
-            return typed_heuristic_plan(instance, solver=self.name, choice=self.accelerator_choice, started=started,
-                                        seed=seed, bound=self.bound,
-                                        options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor,
-                                                 "bound": self.bound, "accelerator_choice": self.accelerator_choice},
-                                        stop_rule=self.stop_rule, priority_factor=self.priority_factor)
-        data = compile_allocation(instance)
-        admitted, start = admit(data, self.admission)
-        config, counters = greedy_allocate(data, start, stop_rule=self.stop_rule, priority_factor=self.priority_factor)
-        greedy_s = time.perf_counter() - started
-        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,
-                              options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor, "bound": self.bound,
-                                       "admission": self.admission},
-                              metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)

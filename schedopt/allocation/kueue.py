@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.allocation.typed import TypedData, _heuristic, compile_typed
+from schedopt.allocation.typed import TypedData, typed_config_plan, compile_typed
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -298,7 +298,7 @@ class KueueAdmission:
                              preempted=preempted)
         options: dict[str, Any] = {"queueing_strategy": self.strategy, "when_can_borrow": self.when_can_borrow,
                                    "partial_admission": self.partial, "bound": self.bound}
-        return _heuristic(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
+        return typed_config_plan(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
                           metrics={"heuristic_seconds": time.perf_counter() - started,
                                    "preempted": [instance.jobs[j].id for j in preempted]}, bound=self.bound)
 

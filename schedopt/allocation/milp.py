@@ -12,12 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from schedopt.backends.highs import solve_highs
-from schedopt.allocation.exact import StageResult, solve_exact
-from schedopt.allocation.typed import solve_typed_exact
+from schedopt.allocation.stage import StageResult
 from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet
-from schedopt.instance import Instance
-from schedopt.plan import Plan, Termination
-from schedopt.registry import register
+from schedopt.plan import Termination
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -106,20 +103,3 @@ class HighsBackend:
         if term == Termination.ERROR:
             info[f"{stage}_backend_status"] = res.backend_status
         return StageResult(termination=term, chosen=chosen, value=res.incumbent, bound=res.bound, info=info)
-
-
-@register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True,
-          accelerator_types=True)
-class OptimusMilp:
-    """Exact multiple-choice model of Optimus eq. 5-8 (Pyomo + HiGHS)."""
-
-    def __init__(self, *, rel_gap: float = 1e-7, threads: int = 1, presolve: bool = False):
-        self.rel_gap = float(rel_gap)
-        self.threads = int(threads)
-        self.presolve = bool(presolve)
-
-    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        backend = HighsBackend(self.rel_gap, self.threads, self.presolve)
-        options = {"rel_gap": self.rel_gap, "threads": self.threads, "presolve": self.presolve}
-        drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
-        return drive(backend, self.name, instance, time_limit=time_limit, seed=seed, options=options)

@@ -28,13 +28,8 @@ import numpy as np
 from schedopt.allocation.dual import DualResult, PricingOracle
 from schedopt.allocation.relaxation import relax_in_price_space
 from schedopt.allocation.greedy import greedy_allocate
-from schedopt.allocation.plans import heuristic_plan
-from schedopt.allocation.problem import FIT_TOL, AllocationData, compile_allocation
-from schedopt.allocation.admission import DEFAULT_ADMISSION, _minimum_configurations, admit, check_admission
-from schedopt.errors import InputError
-from schedopt.instance import Instance
-from schedopt.plan import Plan
-from schedopt.registry import register
+from schedopt.allocation.problem import FIT_TOL, AllocationData
+from schedopt.allocation.admission import minimum_configurations
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync
 
 
@@ -296,107 +291,9 @@ def _use(counts: np.ndarray, demand: np.ndarray, jobs: np.ndarray) -> np.ndarray
     return counts[jobs, 0, None] * demand[jobs, 0] + counts[jobs, 1, None] * demand[jobs, 1]
 
 
-@register("optimus-lagrange", problem="allocation", exact=False, backend="numpy", supports_time_limit=True,
-          accelerator_types=True)
-class OptimusLagrange:
-    """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
-
-    def __init__(self, *, admission: str = DEFAULT_ADMISSION, max_moves: int = 2000, bound: bool = True,
-                 repair: bool = True):
-        check_admission("optimus-lagrange", admission)
-        if max_moves < 0:
-            raise InputError("optimus-lagrange", f"max_moves: expected an integer >= 0, got {max_moves!r}")
-        self.admission, self.max_moves, self.bound, self.repair = admission, int(max_moves), bool(bound), bool(repair)
-
-    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        started = time.perf_counter()
-        deadline = np.inf if time_limit is None else started + time_limit
-        if instance.typed:
-            return self._solve_typed(instance, started=started, deadline=deadline, seed=seed)
-        data = compile_allocation(instance)
-        admitted, _ = admit(data, self.admission)
-        minimums = minimum_counts(data)
-        metrics: dict[str, Any] = {}
-        config: dict[int, tuple[int, int]] = {}
-        dual = None
-        if admitted:
-            candidates = [np.array(admitted, dtype=np.int64)]
-            if len(admitted) < data.J:  # the dual with an admission row proposes its own set
-                proposed = dual_admission(data, len(admitted), minimums)
-                if proposed is not None and set(proposed.tolist()) != set(admitted):
-                    candidates.append(proposed)
-            results = [allocate_at_prices(data, members, minimums, max_moves=self.max_moves, deadline=deadline)
-                       for members in candidates]
-            best = max(results, key=lambda r: (len(r.members), -r.total_s))  # the first among equals
-            if self.repair and self.max_moves:  # the exact repair, on the better plan only
-                counts, members, repairs = exact_repair(data, best.counts.copy(), best.members, minimums, best.dual,
-                                                        deadline=deadline)
-                total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
-                if repairs and len(members) >= len(best.members) and total < best.total_s:
-                    best = PricedAllocation(members=members, total_s=total, counts=counts, dual=best.dual,
-                                            metrics={**best.metrics, "repairs": repairs})
-            dual = best.dual if len(best.members) == data.J else None  # the plan's bound when it covers every job
-            admitted = sorted(best.members.tolist())
-            config = best.config()
-            metrics = {**best.metrics, "admission_candidates": len(candidates)}
-        metrics["heuristic_seconds"] = time.perf_counter() - started
-        if time.perf_counter() >= deadline:
-            metrics["stopped_in"] = "local search (time limit)"  # the clock, not max_moves, ended the search
-        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
-                              options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
-                                       "repair": self.repair},
-                              metrics=metrics, bound=self.bound, dual=dual)
-
-
-    def _solve_typed(self, instance: Instance, *, started: float, deadline: float, seed: int | None) -> Plan:
-        """Accelerator types and quotas (typed.py): the type-aware greedy's types and
-        admitted jobs (LP-guided), then steps 2-5 over those rows with the types fixed
-        (prices per (type, resource) and quota row); the search's replacements keep one
-        type per job. The better of the two plans is kept."""
-        from schedopt.allocation.typed import _heuristic, compile_typed, typed_greedy, typed_repair
-
-        data = compile_typed(instance)
-        config, counters, lp = typed_greedy(data, "aware")
-        metrics: dict[str, Any] = {"accelerator_plan": counters.get("accelerator_plan"), "accelerator_choice": "aware"}
-        if config and self.admission != DEFAULT_ADMISSION:
-            metrics["admission_note"] = "typed instances admit by the type-aware greedy's rule"
-        if config:
-            rows = data.rows
-            members = np.array(sorted(config), dtype=np.int64)
-            minimums = minimum_counts(rows)
-            priced = allocate_at_prices(rows, members, minimums, max_moves=self.max_moves, deadline=deadline,
-                                        groups=data.job)
-            total = data.total_s(config)
-            if len(priced.members) >= len(config) and priced.total_s < total:
-                config, total = priced.config(), priced.total_s
-                metrics.update(priced.metrics)
-                metrics["started_from"] = "typed greedy, then prices over its rows"
-            else:
-                metrics["started_from"] = "typed greedy (the priced allocation was not better)"
-            proven = lp is None or ((lp.proof.admit or data.J) == len(config)  # Σ t proven among as many admitted,
-                                    and total - lp.bound <= REPAIR_SKIP_GAP * max(1.0, total)
-                                    and _admits_most(data, config))  # and no plan admits more
-            if self.repair and self.max_moves and lp is not None and not proven:  # the exact repair
-                config, metrics["repairs"] = typed_repair(data, config, lp, deadline=deadline)
-        metrics["heuristic_seconds"] = time.perf_counter() - started
-        if time.perf_counter() >= deadline:
-            metrics["stopped_in"] = "local search (time limit)"
-        return _heuristic(data, config, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
-                          options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
-                                   "repair": self.repair},
-                          metrics=metrics, bound=self.bound, lp=lp)
-
-
-def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:
-    """Whether the typed admission LP proves no plan admits more jobs than ``config``."""
-    from schedopt.allocation.typed import typed_admitted_bound
-
-    return len(config) == data.J or typed_admitted_bound(data)[0] <= len(config)
-
-
 def minimum_counts(data: AllocationData) -> np.ndarray:
     """Each job's configuration of least dominant demand (J, 2); -1 rows for jobs with none."""
-    mins, ok = _minimum_configurations(data)
+    mins, ok = minimum_configurations(data)
     return np.where(ok[:, None], mins, -1)
 
 

@@ -31,7 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.allocation.admission import _minimum_use
+from schedopt.allocation.admission import minimum_use
+from schedopt.allocation.greedy import greedy_allocate
+from schedopt.allocation.milp import HighsBackend
+from schedopt.allocation.price_guided import (REPAIR_MAX_NODES, REPAIR_REL_GAP, allocate_at_prices, least_reduced_cost,
+                                              minimum_counts, repair_neighbourhood)
+from schedopt.allocation.stage import StageResult
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.rows import accelerator_utilization, capacity_vector, quota_rows, typed_resource_names, wide_use
@@ -79,7 +84,7 @@ class TypedData:
         """Each row's minimum configuration (V, 2), whether it can run (V,), its use
         (V, T·R) and its time t at that minimum (V,; inf where it cannot run)."""
         rows = self.rows
-        mins, ok, use = _minimum_use(rows)
+        mins, ok, use = minimum_use(rows)
         t_min = np.array([float(rows.time_s(v, int(mins[v, 0]), int(mins[v, 1]))) if ok[v] else math.inf
                           for v in range(len(use))])
         return mins, ok & np.isfinite(t_min), use, t_min
@@ -381,8 +386,6 @@ def typed_greedy(data: TypedData, choice: str = "aware", *, lp_guided: bool = Tr
     the minimum sends every job to the fastest type, which then fills while the others
     idle) and keeps the LP's rounding when it is better; the LP is returned for the
     plan's bound. Returns {row: (c0, c1)}, counters, the LP (or None)."""
-    from schedopt.allocation.greedy import greedy_allocate  # greedy.py's solver dispatches here: imported on use
-
     def grow(start: dict[int, tuple[int, int]]) -> tuple[dict[int, tuple[int, int]], dict[str, Any]]:
         return greedy_allocate(data.rows, start, keep_running=False, **greedy) if start else ({}, {"tasks_added": 0})
 
@@ -581,11 +584,11 @@ def typed_heuristic_plan(instance: Instance, *, solver: str, choice: str, starte
     data = compile_typed(instance)
     config, counters, lp = typed_greedy(data, choice, **greedy)
     metrics: dict[str, Any] = {**counters, "heuristic_seconds": time.perf_counter() - started, "accelerator_choice": choice}
-    return _heuristic(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
+    return typed_config_plan(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
                       bound=bound, lp=lp)
 
 
-def _heuristic(data: TypedData, config: dict[int, tuple[int, int]], *, solver: str, started: float, seed: int | None,
+def typed_config_plan(data: TypedData, config: dict[int, tuple[int, int]], *, solver: str, started: float, seed: int | None,
                options: dict[str, Any], metrics: dict[str, Any], bound: bool, lp: TypedBound | None = None) -> Plan:
     lp_bound = proof = admitted_bound = admitted_proof = None
     if bound:
@@ -645,7 +648,7 @@ def type_blind_plan(instance: Instance, untyped: Any, *, solver: str, started: f
             dropped += 1
     metrics = {"accelerator_choice": "blind", "paused_by_types": dropped,
                "heuristic_seconds": time.perf_counter() - started}
-    return _heuristic(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
+    return typed_config_plan(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
                       bound=bound)
 
 
@@ -674,8 +677,6 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         return plan({}, Status.OPTIMAL, Termination.OPTIMAL, bound=0.0, admitted_bound=0)
     # the incumbent: the type-aware first pass and eq. 9 (its exchange pass costs more than it saves here:
     # stage 1 settles the admitted set, and a priced incumbent follows when many configurations survive)
-    from schedopt.allocation.greedy import greedy_allocate  # greedy.py's solver dispatches here: imported on use
-
     start = typed_admission(data, "aware", exchange=False)
     best = greedy_allocate(data.rows, start, keep_running=False)[0] if start else {}
     rows_cs, cs, row_of = data.choices
@@ -706,8 +707,6 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         cs_min, rows_min = cs.subset(keep), row_of[keep]
         hint_cfg = {v: tuple(int(x) for x in _min_counts(data, v, cs_min, rows_min)) for v in best}
         if not clock.affords(getattr(backend, "seconds_per_choice", 0.0) * cs_min.K):
-            from schedopt.allocation.exact import StageResult
-
             s1 = StageResult(Termination.TIME_LIMIT, None, info={"skipped": "too little time left to build the model"})
         else:
             s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0, time_limit=clock.left(),
@@ -792,9 +791,6 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
     by the exact model over the capacity the others leave, keeping as many admitted (at most
     ``max_configurations`` of theirs: those of least reduced cost, and the current ones); stops after
     ``misses`` neighbourhoods that find nothing. Returns (config {row: counts}, repairs made)."""
-    from schedopt.allocation.milp import HighsBackend  # the exact backend (imports Pyomo on use)
-    from schedopt.allocation.price_guided import (  # it imports this module
-        REPAIR_MAX_NODES, REPAIR_REL_GAP, least_reduced_cost, repair_neighbourhood)
 
     rows_cs, cs, row_of = data.choices
     if not config or cs.K == 0:
@@ -875,7 +871,6 @@ def _priced_incumbent(data: TypedData, starts: list[dict[int, tuple[int, int]]],
     """The best of ``starts[0]`` and each start's rows allocated by ``optimus-lagrange``'s
     steps (types fixed): dual prices, rounding, eq. 9 filling, local search until
     ``deadline``. Best: the most jobs, then the least Σ t."""
-    from schedopt.allocation.price_guided import allocate_at_prices, minimum_counts  # price_guided imports this module
 
     rows = data.rows
     minimums = minimum_counts(rows)

@@ -93,7 +93,7 @@ def simulate(
 
 def print_summary_table(wl, results, interval: float, seeds: int) -> None:  # type: ignore[no-untyped-def]
     """One row per scheduler: with several seeds, mean ± the 95 % interval's half-width."""
-    from schedopt.sweeps import ci95
+    from schedopt.stats import ci95
 
     label_of = lambda r: r.scheduler + (f"+{r.placement}" if r.placement else "")  # noqa: E731
     labels = list(dict.fromkeys(label_of(r) for r in results))

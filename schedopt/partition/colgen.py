@@ -39,7 +39,7 @@ from schedopt.backends.lp import INF, IncrementalLp
 from schedopt.partition.problem import TOL, fill_first_fit
 
 if TYPE_CHECKING:
-    from schedopt.partition.dorm import DormModel
+    from schedopt.partition.model import DormModel
 
 #: a pattern enters when its reduced value exceeds this (relative to μ_c and 1)
 PRICE_TOL = 1e-7
@@ -336,7 +336,7 @@ def round_columns(model: "DormModel", classes: list[np.ndarray], cols: Columns, 
     floor(n_i) containers (at least n_min) in the slots of its shape, class by
     class (n_min that misses a slot goes first-fit into the room left); what
     is left over is filled up. None when some application cannot get n_min."""
-    from schedopt.partition.dorm import decode_patterns, fill_up
+    from schedopt.partition.model import decode_patterns, fill_up
 
     d = model.data
     T = cols.patterns[0].shape[1]  # every class's array is (P_c, T), even with no pattern

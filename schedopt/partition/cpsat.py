@@ -20,7 +20,8 @@ import numpy as np
 
 from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
 from schedopt.instance import Instance
-from schedopt.partition.dorm import BackendResult, DormModel, solve_dorm, thresholds
+from schedopt.partition.dorm import solve_dorm, thresholds
+from schedopt.partition.model import BackendResult, DormModel
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 

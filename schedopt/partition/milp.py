@@ -17,7 +17,8 @@ import numpy as np
 
 from schedopt.backends.highs import solve_highs
 from schedopt.instance import Instance
-from schedopt.partition.dorm import BackendResult, DormModel, solve_dorm, thresholds
+from schedopt.partition.dorm import solve_dorm, thresholds
+from schedopt.partition.model import BackendResult, DormModel
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 

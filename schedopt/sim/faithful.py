@@ -48,7 +48,7 @@ import numpy as np
 from schedopt.allocation.families import optimus_cluster
 from schedopt.problems import Family, add_family
 from schedopt.profiles import load_profiles
-from schedopt.sim.workloads import _speed, _two_role_job, eq1_steps
+from schedopt.sim.workloads import profile_speed, two_role_job, eq1_steps
 
 #: Table 1 profile -> (DL2 measured model, factor on the transfer term); borrowed where Table 1's model was not measured
 MEASURED_MODEL = {
@@ -105,11 +105,11 @@ def faithful_workload(jobs: int, servers: int, rng: np.random.Generator, max_tas
         if speeds == "measured":
             speed, p_max, w_max, _ = fits[prof.name]
         else:
-            speed, p_max, w_max = _speed(prof, mode), max_tasks, max_tasks
+            speed, p_max, w_max = profile_speed(prof, mode), max_tasks, max_tasks
         steps = max(1.0, eq1_steps(speed, delta, hours) * factor)
         beta1 = 1.0 / (1.0 - IRREDUCIBLE)  # l(0) = 1
         beta0 = beta1 * (1.0 / delta - 1.0) / steps  # K(δ) = β1·(1/δ - 1)/β0
-        job = _two_role_job(f"{prof.name}-{i}", prof, speed, arrival, steps, max_tasks)
+        job = two_role_job(f"{prof.name}-{i}", prof, speed, arrival, steps, max_tasks)
         job["remaining_steps"] = float(steps)  # unrounded: the curve's δ is exact
         for role, most in (("worker", w_max), ("ps", p_max)):
             job["roles"][role]["max"] = int(min(max_tasks, most))

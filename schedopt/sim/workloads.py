@@ -50,7 +50,7 @@ REFERENCE_HOURS = 2.0
 REFERENCE_CONFIG = (4, 4)
 POISSON_PER_INTERVAL = 3.0
 INTERVAL_S = 600.0
-def _speed(prof: Profile, mode: str) -> dict[str, Any]:
+def profile_speed(prof: Profile, mode: str) -> dict[str, Any]:
     form = f"optimus-{mode}"
     return {"form": form, **prof.speed[form]}
 
@@ -62,7 +62,7 @@ def _step_time_s(speed: dict[str, Any], p: int, w: int) -> float:
     return float(cls.model_validate(speed).step_time_s(p, w))
 
 
-def _two_role_job(job_id: str, prof: Profile, speed: dict[str, Any], arrival: float, steps: float, max_tasks: int) -> dict[str, Any]:
+def two_role_job(job_id: str, prof: Profile, speed: dict[str, Any], arrival: float, steps: float, max_tasks: int) -> dict[str, Any]:
     return {
         "id": job_id, "model": prof.name, "arrival": round(float(arrival), 1),
         "roles": {"worker": {"demand": dict(prof.demand["worker"]), "min": 1, "max": max_tasks},
@@ -84,10 +84,10 @@ def _optimus_jobs(arrivals: np.ndarray, rng: np.random.Generator, max_tasks: int
     out = []
     for i, arrival in enumerate(arrivals):
         prof = profiles[int(rng.integers(len(profiles)))]
-        speed = _speed(prof, "sync" if rng.random() < 0.5 else "async")
+        speed = profile_speed(prof, "sync" if rng.random() < 0.5 else "async")
         delta = float(rng.uniform(0.01, 0.05))
         steps = eq1_steps(speed, delta)
-        out.append(_two_role_job(f"{prof.name}-{i}", prof, speed, arrival, steps, max_tasks))
+        out.append(two_role_job(f"{prof.name}-{i}", prof, speed, arrival, steps, max_tasks))
     return out
 
 
@@ -135,10 +135,10 @@ def philly_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks
     out = []
     for i, (submit, duration, gpus) in enumerate(rows):
         prof = profiles[int(rng.integers(len(profiles)))]
-        speed = _speed(prof, "sync")
+        speed = profile_speed(prof, "sync")
         g = int(min(max(gpus, 1), max_tasks))
         steps = float(np.clip(duration, 60.0, 7 * 86400.0)) / _step_time_s(speed, g, g)
-        out.append(_two_role_job(f"philly-{start + i}", prof, speed, submit - t0, steps, max_tasks))
+        out.append(two_role_job(f"philly-{start + i}", prof, speed, submit - t0, steps, max_tasks))
     return {"resources": ["cpu", "gpu", "mem_gb"], "servers": optimus_cluster(servers), "jobs": out}
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schedopt.stats import ci95
 from schedopt.sweeps.cells import PARAM_COLUMNS, TIMING_COLUMNS, run_cell
 from schedopt.sweeps.engine import CellCache, Progress, atomic_write, run_cells
 from schedopt.sweeps.spec import SweepSpec, check_spec, expand, load_spec, spec_from_dict
@@ -27,18 +28,6 @@ RESULTS_SCHEMA = "schedopt/sweep-results@1"
 #: metrics summarised across seeds, per kind
 SUMMARY_METRICS = {"simulate": ("avg_jct_s", "makespan_s", "p90_jct_s", "restarts", "scheduler_seconds"),
                    "solve": ("objective", "gap", "admitted", "solve_seconds")}
-
-
-def ci95(values: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95 % confidence interval (Student t; 0 for one value)."""
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, 0.0
-    from scipy.stats import t
-
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return mean, float(t.ppf(0.975, n - 1) * sd / math.sqrt(n))
 
 
 @dataclass

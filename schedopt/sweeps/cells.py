@@ -48,7 +48,7 @@ def contention(instance: Instance) -> float:
     return float(ratio.max())
 
 
-def _params(cell: dict[str, Any]) -> dict[str, Any]:
+def cell_params(cell: dict[str, Any]) -> dict[str, Any]:
     return {"workload": cell["workload_label"], "seed": cell["seed"], "load": cell["load"], "scheduler": cell["label"],
             "time_limit": cell["time_limit"]}
 
@@ -83,7 +83,7 @@ def _solve(cell: dict[str, Any], inst: Instance) -> dict[str, Any]:
 def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     """The row of ``cell``: its parameters, ``ok`` and its metrics, or ``ok`` false and the error."""
     t0 = time.perf_counter()
-    row: dict[str, Any] = {**_params(cell), "key": cell["key"]}
+    row: dict[str, Any] = {**cell_params(cell), "key": cell["key"]}
     try:
         inst = build_workload(cell)
         row.update(_simulate(cell, inst) if cell["kind"] == "simulate" else _solve(cell, inst))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from schedopt.errors import InputError
-from schedopt.sweeps.cells import _params, run_cell
+from schedopt.sweeps.cells import cell_params, run_cell
 
 Progress = Callable[[int, int, int, int], None]  # (done, failed, running, total)
 
@@ -146,7 +146,7 @@ class OnRay:
                 try:
                     row, node = self.ray.get(ref)
                 except Exception as exc:  # the task itself died (worker lost): a failed cell
-                    row = {**_params(cell), "key": cell["key"], "ok": False,
+                    row = {**cell_params(cell), "key": cell["key"], "ok": False,
                            "error": f"Ray task failed: {type(exc).__name__}: {exc}"}
                     node = None
                 yield row, node

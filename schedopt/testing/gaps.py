@@ -16,7 +16,7 @@ from typing import Any
 
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status
-from schedopt.testing.checks import resolve, show_instance, solve_checked
+from schedopt.testing.harness import resolve, show_instance, solve_checked
 
 #: (solver, gap) of every assert_gap call in this process, for the pytest plugin
 RECORDED: list[tuple[str, float]] = []

@@ -1,0 +1,190 @@
+"""The registered allocation solvers of Optimus's model (eq. 5-8): each a class
+whose options are its ``__init__`` arguments and whose ``solve`` calls the
+kernels below it (``greedy.py``, ``price_guided.py``, ``typed.py``) or the
+lexicographic drivers (``exact.py``, ``typed.py``) with a backend (``milp.py``,
+``cpsat.py``). Nothing imports this module but the problem's discovery.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
+from schedopt.allocation.cpsat import CpSatBackend
+from schedopt.allocation.exact import solve_exact
+from schedopt.allocation.greedy import StopRule, greedy_allocate
+from schedopt.allocation.milp import HighsBackend
+from schedopt.allocation.plans import heuristic_plan
+from schedopt.allocation.price_guided import (REPAIR_SKIP_GAP, PricedAllocation, allocate_at_prices, dual_admission,
+                                              exact_repair, minimum_counts)
+from schedopt.allocation.problem import compile_allocation
+from schedopt.allocation.typed import (TYPE_CHOICES, compile_typed, solve_typed_exact, typed_admitted_bound,
+                                       typed_config_plan, typed_greedy, typed_heuristic_plan, typed_repair)
+from schedopt.errors import InputError
+from schedopt.instance import Instance
+from schedopt.plan import Plan
+from schedopt.registry import register
+
+
+@register("optimus-greedy", problem="allocation", exact=False, backend="numpy", accelerator_types=True)
+class OptimusGreedy:
+    """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
+
+    def __init__(self, *, stop_rule: StopRule = "skip", priority_factor: float = 0.95, bound: bool = True,
+                 admission: str = DEFAULT_ADMISSION, accelerator_choice: str = "aware"):
+        if accelerator_choice not in TYPE_CHOICES:
+            raise InputError("optimus-greedy", f"accelerator_choice: expected one of {', '.join(TYPE_CHOICES)}, got {accelerator_choice!r}")
+        self.accelerator_choice = accelerator_choice
+        if stop_rule not in ("skip", "paper"):
+            raise InputError("optimus-greedy", f'stop_rule: expected "skip" or "paper", got {stop_rule!r}')
+        check_admission("optimus-greedy", admission)
+        self.admission = admission
+        if not (isinstance(priority_factor, (int, float)) and 0 < priority_factor <= 1):
+            raise InputError("optimus-greedy", f"priority_factor: expected a number in (0, 1], got {priority_factor!r}")
+        self.stop_rule = stop_rule
+        self.priority_factor = float(priority_factor)
+        self.bound = bool(bound)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        started = time.perf_counter()
+        if instance.typed:  # accelerator types (typed.py): a type per job, then eq. 9 on it
+            return typed_heuristic_plan(instance, solver=self.name, choice=self.accelerator_choice, started=started,
+                                        seed=seed, bound=self.bound,
+                                        options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor,
+                                                 "bound": self.bound, "accelerator_choice": self.accelerator_choice},
+                                        stop_rule=self.stop_rule, priority_factor=self.priority_factor)
+        data = compile_allocation(instance)
+        admitted, start = admit(data, self.admission)
+        config, counters = greedy_allocate(data, start, stop_rule=self.stop_rule, priority_factor=self.priority_factor)
+        greedy_s = time.perf_counter() - started
+        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,
+                              options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor, "bound": self.bound,
+                                       "admission": self.admission},
+                              metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)
+
+
+@register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True,
+          accelerator_types=True)
+class OptimusMilp:
+    """Exact multiple-choice model of Optimus eq. 5-8 (Pyomo + HiGHS)."""
+
+    def __init__(self, *, rel_gap: float = 1e-7, threads: int = 1, presolve: bool = False):
+        self.rel_gap = float(rel_gap)
+        self.threads = int(threads)
+        self.presolve = bool(presolve)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        backend = HighsBackend(self.rel_gap, self.threads, self.presolve)
+        options = {"rel_gap": self.rel_gap, "threads": self.threads, "presolve": self.presolve}
+        drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
+        return drive(backend, self.name, instance, time_limit=time_limit, seed=seed, options=options)
+
+
+@register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",),
+          accelerator_types=True)
+class OptimusCpSat:
+    """Exact multiple-choice model of Optimus eq. 5-8 (OR-Tools CP-SAT, integer-scaled)."""
+
+    def __init__(self, *, workers: int = 1):
+        self.workers = int(workers)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
+        return drive(CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
+                           options={"workers": self.workers})
+
+
+@register("optimus-lagrange", problem="allocation", exact=False, backend="numpy", supports_time_limit=True,
+          accelerator_types=True)
+class OptimusLagrange:
+    """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
+
+    def __init__(self, *, admission: str = DEFAULT_ADMISSION, max_moves: int = 2000, bound: bool = True,
+                 repair: bool = True):
+        check_admission("optimus-lagrange", admission)
+        if max_moves < 0:
+            raise InputError("optimus-lagrange", f"max_moves: expected an integer >= 0, got {max_moves!r}")
+        self.admission, self.max_moves, self.bound, self.repair = admission, int(max_moves), bool(bound), bool(repair)
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        started = time.perf_counter()
+        deadline = np.inf if time_limit is None else started + time_limit
+        if instance.typed:
+            return self._solve_typed(instance, started=started, deadline=deadline, seed=seed)
+        data = compile_allocation(instance)
+        admitted, _ = admit(data, self.admission)
+        minimums = minimum_counts(data)
+        metrics: dict[str, Any] = {}
+        config: dict[int, tuple[int, int]] = {}
+        dual = None
+        if admitted:
+            candidates = [np.array(admitted, dtype=np.int64)]
+            if len(admitted) < data.J:  # the dual with an admission row proposes its own set
+                proposed = dual_admission(data, len(admitted), minimums)
+                if proposed is not None and set(proposed.tolist()) != set(admitted):
+                    candidates.append(proposed)
+            results = [allocate_at_prices(data, members, minimums, max_moves=self.max_moves, deadline=deadline)
+                       for members in candidates]
+            best = max(results, key=lambda r: (len(r.members), -r.total_s))  # the first among equals
+            if self.repair and self.max_moves:  # the exact repair, on the better plan only
+                counts, members, repairs = exact_repair(data, best.counts.copy(), best.members, minimums, best.dual,
+                                                        deadline=deadline)
+                total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
+                if repairs and len(members) >= len(best.members) and total < best.total_s:
+                    best = PricedAllocation(members=members, total_s=total, counts=counts, dual=best.dual,
+                                            metrics={**best.metrics, "repairs": repairs})
+            dual = best.dual if len(best.members) == data.J else None  # the plan's bound when it covers every job
+            admitted = sorted(best.members.tolist())
+            config = best.config()
+            metrics = {**best.metrics, "admission_candidates": len(candidates)}
+        metrics["heuristic_seconds"] = time.perf_counter() - started
+        if time.perf_counter() >= deadline:
+            metrics["stopped_in"] = "local search (time limit)"  # the clock, not max_moves, ended the search
+        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
+                              options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
+                                       "repair": self.repair},
+                              metrics=metrics, bound=self.bound, dual=dual)
+
+    def _solve_typed(self, instance: Instance, *, started: float, deadline: float, seed: int | None) -> Plan:
+        """Accelerator types and quotas (typed.py): the type-aware greedy's types and
+        admitted jobs (LP-guided), then steps 2-5 over those rows with the types fixed
+        (prices per (type, resource) and quota row); the search's replacements keep one
+        type per job. The better of the two plans is kept."""
+        data = compile_typed(instance)
+        config, counters, lp = typed_greedy(data, "aware")
+        metrics: dict[str, Any] = {"accelerator_plan": counters.get("accelerator_plan"), "accelerator_choice": "aware"}
+        if config and self.admission != DEFAULT_ADMISSION:
+            metrics["admission_note"] = "typed instances admit by the type-aware greedy's rule"
+        if config:
+            rows = data.rows
+            members = np.array(sorted(config), dtype=np.int64)
+            minimums = minimum_counts(rows)
+            priced = allocate_at_prices(rows, members, minimums, max_moves=self.max_moves, deadline=deadline,
+                                        groups=data.job)
+            total = data.total_s(config)
+            if len(priced.members) >= len(config) and priced.total_s < total:
+                config, total = priced.config(), priced.total_s
+                metrics.update(priced.metrics)
+                metrics["started_from"] = "typed greedy, then prices over its rows"
+            else:
+                metrics["started_from"] = "typed greedy (the priced allocation was not better)"
+            proven = lp is None or ((lp.proof.admit or data.J) == len(config)  # Σ t proven among as many admitted,
+                                    and total - lp.bound <= REPAIR_SKIP_GAP * max(1.0, total)
+                                    and _admits_most(data, config))  # and no plan admits more
+            if self.repair and self.max_moves and lp is not None and not proven:  # the exact repair
+                config, metrics["repairs"] = typed_repair(data, config, lp, deadline=deadline)
+        metrics["heuristic_seconds"] = time.perf_counter() - started
+        if time.perf_counter() >= deadline:
+            metrics["stopped_in"] = "local search (time limit)"
+        return typed_config_plan(data, config, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
+                          options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
+                                   "repair": self.repair},
+                          metrics=metrics, bound=self.bound, lp=lp)
+
+
+def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:
+    """Whether the typed admission LP proves no plan admits more jobs than ``config``."""
+    return len(config) == data.J or typed_admitted_bound(data)[0] <= len(config)

@@ -1,0 +1,50 @@
+"""What an exact allocation backend answers: one stage of the lexicographic model.
+
+``StageResult`` keeps why a solve stopped (``termination``) apart from what it
+found (``chosen``, ``value``) and what it proved (``bound``), as Pyomo's
+``contrib.solver`` results do; every backend (HiGHS, CP-SAT) and every driver
+(exact, typed, the repairs) speaks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from schedopt.allocation.problem import AllocationData, ChoiceSet
+from schedopt.plan import Termination
+
+
+@dataclass
+class StageResult:
+    """One backend solve. ``chosen`` is the list of chosen choice indices (or None)."""
+
+    termination: Termination
+    chosen: list[int] | None
+    value: float | None = None  # the backend's objective (stage 1: admitted count)
+    bound: float | None = None  # the backend's proven bound, in the same units
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class ExactBackend(Protocol):
+    #: who proves a bound by branch and bound (a certificate of kind ``backend`` names it)
+    label: str
+    #: seconds to build and hand over the model per configuration (measured; 0 if unknown)
+    seconds_per_choice: float
+
+    def solve_stage(
+        self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
+        min_admitted: int, time_limit: float | None, seed: int | None, hint: list[int] | None = None,
+    ) -> StageResult:
+        """``stage`` is ``"admit"`` (max Σ x) or ``"time"`` (min Σ cost·x).
+        ``every_job``: each job with choices takes exactly one; else at most one
+        and at least ``min_admitted`` in total. ``hint``: choice indices of a
+        feasible plan the backend may start from."""
+        ...
+
+
+def no_plan_message(stage: str, result: StageResult) -> str:
+    if result.termination == Termination.ERROR:
+        detail = ", ".join(f"{k}={v}" for k, v in result.info.items() if "status" in k)
+        return f"{stage}: the backend stopped with an error ({detail or 'no detail'}); no plan"
+    return f"{stage} found no plan ({result.termination.value})"
