@@ -18,7 +18,7 @@ from typing import Any, Callable
 from schedopt.claims import TooLargeToReplay, replay_session
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status
-from schedopt.tolerances import REL_TOL
+from schedopt.tolerances import REL_TOL, floor_count
 from schedopt.violations import Violation
 
 
@@ -135,7 +135,7 @@ def _check_certificates(instance: Instance, plan: Plan, problem: Any, *, strict:
         most_stated = obj.admitted_bound
 
         def count_short(proven: float) -> tuple[bool, str]:
-            most = math.floor(proven + 1e-6)
+            most = floor_count(proven)
             return most > most_stated, f"at most {most}"
 
         proven_count = judge("admitted_bound", most_stated, f"at most {most_stated} jobs admitted",

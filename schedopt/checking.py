@@ -18,7 +18,7 @@ import numpy as np
 
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, relative_gap
-from schedopt.tolerances import REL_TOL, capacity_limit
+from schedopt.tolerances import OPTIMAL_GAP, REL_TOL, capacity_limit
 from schedopt.violations import Violation
 
 
@@ -103,7 +103,7 @@ def check_numbers(plan: Plan) -> list[Violation]:
 
 def check_objective_bound(plan: Plan) -> list[Violation]:
     """The bound lies on the right side of the value, the gap is
-    |value - bound| / |value|, and "optimal" has a closed gap (1e-4)."""
+    |value - bound| / |value|, and "optimal" has a closed gap (``OPTIMAL_GAP``)."""
     out: list[Violation] = []
     obj = plan.objective
     if obj.value is None or obj.bound is None:
@@ -116,9 +116,9 @@ def check_objective_bound(plan: Plan) -> list[Violation]:
     if obj.sense == "max" and obj.bound < obj.value - slack:
         out.append(Violation("objective.bound", f"upper bound {obj.bound:.6g} is below the value {obj.value:.6g}"))
     expected = relative_gap(obj.value, obj.bound)
-    if obj.gap is not None and expected is not None and abs(obj.gap - expected) > 1e-6:
+    if obj.gap is not None and expected is not None and abs(obj.gap - expected) > REL_TOL:
         out.append(Violation("objective.gap", f"gap {obj.gap:.6g} != |value - bound| / |value| = {expected:.6g}"))
-    if plan.status == Status.OPTIMAL and expected is not None and expected > 1e-4:
+    if plan.status == Status.OPTIMAL and expected is not None and expected > OPTIMAL_GAP:
         out.append(Violation("status", f"status optimal with a gap of {expected:.3g}"))
     return out
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import numpy as np
+from schedopt.tolerances import CURVE_PARAM_FLOOR, TINY
 from numpy.lib.stride_tricks import sliding_window_view
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -147,10 +148,10 @@ def fit_loss_curve(steps: np.ndarray | list[float], loss: np.ndarray | list[floa
     def residual(beta: np.ndarray) -> np.ndarray:
         return 1.0 / (beta[0] * k + beta[1]) + beta[2] - y
 
-    res = scipy.optimize.least_squares(residual, x0, bounds=([0.0, 1e-9, 0.0], [np.inf, np.inf, np.inf]), method="trf")
+    res = scipy.optimize.least_squares(residual, x0, bounds=([0.0, CURVE_PARAM_FLOOR, 0.0], [np.inf, np.inf, np.inf]), method="trf")
     beta = tuple(float(b) for b in res.x)
     rmse = float(np.sqrt(np.mean(res.fun ** 2)))
-    if beta[0] <= 1e-12:
+    if beta[0] <= TINY:
         flags.append("no downward trend fitted (beta0 = 0)")
     return LossFit(beta=beta, points=len(y), rmse=rmse, scale=scale, last_step=float(np.asarray(steps)[-1]), flags=flags)
 
@@ -197,16 +198,16 @@ def fit_slaq_curve(steps: np.ndarray | list[float], loss: np.ndarray | list[floa
     if family == "sublinear":
         def model(p: np.ndarray) -> np.ndarray:
             return 1.0 / (p[0] * k * k + p[1] * k + p[2]) + p[3]
-        x0 = np.array([0.0, 1.0 / max(1e-9, float(k[-1] - k[0] + 1)), 1.0 / max(1e-9, float(y[0] - y.min() + 1e-9)), float(y.min()) * 0.9])
-        lower, upper = [0.0, 0.0, 1e-9, 0.0], [np.inf, np.inf, np.inf, np.inf]
+        x0 = np.array([0.0, 1.0 / max(CURVE_PARAM_FLOOR, float(k[-1] - k[0] + 1)), 1.0 / max(CURVE_PARAM_FLOOR, float(y[0] - y.min() + CURVE_PARAM_FLOOR)), float(y.min()) * 0.9])
+        lower, upper = [0.0, 0.0, CURVE_PARAM_FLOOR, 0.0], [np.inf, np.inf, np.inf, np.inf]
     elif family == "linear":
         def model(p: np.ndarray) -> np.ndarray:
             return p[0] ** (k - p[1]) + p[2]
         x0 = np.array([0.9, float(k[0]), float(y.min()) * 0.9])
-        lower, upper = [1e-9, -np.inf, 0.0], [1.0, np.inf, np.inf]
+        lower, upper = [CURVE_PARAM_FLOOR, -np.inf, 0.0], [1.0, np.inf, np.inf]
     else:
         raise CurveFitError(f'unknown family "{family}"; expected "sublinear" or "linear"')
-    x0 = np.clip(x0, np.array(lower) + 1e-12, np.array(upper) - 1e-12)
+    x0 = np.clip(x0, np.array(lower) + TINY, np.array(upper) - TINY)
     res = scipy.optimize.least_squares(lambda p: (model(p) - y) * w, x0, bounds=(lower, upper), method="trf")
     return SlaqFit(family=family, params=tuple(float(v) for v in res.x),
                    rmse=float(np.sqrt(np.mean((model(res.x) - y) ** 2))))

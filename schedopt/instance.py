@@ -22,6 +22,7 @@ from schedopt.convergence import CurveFitError, LossCurve, fit_history
 from schedopt.errors import FieldProblem, InputError
 from schedopt.io import as_document, number_validator, problems_from_validation, read_document, with_field_docs, write_document
 from schedopt.speed import SPEED_FORMS, FitError, SpeedForm, fit_speed
+from schedopt.tolerances import FIT_TOL
 
 INSTANCE_SCHEMA = "schedopt/instance@1"
 
@@ -527,7 +528,7 @@ class Instance(_Strict):
         largest = np.array([self.vector(srv.capacity) for srv in self.servers if srv.accelerator == accelerator]
                            ).reshape(-1, len(self.resources)).max(axis=0, initial=0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            need = np.where(use > 0, np.ceil(use / np.where(largest > 0, largest, np.nan) - 1e-9), 1.0)
+            need = np.where(use > 0, np.ceil(use / np.where(largest > 0, largest, np.nan) - FIT_TOL), 1.0)
         servers = np.nan_to_num(need, nan=np.inf).max(axis=1) if len(self.resources) else np.ones(len(c0))
         rate = np.where(np.isfinite(step) & (step > 0) & np.isfinite(servers),
                         job.spread.factor_per_server ** np.maximum(servers - 1, 0) / np.where(step > 0, step, 1.0), 0.0)

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import numpy as np
+from schedopt.tolerances import FIT_TOL
 
 #: capacity tolerance, the checkers' (relative and absolute)
-TOL = 1e-9
+TOL = FIT_TOL  # the library's capacity slack (tolerances.py)
 
 
 def maximal_patterns(shapes: np.ndarray, capacity: np.ndarray, limit: int = 20000) -> np.ndarray | None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, f
 
 from schedopt.errors import InputError
 from schedopt.io import as_document, problems_from_validation, read_document, with_field_docs, write_document
+from schedopt.tolerances import TINY
 
 PLAN_SCHEMA = "schedopt/plan@1"
 
@@ -119,7 +120,7 @@ def relative_gap(value: float | None, bound: float | None) -> float | None:
     if value is None or bound is None:
         return None
     if value == 0:
-        return 0.0 if abs(bound) <= 1e-12 else None
+        return 0.0 if abs(bound) <= TINY else None
     return abs(value - bound) / abs(value)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, model_validator
 
 from schedopt.io import number_validator
+from schedopt.tolerances import TINY
 
 NonNeg = Annotated[float, PlainValidator(number_validator(ge=0))]
 Positive = Annotated[float, PlainValidator(number_validator(gt=0))]
@@ -117,7 +118,7 @@ def _step_times(speed: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray
     (``runs`` < 1: the interpolated share of runnable neighbours)."""
     ok = speed > 0
     if runs is not None:
-        ok &= runs >= 1.0 - 1e-12
+        ok &= runs >= 1.0 - TINY
     return np.where(ok, 1.0 / np.where(ok, speed, 1.0), np.inf)
 
 

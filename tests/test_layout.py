@@ -186,3 +186,28 @@ def test_allocation_solver_classes_sit_above_their_kernels() -> None:
         assert "@register(" not in (PACKAGE / "allocation" / name).read_text(), name
     assert not any(f"schedopt.allocation.solvers" in imported(m, module_files())
                    for m in module_files() if m != "schedopt.allocation.solvers")
+
+
+#: where a small literal is data, not a tolerance: instance generators' parameter ranges and the
+#: learner's optimiser constants (Adam's eps, advantage normalisation)
+LITERALS_ALLOWED = ("tolerances.py", "families.py", "learn/")
+#: a measured cost in seconds (``FINISH_SECONDS_PER_JOB = 2.0e-5``) is a figure, not a tolerance
+MEASURED_COST = re.compile(r"\s*\w*(SECONDS|seconds)\w*\s*(: float)?\s*=")
+
+
+def test_tolerances_are_named_in_one_place() -> None:
+    """Issue 49 §3: no solver, checker or simulator writes a tolerance inline (a float literal
+    below 1e-3); each is named in ``schedopt/tolerances.py`` and imported from there."""
+    import io
+    import tokenize
+
+    found = []
+    for name, text in sources().items():
+        if name.startswith(LITERALS_ALLOWED) or name.endswith(LITERALS_ALLOWED):
+            continue
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NUMBER and not tok.string.lower().endswith("j"):
+                value = float(tok.string.replace("_", "")) if any(c in tok.string.lower() for c in ".e") else 1.0
+                if 0 < value < 1e-3 and not MEASURED_COST.match(tok.line):
+                    found.append(f"{name}:{tok.start[0]}: {tok.line.strip()}")
+    assert not found, "inline tolerances:\n" + "\n".join(found)

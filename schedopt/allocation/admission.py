@@ -14,15 +14,14 @@ default and DESIGN.md's literal rule is ``smallest``.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from schedopt.backends.lp import LpResult, solve_lp_colwise
 from schedopt.errors import InputError
-from schedopt.allocation.problem import FIT_TOL, AllocationData, fits, job_configurations, min_configuration, use_of
+from schedopt.allocation.problem import AllocationData, fits, job_configurations, min_configuration, use_of
 from schedopt.speed import TableSpeed
-from schedopt.tolerances import capacity_limit
+from schedopt.tolerances import capacity_limit, floor_count, with_ties
 
 #: the admitted jobs (sorted) and their starting configurations (p_j, w_j)
 Admission = tuple[list[int], dict[int, tuple[int, int]]]
@@ -71,7 +70,7 @@ def _fill(order: np.ndarray, use: np.ndarray, free: np.ndarray) -> tuple[list[in
 
 def _first_fit(order: np.ndarray, use: np.ndarray, cap: np.ndarray) -> list[int]:
     """The jobs of ``order`` admitted one by one while each still fits next to the earlier ones."""
-    return _fill(order, use, cap + FIT_TOL * np.maximum(1.0, cap))[0]
+    return _fill(order, use, capacity_limit(cap))[0]
 
 
 def _starts(mins: np.ndarray, admitted: list[int]) -> Admission:
@@ -188,7 +187,7 @@ class _Search:
 
     def __init__(self, use: np.ndarray, t: np.ndarray, ok: np.ndarray, cap: np.ndarray):
         self.use, self.t, self.ok = use, t, ok
-        self.limit = cap + FIT_TOL * np.maximum(1.0, cap)
+        self.limit = capacity_limit(cap)
 
     def _state(self, admitted: list[int]) -> tuple[np.ndarray, np.ndarray]:
         inside = np.zeros(len(self.t), dtype=bool)
@@ -249,7 +248,7 @@ class _Search:
             order = order[(t[order] < t[members[0]]) & np.all(use[order] <= free + use[members].max(axis=0), axis=1)]
             changed = bool(added)
             for b in order.tolist():
-                k = int(np.searchsorted(-t[members], -(t[b] + 1e-9 * max(1.0, abs(t[b])))))  # members[:k] are longer
+                k = int(np.searchsorted(-t[members], -with_ties(t[b])))  # members[:k] are longer
                 longer = members[:k][inside[members[:k]]]
                 room = np.all(free + use[longer] >= use[b], axis=1)
                 if room.any():
@@ -294,7 +293,7 @@ def _admit_lp(data: AllocationData, use: np.ndarray, t: np.ndarray, candidates: 
     if not lp1.optimal:  # not expected (y = 0 is feasible); the orders' first fit then stands alone
         return search.lower_time(search.raise_count(_most_by_orders(data, use, candidates), scaled, data.J))
     # ⌊LP⌋ bounds the count; the tie-break may cost the LP's count up to ε·n = 0.01, hence the slack
-    ceiling = int(math.floor(float(lp1.x.sum()) + 0.01 + 1e-7))
+    ceiling = floor_count(float(lp1.x.sum()) + 0.01)
     y, weight = np.zeros(data.J), use @ np.maximum(-lp1.row_dual, 0.0)  # surrogate size λ·u_j
     y[candidates] = np.round(lp1.x, 9)
     roundings = [search.raise_count(order, weight, ceiling)
@@ -358,6 +357,6 @@ def admitted_upper_bound_priced(data: AllocationData) -> tuple[int, np.ndarray |
     # the bound the prices prove (whatever the LP's accuracy), floored
     use = np.array(rows)
     proven = float(mu @ capacity_limit(data.cap)) + float(np.maximum(0.0, 1.0 - use @ mu).sum())
-    return min(len(ok), int(math.floor(proven + 1e-7))), mu
+    return min(len(ok), floor_count(proven)), mu
 
 

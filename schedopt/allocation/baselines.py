@@ -56,7 +56,6 @@ import numpy as np
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.typed import type_blind_plan
 from schedopt.allocation.problem import (
-    FIT_TOL,
     AllocationData,
     compile_allocation,
     fits,
@@ -71,6 +70,7 @@ from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.registry import register
 from schedopt.speed import TableSpeed
+from schedopt.tolerances import TINY, capacity_limit
 
 
 def ladder(data: AllocationData, j: int, start: tuple[int, int]) -> list[tuple[int, int]]:
@@ -110,7 +110,7 @@ class _Ladders:
         self.admitted = admitted
         self.steps = [ladder(data, j, start[j]) if j in start else [] for j in range(data.J)]
         self.use = [np.array([use_of(data, j, c) for c in s]).reshape(len(s), data.R) for j, s in enumerate(self.steps)]
-        self.limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+        self.limit = capacity_limit(data.cap)
 
     def largest_fitting(self, j: int, used: np.ndarray) -> int:
         """Index of j's largest step that fits next to ``used``; -1 if none."""
@@ -146,7 +146,7 @@ DRF_STOPS = ("job", "first-failure")
 def drf_allocate(data: AllocationData, lad: _Ladders, *, tie_break: str = "arrival", stop: str = "job") -> np.ndarray:
     """Weighted DRF progressive filling along the ladders; returns each job's step (-1 = paused)."""
     level, used = _start(data, lad)
-    weight = np.array([max(float(job.weight), 1e-12) for job in data.jobs])
+    weight = np.array([max(float(job.weight), TINY) for job in data.jobs])
     inv_cap = inverse_capacity(data.cap)
 
     def key(j: int, step: int) -> tuple[float, float, float, int]:
@@ -205,8 +205,8 @@ def tetris_allocate(data: AllocationData, lad: _Ladders) -> np.ndarray:
             fit = fit & is_waiting
         align = (np.nan_to_num(extra) * inv_cap * (free * inv_cap)).sum(axis=1)
         t_min = t_next[fit].min()
-        pref = np.where(fit, t_min / np.maximum(t_next, 1e-300), 0.0) if t_min > 0 else fit.astype(float)
-        score = np.where(fit, np.maximum(align, 1e-12) * pref, -np.inf)
+        pref = np.where(fit, t_min / np.maximum(t_next, TINY), 0.0) if t_min > 0 else fit.astype(float)
+        score = np.where(fit, np.maximum(align, TINY) * pref, -np.inf)
         j = int(np.argmax(score))  # ties: lowest index
         used = used + extra[j]
         level[j] += 1

@@ -31,6 +31,7 @@ from schedopt.allocation.rows import quota_rows
 from schedopt.claims import TooLargeToReplay
 from schedopt.instance import Instance
 from schedopt.plan import Proof
+from schedopt.tolerances import BRANCH_TARGET_MARGIN, LP_ZERO
 
 #: the most allowed configurations (all jobs, all types) a branch certificate is searched over
 #: (one node's LP over 100,000 took 0.7 s: larger trees are out of any exact solve's budget),
@@ -39,8 +40,6 @@ MAX_CONFIGURATIONS = 50_000
 MAX_ENUMERATED = 500_000
 #: the most leaves a certificate the search builds may have
 MAX_LEAVES = 2_000
-#: the target: the incumbent's value less this relative margin (within "optimal"'s 1e-4)
-TARGET_MARGIN = 1e-6
 #: what the exact drivers spend on the search at most: this many times the solve so far, at
 #: least :data:`MIN_SECONDS`, never past the solve's time limit
 SECONDS_PER_SOLVE_SECOND = 2.0
@@ -134,7 +133,7 @@ def _lp_prices(conf: _Configurations, mask: np.ndarray, must: np.ndarray, J: int
 def branch_proof(instance: Instance, value: float, *, admit: int | None = None, cost: CostGrid = remaining_time_grid,
                  time_limit_s: float = 10.0, max_leaves: int = MAX_LEAVES) -> tuple[float, Proof, dict[str, Any]] | None:
     """A ``branch-lagrangian`` proof that no plan admitting at least ``admit`` jobs (every
-    job: None) costs less than ``value`` (less :data:`TARGET_MARGIN`): (bound, proof,
+    job: None) costs less than ``value`` (less :data:`BRANCH_TARGET_MARGIN`): (bound, proof,
     diagnostics), or None when none is found within ``time_limit_s`` and ``max_leaves``
     (or the instance is too large)."""
     started = time.perf_counter()
@@ -154,7 +153,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     cap = capacity_of(instance)
     names = resource_names(instance)
     kinds = instance.accelerators
-    target = value - TARGET_MARGIN * max(1.0, abs(value))
+    target = value - BRANCH_TARGET_MARGIN * max(1.0, abs(value))
 
     every = admit is None or admit >= J
     k_admit = None if every else int(admit)  # type: ignore[arg-type]
@@ -204,7 +203,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         if x is None:
             return None
         idx = np.flatnonzero(mask)
-        live = x > 1e-7
+        live = x > LP_ZERO
         owners = conf.owner[idx[live]]
         weights = x[live]
         split = None
@@ -216,7 +215,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
                 share = float(weights[order[0]])
                 if share < best_share:
                     split, best_share = (int(j), idx[live][order[0]], idx[live][order[1]]), share
-            elif not every and not dom.admitted[j] and weights[mine].sum() < 1 - 1e-7:
+            elif not every and not dom.admitted[j] and weights[mine].sum() < 1 - LP_ZERO:
                 share = max(float(weights[mine].sum()), 1 - float(weights[mine].sum()))
                 if share < best_share:
                     split, best_share = (int(j), -1, -1), share

@@ -12,6 +12,7 @@ import numpy as np
 from schedopt.allocation.problem import compile_allocation, job_configurations
 from schedopt.allocation.typed import compile_typed
 from schedopt.instance import Instance
+from schedopt.tolerances import capacity_limit
 
 
 def solve_bruteforce(instance: Instance, max_combinations: int = 2_000_000) -> tuple[int, float, dict[str, dict[str, int]]]:
@@ -45,7 +46,7 @@ def solve_bruteforce_typed(instance: Instance, max_combinations: int = 2_000_000
     best: tuple[int, float] = (-1, math.inf)
     best_alloc: dict[str, dict[str, int]] = {}
     best_types: dict[str, str | None] = {}
-    cap = data.cap * (1 + 1e-12) + 1e-12
+    cap = capacity_limit(data.cap)
     for combo in itertools.product(*options):
         use = sum((o[2] for o in combo), np.zeros(data.R))
         if np.any(use > cap):

@@ -77,7 +77,7 @@ def check_counts(instance: Instance, plan: Plan, *, term: JobTerm, formula: str,
                 out.append(Violation(f"metrics.{key}", f"{plan.metrics[key]} != recomputed {metrics[key]}"))
         for r, u in metrics["utilization"].items():
             got = plan.metrics.get("utilization", {}).get(r)
-            if got is not None and abs(got - u) > 1e-6:
+            if got is not None and abs(got - u) > REL_TOL:
                 out.append(Violation(f"metrics.utilization.{r}", f"{got} != recomputed {u:.6g}"))
     if plan.placement is not None:  # a joint (allocation + placement) plan
         placed = check_server_placement(instance, plan)

@@ -36,6 +36,7 @@ import numpy as np
 from schedopt.allocation.problem import AllocationData, ChoiceSet, enumerate_choices
 from schedopt.backends.lp import INF, IncrementalLp
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync
+from schedopt.tolerances import DUAL_REL_TOL, FIT_TOL, TINY, with_ties
 
 
 @dataclass
@@ -60,7 +61,7 @@ class DualResult:
     @property
     def lp_gap(self) -> float:
         """(upper - bound) / |upper|: how far ``bound`` may be below the LP bound."""
-        return max(0.0, self.upper - self.bound) / max(1e-12, abs(self.upper))
+        return max(0.0, self.upper - self.bound) / max(TINY, abs(self.upper))
 
 
 def price_kinds(data: AllocationData, jobs: np.ndarray | None = None) -> np.ndarray:
@@ -274,7 +275,7 @@ def lagrangian(oracle: PricingOracle, lam: np.ndarray, nu: float = 0.0,
 
 
 def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarray | None = None,
-               rel_tol: float = 1e-4, max_iter: int = 400, lam0: np.ndarray | None = None,
+               rel_tol: float = DUAL_REL_TOL, max_iter: int = 400, lam0: np.ndarray | None = None,
                oracle: PricingOracle | None = None) -> DualResult:
     """max over λ >= 0 (and ν >= 0 with ``admit``) of L(λ, ν), by Kelley's cutting
     planes with in-out stabilisation (query between the best point and the
@@ -311,7 +312,7 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
         # master: max z s.t. z - grad_i·y <= b_i, 0 <= y <= box
         y, upper = master.solve()
         if upper - best_val <= rel_tol * max(1.0, abs(upper)):
-            touching = (y >= box * (1 - 1e-9)) & (box > 0)
+            touching = (y >= box * (1 - FIT_TOL)) & (box > 0)
             if not touching.any() or enlarged >= 30:
                 break
             # the optimum may lie past the box: search a larger one. If the master's
@@ -326,7 +327,7 @@ def solve_dual(data: AllocationData, *, admit: int | None = None, jobs: np.ndarr
                 break
             upper = wider
         x = 0.5 * center + 0.5 * y  # in-out stabilisation: halfway to the master's point
-        if bool(np.all(np.abs(x - center) <= 1e-12 * np.abs(center))) or it % 10 == 0:
+        if bool(np.all(np.abs(x - center) <= TINY * np.abs(center))) or it % 10 == 0:
             x = y  # when the two meet (or now and then), query the master's point itself
     result = DualResult(bound=best_val, upper=max(upper, best_val), lam=best_x[:R], nu=float(best_x[R]),
                         counts=best_counts if best_counts is not None else np.zeros((data.J, 2), dtype=np.int64),
@@ -376,7 +377,7 @@ def enumerate_within(oracle: PricingOracle, lam: np.ndarray, threshold: np.ndarr
     data = oracle.data
     R = data.R
     with np.errstate(invalid="ignore"):
-        threshold = np.where(np.isfinite(threshold), threshold + 1e-9 * np.maximum(1.0, np.abs(threshold)), threshold)  # keep the ties: extra configurations are harmless
+        threshold = np.where(np.isfinite(threshold), with_ties(threshold), threshold)  # keep the ties: extra configurations are harmless
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (job, c0, c1)
     alpha = data.demand[:, 0] @ lam
     beta = data.demand[:, 1] @ lam

@@ -42,7 +42,7 @@ from schedopt.allocation.admission import admit as admit_by_rule, admitted_upper
 from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
-from schedopt.tolerances import REPLAYABLE_GAP
+from schedopt.tolerances import DUAL_FIXING_REL_TOL, MIP_REL_GAP, REPLAYABLE_GAP, floor_count, worse
 from schedopt.allocation.stage import ExactBackend, StageResult, no_plan_message
 
 
@@ -55,7 +55,7 @@ BOUND_SECONDS_PER_JOB = 2.5e-5
 BOUND_ALLOWANCE_S = 0.15
 #: an incumbent within this relative gap of the LP bound is returned as optimal without the
 #: stage-2 model: the MILP's own default relative gap (``optimus-milp``'s ``rel_gap``)
-CLOSED_BY_LP_GAP = 1e-7
+CLOSED_BY_LP_GAP = MIP_REL_GAP
 #: measured cost of the price-space reduction per job (s; 1.24 s at 4,000 jobs: the dual,
 #: the incumbent at its prices and the enumeration within the reduced-cost threshold)
 REDUCE_SECONDS_PER_JOB = 3.0e-4
@@ -145,7 +145,7 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
     from schedopt.allocation.price_guided import allocate_at_prices, dual_admission, minimum_counts
 
     t0 = time.perf_counter()
-    relaxed = relax_in_price_space(data, admit=admit, oracle=oracle, rel_tol=1e-9, max_iter=200)
+    relaxed = relax_in_price_space(data, admit=admit, oracle=oracle, rel_tol=DUAL_FIXING_REL_TOL, max_iter=200)
     dual = relaxed.result
     candidates = [c for c in incumbents if c and (admit is None or len(c) >= admit)]
     minimums = minimum_counts(data)
@@ -262,7 +262,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
             bound, proof = cheap_bound()
         gap = relative_gap(data.total_time_s(best), bound)
         kw = {"admitted_bound": admitted_bound, "admitted_proof": admitted_proof}
-        if best and admit_proven and gap is not None and gap <= 1e-7:  # the incumbent meets the bound: proven
+        if best and admit_proven and gap is not None and gap <= CLOSED_BY_LP_GAP:  # the incumbent meets the bound: proven
             return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, proof=proof, **kw)
         if not best:
             return plan({}, Status.TIME_LIMIT, Termination.TIME_LIMIT, message=f"time limit reached {message}; no plan",
@@ -305,7 +305,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
             count, mu = admitted_upper_bound_priced(data)  # a replayable proof when the LP's prices suffice
             admitted_proof = admission_proof(data, mu) if count <= k_min and mu is not None else backend_proof
         elif s1.bound is not None:
-            admitted_bound = max(k_min, int(np.floor(s1.bound + 1e-6)))
+            admitted_bound = max(k_min, floor_count(s1.bound))
             admitted_proof = backend_proof
         else:
             count, mu = admitted_upper_bound_priced(data)
@@ -360,7 +360,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     proof = lp_proof if bound <= lp_bound else backend_proof
     found = None if s2.chosen is None else config_of(s2.chosen, cs)
     best_cost = data.total_time_s(best)
-    if found is None or data.total_time_s(found) > best_cost + 1e-9 * max(1.0, abs(best_cost)):
+    if found is None or worse(data.total_time_s(found), best_cost):
         if s2.termination == Termination.OPTIMAL:  # cannot happen with a valid incumbent; say so if it does
             metrics["backend_note"] = "the backend's optimum is worse than the incumbent"
         if s2.termination == Termination.ERROR:

@@ -52,7 +52,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
-from schedopt.tolerances import capacity_limit
+from schedopt.tolerances import GAVEL_REL_GAP, LP_ZERO, capacity_limit
 
 #: bisection steps of finish-time fairness: the ratio to 2^-12 of its bracket (each step one LP)
 FTF_BISECTION_STEPS = 12
@@ -102,7 +102,7 @@ def compile_gavel(instance: Instance) -> GavelData:
 
 def _runnable_pairs(g: GavelData) -> np.ndarray:
     """(M, types): job m can run on τ (a speed there, and its s_m workers fit the type alone)."""
-    return np.all(g.use <= g.cap[None, :, :] + 1e-9, axis=2) & (g.T > 0)
+    return np.all(g.use <= capacity_limit(g.cap)[None, :, :], axis=2) & (g.T > 0)
 
 
 def _base_model(g: GavelData):
@@ -142,7 +142,7 @@ def _throughput(model: Any, g: GavelData, by_job: dict[int, list[tuple[int, int]
 def _solve(model: Any, *, time_limit: float | None, seed: int | None) -> tuple[bool, str]:
     from schedopt.backends.highs import solve_highs
 
-    res = solve_highs(model, time_limit=time_limit, rel_gap=1e-9, threads=1, seed=seed)
+    res = solve_highs(model, time_limit=time_limit, rel_gap=GAVEL_REL_GAP, threads=1, seed=seed)
     ok = res.has_solution and res.termination == Termination.OPTIMAL
     why = f"time limit reached ({res.backend_status})" if res.termination == Termination.TIME_LIMIT else res.backend_status
     return ok, why
@@ -247,7 +247,7 @@ def one_round(g: GavelData, X: np.ndarray) -> dict[int, tuple[int, int]]:
     free = capacity_limit(rows.cap).astype(float)
     placed: set[int] = set()
     config: dict[int, tuple[int, int]] = {}
-    m_idx, t_idx = np.nonzero(X > 1e-9)
+    m_idx, t_idx = np.nonzero(X > LP_ZERO)
     order = np.lexsort((t_idx, m_idx, -X[m_idx, t_idx]))
     for m, t in zip(m_idx[order].tolist(), t_idx[order].tolist()):
         v = int(g.row[m, t])
@@ -293,7 +293,7 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
     thr = (g.T * X).sum(axis=1)
     metrics = {"policy_objective_name": objective, "policy_objective": value,
                "time_shares": {instance.jobs[m].id: {str(instance.accelerators[t]): float(X[m, t])
-                                                      for t in range(X.shape[1]) if X[m, t] > 1e-9}
+                                                      for t in range(X.shape[1]) if X[m, t] > LP_ZERO}
                                for m in range(g.M) if thr[m] > 0}}
     status = Status.HEURISTIC if config or not nothing_runs else Status.INFEASIBLE
     lp_bound = proof = admitted_bound = admitted_proof = None

@@ -146,7 +146,7 @@ def greedy_allocate_heap(
     """Run eq. 9's greedy from ``start`` (job -> configuration) under the
     cluster capacity, literally: a max-heap of each job's best move.
     The reference for :func:`greedy_allocate`, which returns the same plan."""
-    cap = [float(c) * (1 + 1e-12) + 1e-12 for c in data.cap]
+    cap = capacity_limit(np.asarray(data.cap, dtype=float)).tolist()
     R = len(cap)
     config = dict(start)
     dem = dict(zip(start, data.demand[list(start)].tolist())) if start else {}  # j -> [[per-task demand] per role]
@@ -482,7 +482,7 @@ class _MoveApplier:
 
     def __init__(self, data: AllocationData, start: dict[int, tuple[int, int]], stop_rule: StopRule):
         self.data, self.stop_rule = data, stop_rule
-        self.cap = np.array([float(c) * (1 + 1e-12) + 1e-12 for c in data.cap])
+        self.cap = capacity_limit(np.asarray(data.cap, dtype=float))
         self.used = np.asarray(_start_usage(data, start), dtype=float)
         self.admitted = np.fromiter(start, dtype=np.int64, count=len(start))
         self.counts = np.zeros((data.J, 2), dtype=np.int64)

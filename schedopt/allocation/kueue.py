@@ -109,12 +109,12 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
         t = int(data.kind[v])
         mine = queue_used.get((job.queue, t), np.zeros(R))
         need = u[t * R:(t + 1) * R]
-        return bool(np.all((need <= 0) | (mine + need <= nominal(job.queue, t) + 1e-9)))
+        return bool(np.all((need <= 0) | (mine + need <= capacity_limit(nominal(job.queue, t)))))
 
     def borrowing(queue: str, t: int, need: np.ndarray) -> bool:
         """Whether the queue uses more than its nominal quota on type t of a resource in ``need``."""
         mine = queue_used.get((queue, t), np.zeros(R))
-        return bool(np.any((need > 0) & (mine > nominal(queue, t) + 1e-9)))
+        return bool(np.any((need > 0) & (mine > capacity_limit(nominal(queue, t)))))
 
     def place(j: int) -> tuple[int, tuple[int, int]] | None:
         """The row and counts Kueue's flavor assignment gives job j now, or None."""
@@ -189,7 +189,7 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
             c = _requests(data, v, False)[0]
             u = use(v, c)
             need = u[t * R:(t + 1) * R]
-            if not math.isfinite(float(rows.time_s(v, *c))) or np.any(need > nominal(job.queue, t) + 1e-9):
+            if not math.isfinite(float(rows.time_s(v, *c))) or np.any(need > capacity_limit(nominal(job.queue, t))):
                 continue  # classic preemption: the request must be within the queue's nominal quota
             candidates = [k for k, (w, _) in admitted.items() if int(data.kind[w]) == t and eligible(k)
                           and (inst.jobs[k].queue == job.queue or borrowing(inst.jobs[k].queue, t, need))]

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from schedopt.backends.lp import solve_lp_colwise
-from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet
+from schedopt.allocation.problem import AllocationData, ChoiceSet
+from schedopt.tolerances import IMPROVE_TOL, LP_ZERO, capacity_limit, with_ties
 
 
 @dataclass
@@ -114,7 +115,7 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
         index[job_pos], value[job_pos] = data.R + owner_row[cs.job[cols]], 1.0
         if admit is not None:
             index[job_pos + 1], value[job_pos + 1] = data.R + len(owners), -1.0
-        cap_hi = data.cap * (1 + FIT_TOL)
+        cap_hi = capacity_limit(data.cap)
         if admit is None:
             lo = np.concatenate([np.full(data.R, -np.inf), np.ones(len(owners))])
             hi = np.concatenate([cap_hi, np.ones(len(owners))])
@@ -136,7 +137,7 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
         priced = cs.cost + cs.use @ lam - nu - job_dual[cs.job]
         best = _segment_min(priced, cs)
         # each improving job's most negative configuration enters (if not already in)
-        improving = np.nonzero(best < -1e-9 * scale)[0]
+        improving = np.nonzero(best < -IMPROVE_TOL * scale)[0]
         hits = (priced == best[cs.job]) & ~active
         added = 0
         for j in improving:
@@ -164,13 +165,13 @@ def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray, admit: int | No
     for j in owners:
         s = cs.of(j)
         k = s.start + int(np.argmax(x[s]))
-        if x[k] >= 1 - 1e-6:
+        if x[k] >= 1 - LP_ZERO:
             chosen[j] = k
             used += cs.use[k]
         else:
             fractional.append((-float(x[s].sum()), int(j)))
     fractional = [j for _, j in sorted(fractional)][: max(0, need - len(chosen))]
-    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    limit = capacity_limit(data.cap)
     dominant = (cs.use / np.where(data.cap > 0, data.cap, np.inf)).max(axis=1) if data.R else np.zeros(cs.K)
     smallest = {j: cs.of(j).start + int(np.argmin(dominant[cs.of(j)])) for j in fractional}
     for j in fractional:
@@ -190,5 +191,4 @@ def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray, admit: int | No
 
 def fix_by_reduced_cost(cs: ChoiceSet, lag: LagrangeResult, incumbent_value: float) -> np.ndarray:
     """Mask of configurations that can still be in a plan no worse than the incumbent."""
-    tol = 1e-9 * max(1.0, abs(incumbent_value))
-    return lag.bound + lag.rc <= incumbent_value + tol
+    return lag.bound + lag.rc <= with_ties(incumbent_value)

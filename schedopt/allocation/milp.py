@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from schedopt.backends.highs import solve_highs
 from schedopt.allocation.stage import StageResult
-from schedopt.allocation.problem import FIT_TOL, AllocationData, ChoiceSet
+from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.plan import Termination
+from schedopt.tolerances import capacity_limit
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -48,7 +49,7 @@ def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: b
         terms = [(use[k][r], m.x[k]) for k in range(cs.K) if use[k][r] != 0]
         if not terms:
             return pyo.Constraint.Skip
-        return sum(a * v for a, v in terms) <= cap[r] * (1 + FIT_TOL)
+        return sum(a * v for a, v in terms) <= capacity_limit(cap[r])
     m.capacity = pyo.Constraint(m.R, rule=capacity)
 
     # DESIGN.md admission: admit at least the most jobs found in stage 1

@@ -28,9 +28,10 @@ import numpy as np
 from schedopt.allocation.dual import DualResult, PricingOracle
 from schedopt.allocation.relaxation import relax_in_price_space
 from schedopt.allocation.greedy import greedy_allocate
-from schedopt.allocation.problem import FIT_TOL, AllocationData
+from schedopt.allocation.problem import AllocationData
 from schedopt.allocation.admission import minimum_configurations
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync
+from schedopt.tolerances import BISECTION_TOL, REPAIR_REL_GAP, REPAIR_SKIP_GAP, TINY, capacity_limit, improves
 
 
 class _Times:
@@ -84,7 +85,7 @@ def round_at_prices(data: AllocationData, oracle: PricingOracle, lam: np.ndarray
     """Counts (J, 2) of the ``members`` at θ·λ for the least θ >= 1 at which they
     fit (40 bisection steps on a log scale); ``fallback`` (their minimums) when
     no θ fits."""
-    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    limit = capacity_limit(data.cap)
 
     def counts_at(theta: float) -> tuple[np.ndarray, bool]:
         _, counts, _ = oracle.price(lam * theta)
@@ -104,7 +105,7 @@ def round_at_prices(data: AllocationData, oracle: PricingOracle, lam: np.ndarray
     if not hi_ok:
         return fallback
     for _ in range(30):
-        if hi_t / lo_t < 1 + 1e-6:
+        if hi_t / lo_t < 1 + BISECTION_TOL:
             break
         mid = float(np.sqrt(lo_t * hi_t))
         c, ok = counts_at(mid)
@@ -141,7 +142,7 @@ def local_search(data: AllocationData, times: _Times, counts: np.ndarray, member
     member = np.zeros(data.J, dtype=bool)
     member[members] = True
     demand = data.demand  # (J, 2, R)
-    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    limit = capacity_limit(data.cap)
     two = data.n_roles == 2
     slot_ok = np.stack([np.ones(data.J, dtype=bool), two], axis=1)  # (J, 2) the role exists
     E = np.array([[1, 0], [0, 1]])
@@ -171,7 +172,7 @@ def local_search(data: AllocationData, times: _Times, counts: np.ndarray, member
                 dn[j, r] = times.one(j, c0 - E[r, 0], c1 - E[r, 1])
 
     def tol(x: np.ndarray | float) -> np.ndarray | float:
-        return 1e-12 * np.maximum(1.0, np.abs(x))
+        return TINY * np.maximum(1.0, np.abs(x))
 
     while time.perf_counter() < deadline and sum(moves.values()) < max_moves:
         budget = max_moves - sum(moves.values())
@@ -345,15 +346,13 @@ def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.n
 #: after how many that find nothing it stops
 REPAIR_JOBS, REPAIR_ROUNDS, REPAIR_MISSES = 32, 4, 2
 #: no repair when the dual's bound proves the plan within this relative gap
-REPAIR_SKIP_GAP = 1e-4  # issue 38's 0.01 %: a plan the dual proves that close needs no repair
 #: a neighbourhood's model keeps at most this many configurations (those of least reduced cost at the
 #: prices, and the current ones). Its solves have no time limit but the caller's (a clock would make
 #: the plan depend on the machine); the models are small
 REPAIR_MAX_CONFIGURATIONS = 1_500
-#: the exact repair's MILP stops within this relative gap of its neighbourhood's optimum: a tenth
-#: of the 0.01 % the repair aims for (issue 38 §1); proving packing neighbourhoods to 1e-9 cost
-#: seconds each (`schedopt.testing.random_packing_instance`)
-REPAIR_REL_GAP = 1e-5
+#: the exact repair's MILP stops within REPAIR_REL_GAP (tolerances.py) of its neighbourhood's optimum:
+#: a tenth of the 0.01 % the repair aims for (issue 38 §1); proving packing neighbourhoods to 1e-9
+#: cost seconds each (`schedopt.testing.random_packing_instance`)
 #: and explores at most this many branch-and-bound nodes (a deterministic cap on its work: a
 #: neighbourhood it cannot settle in that many is left as it is, or to its best plan found)
 REPAIR_MAX_NODES = 200
@@ -468,7 +467,7 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
                                      time_limit=left, seed=0, hint=hint)
         before = float(sum(t[j] for j in current))
         if (result.chosen is not None and len(result.chosen) >= keep_admitted
-                and float(cs.cost[result.chosen].sum()) < before - 1e-9 * max(1.0, before)):
+                and improves(float(cs.cost[result.chosen].sum()), before)):
             member[hood] = False
             counts[hood] = 0
             for k in result.chosen:
@@ -501,7 +500,7 @@ def dual_admission(data: AllocationData, k: int, minimums: np.ndarray, *, oracle
     chosen = [j for j in order.tolist() if dual.chosen[j]]
     rest = [j for j in order.tolist() if not dual.chosen[j]]
     use = minimums[:, 0, None] * data.demand[:, 0] + minimums[:, 1, None] * data.demand[:, 1]
-    limit = data.cap + FIT_TOL * np.maximum(1.0, data.cap)
+    limit = capacity_limit(data.cap)
     picked: list[int] = []
     used = np.zeros(data.R)
     for j in chosen + rest:

@@ -30,7 +30,7 @@ from schedopt.instance import Instance, Job
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 from schedopt.speed import TableSpeed
-from schedopt.tolerances import BOUND_NOISE, FIT_TOL, capacity_limit  # noqa: F401 (FIT_TOL: re-exported)
+from schedopt.tolerances import BOUND_NOISE, capacity_limit
 
 OBJECTIVE_NAME = "total_remaining_time"
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from schedopt.allocation.problem import AllocationData, ChoiceSet, lagrangian_proof
 from schedopt.plan import Proof
-from schedopt.tolerances import capacity_limit
+from schedopt.tolerances import DUAL_REL_TOL, capacity_limit
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Relaxation:
 
 
 def relax_in_price_space(data: AllocationData, *, admit: int | None = None, oracle: Any = None,
-                         rel_tol: float = 1e-4, max_iter: int = 400, jobs: np.ndarray | None = None) -> Relaxation:
+                         rel_tol: float = DUAL_REL_TOL, max_iter: int = 400, jobs: np.ndarray | None = None) -> Relaxation:
     """The bound by the Lagrangian dual in price space (no configurations listed)."""
     from schedopt.allocation.dual import solve_dual
 

@@ -27,6 +27,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.registry import register
+from schedopt.tolerances import MIP_REL_GAP
 
 
 @register("optimus-greedy", problem="allocation", exact=False, backend="numpy", accelerator_types=True)
@@ -71,7 +72,7 @@ class OptimusGreedy:
 class OptimusMilp:
     """Exact multiple-choice model of Optimus eq. 5-8 (Pyomo + HiGHS)."""
 
-    def __init__(self, *, rel_gap: float = 1e-7, threads: int = 1, presolve: bool = False):
+    def __init__(self, *, rel_gap: float = MIP_REL_GAP, threads: int = 1, presolve: bool = False):
         self.rel_gap = float(rel_gap)
         self.threads = int(threads)
         self.presolve = bool(presolve)

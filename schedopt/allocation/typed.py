@@ -36,6 +36,7 @@ from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.milp import HighsBackend
 from schedopt.allocation.price_guided import (REPAIR_MAX_NODES, REPAIR_REL_GAP, allocate_at_prices, least_reduced_cost,
                                               minimum_counts, repair_neighbourhood)
+from schedopt.allocation.exact import FINISH_SECONDS_PER_JOB
 from schedopt.allocation.stage import StageResult
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.metrics import allocation_metrics
@@ -46,7 +47,7 @@ from schedopt.deadline import Deadline, check_time_limit
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
-from schedopt.tolerances import REPLAYABLE_GAP, capacity_limit
+from schedopt.tolerances import IMPROVE_TOL, REPLAYABLE_GAP, capacity_limit, floor_count, improves, worse
 
 OBJECTIVE_NAME = "total_remaining_time"
 #: how a heuristic picks a job's type: the one where its minimum configuration runs
@@ -293,7 +294,7 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
         for j in sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]):  # move to a faster type with room
             v = row_of_job[j]
             room = free + use[v]
-            better = [u for u in job_rows[j] if feasible[u] and t_min[u] < t_min[v] - 1e-9 and np.all(use[u] <= room)]
+            better = [u for u in job_rows[j] if feasible[u] and t_min[u] < t_min[v] - IMPROVE_TOL and np.all(use[u] <= room)]
             if better:
                 u = min(better, key=lambda r: (t_min[r], r))
                 free = room - use[u]
@@ -321,7 +322,7 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
             for u in job_rows[p]:
                 if not feasible[u]:
                     continue
-                ok = np.all(use[u][None, :] <= room, axis=1) & (a_cost > t_min[u] + 1e-9)
+                ok = np.all(use[u][None, :] <= room, axis=1) & (a_cost > t_min[u] + IMPROVE_TOL)
                 if ok.any():
                     i = int(np.argmax(np.where(ok, a_cost, -np.inf)))  # the costliest admitted job it can replace
                     saving = float(a_cost[i] - t_min[u])
@@ -364,7 +365,7 @@ def _trade_types(data: TypedData, row_of_job: dict[int, int], free: np.ndarray, 
         vb, ua, ub = rows[idx], ua[idx], ub[idx]
         saving = t_min[va] + t_min[vb] - t_min[ua] - t_min[ub]
         after = free[None, :] + use[va][None, :] + use[vb] - use[ua] - use[ub]
-        good = (saving > 1e-9 * max(1.0, t_min[va])) & np.all(after >= 0, axis=1)
+        good = (saving > IMPROVE_TOL * max(1.0, t_min[va])) & np.all(after >= 0, axis=1)
         if not good.any():
             continue
         k = int(np.argmax(np.where(good, saving, -np.inf)))
@@ -491,7 +492,7 @@ def typed_admission_lp(data: TypedData, cs: ChoiceSet, rows_cs: ChoiceSet) -> tu
     mu = np.maximum(lag.lam, 0.0)
     proven = -float(lag.bound) + float(mu @ (capacity_limit(view.cap) - view.cap))
     weight = np.bincount(rows_cs.job[keep], weights=lag.x, minlength=len(data.job))
-    return (int(math.floor(proven + 1e-6)),
+    return (floor_count(proven),
             Proof(kind="lp-dual", prices=dict(zip(typed_resource_names(data.instance), mu.tolist()))), weight)
 
 
@@ -664,7 +665,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
     clock = Deadline(time_limit)
     started = clock.started
     data = compile_typed(instance)
-    clock.reserve(6.0e-5 * data.J)
+    clock.reserve(FINISH_SECONDS_PER_JOB * data.J)
     metrics: dict[str, Any] = {}
 
     admitted_proof: Proof | None = None
@@ -719,7 +720,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         if admit_proven:
             admitted_bound = k_min
         elif s1.bound is not None:
-            admitted_bound = max(k_min, int(math.floor(s1.bound + 1e-6)))
+            admitted_bound = max(k_min, floor_count(s1.bound))
         else:
             admitted_bound = None
         if admitted_bound is not None:
@@ -764,7 +765,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
     found = None if s2.chosen is None else config_of(s2.chosen, reduced, reduced_rows)
     bound = tb.bound if s2.bound is None else max(tb.bound, s2.bound)
     proof = tb.proof if bound <= tb.bound else Proof(kind="backend", backend=getattr(backend, "label", "backend"))
-    if found is None or cost_of(found) > cost_of(best) + 1e-9 * max(1.0, cost_of(best)):
+    if found is None or worse(cost_of(found), cost_of(best)):
         found = best
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     if proof.kind == "backend":
@@ -849,7 +850,7 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
                                      time_limit=left, seed=0, hint=data.indices(current, sub, sub_rows) or None)
         before = data.total_s(current) if current else math.inf
         if (result.chosen is not None and len(result.chosen) >= keep
-                and float(sub.cost[result.chosen].sum()) < before - 1e-9 * max(1.0, abs(before))):
+                and improves(float(sub.cost[result.chosen].sum()), before)):
             config = {v: c for v, c in config.items() if not in_hood[int(data.job[v])]}
             config.update({int(sub_rows[k]): (int(sub.counts[k, 0]), int(sub.counts[k, 1])) for k in result.chosen})
             repairs += 1

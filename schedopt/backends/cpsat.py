@@ -9,6 +9,7 @@ import numpy as np
 
 from schedopt.logs import backend_logger
 from schedopt.plan import Termination
+from schedopt.tolerances import INTEGRAL_TOL
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
@@ -78,6 +79,6 @@ def integer_scale(values: np.ndarray) -> tuple[int, bool]:
     """Smallest power of ten (<= 10^6) making ``values`` integral, and whether it is exact."""
     for e in range(7):
         scaled = values * 10**e
-        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, np.abs(scaled))):
+        if np.all(np.abs(scaled - np.round(scaled)) <= INTEGRAL_TOL * np.maximum(1.0, np.abs(scaled))):
             return 10**e, True
     return 10**6, False

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from schedopt.allocation.plans import heuristic_plan
-from schedopt.allocation.problem import FIT_TOL, AllocationData, compile_allocation, inverse_capacity
+from schedopt.allocation.problem import AllocationData, compile_allocation, inverse_capacity
 from schedopt.allocation.admission import admit
 from schedopt.errors import InputError
 from schedopt.instance import Instance
@@ -59,7 +59,7 @@ from schedopt.learn.nets import MLP, softmax
 from schedopt.plan import Plan
 from schedopt.profiles import models_dir
 from schedopt.registry import register
-from schedopt.tolerances import capacity_limit
+from schedopt.tolerances import FIT_TOL, capacity_limit
 
 #: the job types of the workloads shipped here: DL2's eight measured models, then Optimus' Table 1 profiles
 DL2_TYPES = ("cnn-text-classification", "dssm", "inception-bn", "resnet-50", "resnext-110", "seq2seq", "vgg-16", "wlm")

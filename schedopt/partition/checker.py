@@ -48,7 +48,7 @@ def check_partition(instance: Instance, plan: Plan) -> list[Violation]:
     metrics = partition_metrics(data, x)
     for key in ("fairness_loss", "adjustment_overhead", "resource_utilization", "admitted", "paused", "containers"):
         got = plan.metrics.get(key)
-        if got is not None and abs(float(got) - float(metrics[key])) > 1e-6 * max(1.0, abs(float(metrics[key]))):
+        if got is not None and abs(float(got) - float(metrics[key])) > REL_TOL * max(1.0, abs(float(metrics[key]))):
             out.append(Violation(f"metrics.{key}", f"{got} != recomputed {metrics[key]:.6g}"))
     if "fairness_threshold" in plan.options and not kept:
         # a Dorm plan claims P2's constraints: every application at n_min or more, both budgets
@@ -56,7 +56,7 @@ def check_partition(instance: Instance, plan: Plan) -> list[Violation]:
         for i, app in enumerate(data.apps):
             if n[i] < data.n_min[i]:
                 out.append(Violation(f"allocation.{app}", f"{n[i]} containers < n_min {data.n_min[i]} (Dorm eq. 8)"))
-        if metrics["fairness_loss"] > b1 + 1e-6:
+        if metrics["fairness_loss"] > b1 + REL_TOL:
             out.append(Violation("metrics.fairness_loss", f"{metrics['fairness_loss']:.6g} > budget ceil(θ1·2m) = {b1:g} (Dorm eq. 15)"))
         if metrics["adjustment_overhead"] > b2:
             out.append(Violation("metrics.adjustment_overhead", f"{metrics['adjustment_overhead']} > budget ceil(θ2·|A^t ∩ A^(t-1)|) = {b2} (Dorm eq. 16)"))

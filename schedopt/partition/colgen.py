@@ -37,12 +37,12 @@ import numpy as np
 
 from schedopt.backends.lp import INF, IncrementalLp
 from schedopt.partition.problem import TOL, fill_first_fit
+from schedopt.tolerances import FIT_TOL, INTEGRAL_TOL, LP_ZERO, PRICE_TOL, TINY, floor_count
 
 if TYPE_CHECKING:
     from schedopt.partition.model import DormModel
 
 #: a pattern enters when its reduced value exceeds this (relative to μ_c and 1)
-PRICE_TOL = 1e-7
 #: CP-SAT's time per pricing call (s); its bound still certifies U when it stops early
 PRICE_SECONDS = 2.0
 #: penalty per uncovered container slot in phase 1 (per unit of utilization)
@@ -77,7 +77,7 @@ def greedy_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, mos
     if not usable.any():
         return best
     for size in (share.sum(axis=1), share.max(axis=1), np.ones(T)):
-        order = np.lexsort((np.arange(T), -value / np.maximum(size, 1e-12)))
+        order = np.lexsort((np.arange(T), -value / np.maximum(size, TINY)))
         a = np.zeros(T, dtype=np.int64)
         free = limit.astype(float).copy()
         for t in order.tolist():
@@ -154,8 +154,8 @@ def exact_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most
         return a, 0.0
     live = limit > 0
     scale = np.where(live, PRICE_UNITS / np.where(live, limit, 1.0), 0.0)  # (R,)
-    dem = np.floor(shapes[cols] * scale[None, :] + 1e-9).astype(np.int64)  # (n, R)
-    cap = np.floor(limit * scale + 1e-9).astype(np.int64)
+    dem = np.floor(shapes[cols] * scale[None, :] + INTEGRAL_TOL).astype(np.int64)  # (n, R)
+    cap = np.floor(limit * scale + INTEGRAL_TOL).astype(np.int64)
     k = PRICE_VALUE_UNITS / float(value[cols].max())
     val = np.round(value[cols] * k).astype(np.int64)
     m = cp_model.CpModel()
@@ -168,7 +168,7 @@ def exact_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most
     slack = 0.5 * float(most[cols].sum()) / k  # what rounding the values can hide
     if has_solution(solver, code):
         a[cols] = [solver.value(x) for x in v]
-        if np.any(shapes.T @ a > limit + 1e-9):
+        if np.any(shapes.T @ a > limit + FIT_TOL):
             a[:] = 0
         upper = float(solver.best_objective_bound) / k + slack
     else:
@@ -192,7 +192,7 @@ def exact_pattern_highs(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray
     upper = float(value[cols] @ most[cols]) if res.dual_bound is None else -res.dual_bound
     if res.x is not None:
         a[cols] = np.round(res.x).astype(np.int64)
-        if np.any(shapes.T @ a > limit + 1e-9):
+        if np.any(shapes.T @ a > limit + FIT_TOL):
             a[:] = 0
     return a, max(upper, float(value @ a))
 
@@ -284,7 +284,7 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
         value = -lp.objective
         col_value = lp.x
         n_lp, lam_all = col_value[:A].copy(), col_value[first_pattern_col:].copy()
-        feasible = bool(col_value[2 * A:first_pattern_col].max(initial=0.0) <= 1e-7)
+        feasible = bool(col_value[2 * A:first_pattern_col].max(initial=0.0) <= LP_ZERO)
         if deadline is not None and time.perf_counter() >= deadline:
             break
         added = 0
@@ -344,15 +344,15 @@ def round_columns(model: "DormModel", classes: list[np.ndarray], cols: Columns, 
     slots = np.zeros((len(classes), T), dtype=np.int64)
     for c, servers in enumerate(classes):
         lam = cols.lam[c]
-        zc = np.floor(lam + 1e-9).astype(np.int64)
+        zc = np.floor(lam + INTEGRAL_TOL).astype(np.int64)
         spare = len(servers) - int(zc.sum())
         for p in np.argsort(-(lam - zc), kind="stable")[:max(spare, 0)].tolist():
-            if lam[p] - zc[p] > 1e-9:
+            if lam[p] - zc[p] > INTEGRAL_TOL:
                 zc[p] += 1
         z.append(zc)
         if len(zc):
             slots[c] = zc @ cols.patterns[c]
-    n = np.clip(np.floor(cols.n + 1e-6).astype(np.int64), d.n_min, d.n_max)
+    n = np.clip(floor_count(cols.n), d.n_min, d.n_max)
     y = np.zeros((d.A, len(classes)), dtype=np.int64)
     order = np.lexsort((np.arange(d.A), -d.util)).tolist()
     for want in (d.n_min, n):  # everyone's n_min first, then the rest of floor(n)

@@ -24,6 +24,7 @@ from schedopt.partition.dorm import solve_dorm, thresholds
 from schedopt.partition.model import BackendResult, DormModel
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
+from schedopt.tolerances import COUNT_TOL, INTEGRAL_TOL
 
 MAX_SCALE = 2**40
 #: L when the exact scaling would overflow: shares and utilizations are rounded at 1/L of the cluster
@@ -66,7 +67,7 @@ class CpSatDorm:
             share = (D * mult[None, :]).max(axis=1) if d.R else np.zeros(d.A, dtype=np.int64)  # δ_i·L
             util = (D * mult[None, :]).sum(axis=1) if d.R else np.zeros(d.A, dtype=np.int64)  # Σ_k d_ik/C_k · L
         else:  # rounded from the floats: δ_i·L up, so the scaled fairness loss never understates the true one
-            share = np.ceil(d.delta * L - 1e-6).astype(np.int64)
+            share = np.ceil(d.delta * L - COUNT_TOL).astype(np.int64)
             util = np.round(d.util * L).astype(np.int64)
         fair = model.fair.astype(np.int64) * share  # ŝ_i·L
         down, up = model.big_m()
@@ -98,7 +99,7 @@ class CpSatDorm:
                 if up[i, j] > 0 and (i, j) in x:
                     cm.add(int(up[i, j]) * r[i] >= xij - int(d.prev[i, j]))  # Dorm eq. 14
         # Dorm eq. 15 (rounded shares: the budget rounded down, so the plan meets the true budget)
-        cm.add(sum(loss) <= (int(round(model.fairness_budget * L)) if exact else math.floor(model.fairness_budget * L + 1e-9)))
+        cm.add(sum(loss) <= (int(round(model.fairness_budget * L)) if exact else math.floor(model.fairness_budget * L + INTEGRAL_TOL)))
         if kept:
             cm.add(sum(r.values()) <= model.adjustment_budget)  # Dorm eq. 16
         # class mode: exact packing of identical servers (Gilmore-Gomory patterns)
@@ -140,7 +141,7 @@ class CpSatDorm:
         bound = float(solver.best_objective_bound) / L if exact else None
         zs = [np.array([solver.value(v) for v in zc], dtype=np.int64) for zc in z] if z else None
         return BackendResult(term, xs, bound=bound, info=info, proven=exact, z=zs,
-                             note=None if exact else "shares rounded at 1e-9 for CP-SAT: optimality is not proven")
+                             note=None if exact else "shares rounded for CP-SAT: optimality is not proven")
 
 
 @register("dorm-cpsat", problem="partition", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",))

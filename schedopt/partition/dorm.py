@@ -27,6 +27,7 @@ from schedopt.partition.colgen import Columns, generate_columns, round_columns
 from schedopt.partition.model import (BackendResult, DormBackend, DormModel, decode_patterns, dff_cuts, fill_up,
                                       p2_feasible, pack_classes)
 from schedopt.plan import Plan, Proof, Status, Termination
+from schedopt.tolerances import DORM_ROUND_GAP, IMPROVE_TOL, TINY, improves
 
 #: DESIGN.md presets: (θ1 fairness, θ2 adjustment)
 PRESETS = {"dorm-1": (0.2, 0.1), "dorm-2": (0.1, 0.2), "dorm-3": (0.1, 0.1)}
@@ -65,7 +66,7 @@ BOUND_SHARE = 0.2
 BOUND_MIN_SECONDS = 0.5
 #: relative gap at which a class round stops: the packing loses far more, and the
 #: time goes to the next rounds (the bound reported is still the backend's proven one)
-ROUND_GAP = 1e-4
+ROUND_GAP = DORM_ROUND_GAP
 
 
 def enumerate_patterns(d: PartitionData, classes: list[np.ndarray], shapes: np.ndarray) -> list[np.ndarray] | None:
@@ -176,7 +177,7 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
     value = float(d.util @ best.sum(axis=1))
 
     def meets(b: float | None) -> bool:  # the plan's value reaches the proven bound b
-        return b is not None and value >= b - 1e-9 * max(1.0, abs(b))
+        return b is not None and not improves(value, b)
 
     proven = term == Termination.OPTIMAL and meets(bound)
     if generated is not None and not proven:
@@ -241,7 +242,7 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     if res.termination != Termination.INFEASIBLE:
         # the relaxation's bound, which check replays, unless the backend proved a tighter one
         relaxed, relaxed_proof = utilization_relaxation(data)
-        if res.bound is None or relaxed <= res.bound + 1e-12:
+        if res.bound is None or relaxed <= res.bound + TINY:
             res.bound, proof = relaxed, relaxed_proof
             metrics["bound_source"] = "the relaxation over the cluster total (Lagrangian prices in the certificate)"
         else:
@@ -255,7 +256,7 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     elif time_limit is None:
         incumbent = _drf_incumbent(data, model, name, opts, started, seed)
     if incumbent is not None and (
-            res.x is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ res.x.sum(axis=1)) + 1e-9):
+            res.x is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ res.x.sum(axis=1)) + IMPROVE_TOL):
         note = ("the backend found no plan in time" if res.x is None else "the backend's plan was worse")
         return build_plan(data, incumbent, solver=name, status=Status.FEASIBLE,
                           termination=res.termination if res.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,

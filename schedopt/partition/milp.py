@@ -21,6 +21,7 @@ from schedopt.partition.dorm import solve_dorm, thresholds
 from schedopt.partition.model import BackendResult, DormModel
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
+from schedopt.tolerances import MIP_REL_GAP
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -162,7 +163,7 @@ class DormMilp:
     preset: str | None = None
 
     def __init__(self, *, fairness_threshold: float | None = None, adjustment_threshold: float | None = None,
-                 mode: str = "auto", rel_gap: float = 1e-7, threads: int = 1):
+                 mode: str = "auto", rel_gap: float = MIP_REL_GAP, threads: int = 1):
         self.fairness_threshold, self.adjustment_threshold = fairness_threshold, adjustment_threshold
         self.mode = mode
         self.rel_gap, self.threads = float(rel_gap), int(threads)

@@ -13,6 +13,7 @@ import numpy as np
 
 from schedopt.partition.problem import TOL, PartitionData, fill_first_fit
 from schedopt.plan import Termination
+from schedopt.tolerances import FIT_TOL, INTEGRAL_TOL
 
 
 @dataclass
@@ -73,9 +74,9 @@ def dff_cuts(data: PartitionData, classes: list[np.ndarray], k_max: int = DFF_K)
             x = np.clip(data.demand[:, r] / cap[r], 0.0, 1.0)
             for k in range(1, k_max + 1):
                 scaled = (k + 1) * x
-                whole = np.abs(scaled - np.round(scaled)) <= 1e-9
+                whole = np.abs(scaled - np.round(scaled)) <= INTEGRAL_TOL
                 a = np.where(whole, np.round(scaled).astype(np.int64) * k,
-                             np.floor(scaled + 1e-9).astype(np.int64) * (k + 1))
+                             np.floor(scaled + INTEGRAL_TOL).astype(np.int64) * (k + 1))
                 if not a.any() or a.tobytes() in seen:
                     continue
                 seen.add(a.tobytes())
@@ -257,7 +258,7 @@ def fill_up(model: DormModel, x: np.ndarray, targets: np.ndarray | None = None) 
         pos = dem > 0
         while n[i] < cap_n[i]:
             new_loss = abs((n[i] + 1) * d.delta[i] - fair[i])
-            if new_loss > loss[i] and loss.sum() - loss[i] + new_loss > model.fairness_budget + 1e-9:
+            if new_loss > loss[i] and loss.sum() - loss[i] + new_loss > model.fairness_budget + FIT_TOL:
                 break
             if d.before[i] and not changed[i] and changed.sum() + 1 > model.adjustment_budget:
                 break
@@ -278,5 +279,5 @@ def p2_feasible(model: DormModel, x: np.ndarray) -> bool:
     n = x.sum(axis=1)
     loss = np.abs(n * d.delta - model.fair * d.delta).sum()
     changed = int((np.any(x != d.prev, axis=1) & d.before).sum())
-    return bool(np.all(n >= d.n_min) and np.all(n <= d.n_max) and loss <= model.fairness_budget + 1e-9
+    return bool(np.all(n >= d.n_min) and np.all(n <= d.n_max) and loss <= model.fairness_budget + FIT_TOL
                 and changed <= model.adjustment_budget)

@@ -29,11 +29,11 @@ import numpy as np
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
-from schedopt.tolerances import BOUND_NOISE, capacity_limit
+from schedopt.tolerances import BOUND_NOISE, FIT_TOL, TINY
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 
 OBJECTIVE_NAME = "resource_utilization"
-TOL = 1e-9
+TOL = FIT_TOL  # the partition's capacity slack: the library's one (tolerances.py)
 
 
 @dataclass
@@ -164,7 +164,7 @@ def drf_containers(data: PartitionData) -> np.ndarray:
 def budgets(data: PartitionData, fairness_threshold: float, adjustment_threshold: float) -> tuple[float, int]:
     """Dorm eq. 15-16 as printed: Σ l_i <= ceil(θ1·2m), Σ r_i <= ceil(θ2·|A^t ∩ A^(t-1)|)."""
     m = int(np.count_nonzero(data.total > 0))
-    return float(math.ceil(fairness_threshold * 2 * m - 1e-12)), int(math.ceil(adjustment_threshold * int(data.before.sum()) - 1e-12))
+    return float(math.ceil(fairness_threshold * 2 * m - TINY)), int(math.ceil(adjustment_threshold * int(data.before.sum()) - TINY))
 
 
 def partition_metrics(data: PartitionData, x: np.ndarray, fair: np.ndarray | None = None) -> dict[str, Any]:

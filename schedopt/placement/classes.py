@@ -43,6 +43,7 @@ import numpy as np
 
 from schedopt.packing import maximal_patterns
 from schedopt.placement.problem import PlacementData
+from schedopt.tolerances import TINY
 
 #: the most vector partitions of (p, w) enumerated per job; more: no class model
 MAX_PARTITIONS = 20_000
@@ -115,7 +116,7 @@ def _undominated(p: int, w: int, kind: str, ratio: float) -> tuple[Shape, ...] |
     keep = []
     for s in shapes:
         c = cost(s)
-        dominated = any(cost(tuple(sorted(s[:i] + s[i + 1:] + pair, reverse=True))) <= c * (1 + 1e-12) + 1e-12
+        dominated = any(cost(tuple(sorted(s[:i] + s[i + 1:] + pair, reverse=True))) <= c + TINY * max(1.0, c)
                         for i, part in enumerate(s) for pair in _splits(part))
         if not dominated:
             keep.append(s)

@@ -44,12 +44,12 @@ from schedopt.placement.optimus import refined_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, compile_placement, cross_pairs,
                                        movement_metrics, transfer_time_s)
 from schedopt.plan import Plan, Status, Termination, relative_gap
+from schedopt.tolerances import IMPROVE_TOL, OPTIMAL_GAP, TINY
 
 Objective = Literal["sum", "max", "cross_pairs"]
 OBJECTIVES = ("sum", "max", "cross_pairs")
 MOVES = ("first", "ignore")
 MODELS = ("auto", "classes", "servers")
-OPTIMAL_GAP = 1e-4  # the checker's tolerance for "optimal"
 
 
 def coefficients(data: PlacementData) -> tuple[np.ndarray, np.ndarray]:
@@ -229,7 +229,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
                         message=f"optimal for the backend's scaled model; the proven gap on the true objective is {gap:.2g}")
         return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound)
     gap = relative_gap(value, bound)
-    if gap is not None and gap <= 1e-9:
+    if gap is not None and gap <= IMPROVE_TOL:
         return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound)
     return plan(best, Status.FEASIBLE, second.termination if second.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
                 bound=bound, message=None if found else "stage 2 found no better placement in time; the best placement found is returned")
@@ -272,7 +272,7 @@ def solve_bruteforce(instance: Instance, objective: Objective = "sum",
         vals = [o[2] for o in combo if o is not None]
         placed = len(vals)
         val = max(vals, default=0.0) if objective == "max" else float(sum(vals))
-        if placed > best[0] or (placed == best[0] and val < best[1] - 1e-12):
+        if placed > best[0] or (placed == best[0] and val < best[1] - TINY):
             best = (placed, val)
             best_where = [None if o is None else (np.arange(data.S), o[0], o[1]) for o in combo]
     return best[0], best[1], best_where

@@ -47,8 +47,9 @@ from schedopt.placement.problem import TOL, JobPlacement, PlacementData, build_p
 from schedopt.plan import Plan, Status, Termination
 from schedopt.placement.incremental import place_keeping
 from schedopt.registry import register
+from schedopt.tolerances import IMPROVE_TOL
 
-TIE_TOL = 1e-9
+TIE_TOL = IMPROVE_TOL  # scores within it are ties
 MAX_NODE_SCORE = 100
 #: kube-scheduler's non-zero defaults for a pod that does not request cpu / memory
 DEFAULT_MILLI_CPU = 100

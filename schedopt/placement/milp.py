@@ -20,6 +20,7 @@ from schedopt.placement.exact import Objective, StageResult, coefficients, dense
 from schedopt.placement.problem import PlacementData
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
+from schedopt.tolerances import COUNT_ABS_GAP, MIP_REL_GAP
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -172,7 +173,7 @@ class HighsPlacement:
         model = build_model(data, stage=stage, objective=objective, min_placed=min_placed, max_moved=max_moved)
         built = time.perf_counter() - t0
         res = solve_highs(model, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
-                          threads=self.threads, seed=seed, abs_gap=1e-9, build_seconds=built)
+                          threads=self.threads, seed=seed, abs_gap=COUNT_ABS_GAP, build_seconds=built)
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
         term = res.termination
         if term == Termination.ERROR:
@@ -191,7 +192,7 @@ class HighsPlacement:
         model = build_class_model(data, cm, stage=stage, objective=objective, min_placed=min_placed)
         built = time.perf_counter() - t0
         res = solve_highs(model, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
-                          threads=self.threads, seed=seed, abs_gap=1e-9, build_seconds=built)
+                          threads=self.threads, seed=seed, abs_gap=COUNT_ABS_GAP, build_seconds=built)
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
         if res.termination == Termination.ERROR:
             info[f"{stage}_backend_status"] = res.backend_status
@@ -210,7 +211,7 @@ class PlacementMilp:
     """Exact placement (max placed jobs, then fewest moved running tasks with ``moves="first"``, then
     min Σ T_j / max T_j / cross-node pairs), Pyomo + HiGHS."""
 
-    def __init__(self, *, objective: str = "sum", rel_gap: float = 1e-7, threads: int = 1, moves: str = "first",
+    def __init__(self, *, objective: str = "sum", rel_gap: float = MIP_REL_GAP, threads: int = 1, moves: str = "first",
                  model: str = "auto"):
         self.objective = objective
         self.rel_gap = float(rel_gap)

@@ -23,12 +23,13 @@ import numpy as np
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import TWO_ROLES, Instance
 from schedopt.plan import Objective, Plan, Status, Termination, relative_gap
+from schedopt.tolerances import FIT_TOL
 
 #: objective kind -> (plan objective name, metric holding its value)
 OBJECTIVE_NAMES = {"sum": ("total_transfer_time", "total_transfer_time_s"),
                    "max": ("max_transfer_time", "max_transfer_time_s"),
                    "cross_pairs": ("cross_node_pairs", "cross_node_pairs")}
-TOL = 1e-9
+TOL = FIT_TOL  # the library's capacity slack (tolerances.py)
 
 
 @dataclass

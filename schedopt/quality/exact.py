@@ -13,6 +13,7 @@ from schedopt.plan import Plan
 from schedopt.quality.greedy import slaq_greedy
 from schedopt.quality.problem import QualityData, compile_quality
 from schedopt.registry import register
+from schedopt.tolerances import MIP_REL_GAP
 
 
 def _greedy_incumbent(data: AllocationData, start: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
@@ -24,7 +25,7 @@ def _greedy_incumbent(data: AllocationData, start: dict[int, tuple[int, int]]) -
 class SlaqMilp:
     """Exact multiple-choice model of SLAQ's allocation over each job's count (Pyomo + HiGHS)."""
 
-    def __init__(self, *, rel_gap: float = 1e-7, threads: int = 1):
+    def __init__(self, *, rel_gap: float = MIP_REL_GAP, threads: int = 1):
         self.rel_gap = float(rel_gap)
         self.threads = int(threads)
 

@@ -11,13 +11,13 @@ import time
 import numpy as np
 
 from schedopt.allocation.plans import heuristic_plan
-from schedopt.allocation.problem import FIT_TOL
 from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.quality.problem import QualityData, StopRule, compile_quality
 from schedopt.registry import register
+from schedopt.tolerances import FIT_TOL, capacity_limit
 
 
 def _segment_starts(owner: np.ndarray) -> np.ndarray:
@@ -37,11 +37,11 @@ def _moves(data: QualityData, start: dict[int, tuple[int, int]]) -> tuple[np.nda
     jobs = np.array(sorted(start), dtype=np.int64)
     n0 = np.array([start[j][0] for j in jobs], dtype=np.int64)
     d = data.demand[jobs, 0]  # (S, R)
-    free = data.cap * (1 + FIT_TOL) - (n0[:, None] * d).sum(axis=0)
+    free = capacity_limit(data.cap) - (n0[:, None] * d).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         fit = np.where(d > 0, free / d, np.inf).min(axis=1) if data.R else np.full(len(jobs), np.inf)
     room = data.hi[jobs, 0] - n0
-    room = np.where(np.isfinite(fit), np.minimum(room, np.floor(np.maximum(fit, -1) + 1e-9)), room).astype(np.int64)
+    room = np.where(np.isfinite(fit), np.minimum(room, np.floor(np.maximum(fit, -1) + FIT_TOL)), room).astype(np.int64)
     keep = room > 0
     jobs, n0, room = jobs[keep], n0[keep], room[keep]
     # candidate counts n0 .. n0 + room of each job, flat

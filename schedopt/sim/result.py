@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.io import problems_from_validation, read_document, with_field_docs, write_document
+from schedopt.tolerances import SIM_ZERO
 
 SIMULATION_SCHEMA = "schedopt/simulation@1"
 
@@ -133,7 +134,7 @@ def summarize(workload: Instance, states: list[Any], tl: Any, *, scheduler: str,
         finished=finished, unfinished=unfinished, unfinishable=dict(unfinishable or {}), restarts=int(sum(s.restarts for s in states)),
         scaling_overhead_share=overhead_s / run_s if run_s > 0 else 0.0, avg_utilization=util,
         queue_share={q: float(np.mean(v)) for q, v in tl.queue_share.items() if v},
-        queue_below_share={q: float(np.mean(np.array(v) < 1.0 - 1e-9)) for q, v in tl.queue_share.items() if v},
+        queue_below_share={q: float(np.mean(np.array(v) < 1.0 - SIM_ZERO)) for q, v in tl.queue_share.items() if v},
         scheduler_seconds=scheduler_s, plans=plans, check_violations=violations,
         first_violation=first_violation,
         timeline={"time_s": tl.time_s, "running_jobs": tl.running_jobs, "running_tasks": tl.running_tasks,

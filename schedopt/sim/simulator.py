@@ -56,6 +56,7 @@ from schedopt.sim.estimation import ESTIMATION_MODES, OnlineEstimate, online_est
 from schedopt.sim.result import SimulationResult, summarize
 from schedopt.sim.truth import Interference, Truth, describe
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed
+from schedopt.tolerances import SIM_ZERO
 
 
 def scaled_speed(speed: Any, factor: float) -> Any:
@@ -114,7 +115,7 @@ def queue_shares(workload: Instance, demand: np.ndarray, used: np.ndarray, nomin
     entitled = np.minimum(demand, nominal)
     out: list[float | None] = []
     for k in range(entitled.shape[0]):
-        on = entitled[k] > 1e-9
+        on = entitled[k] > SIM_ZERO
         out.append(float(np.min(np.minimum(1.0, used[k, on] / entitled[k, on]))) if on.any() else None)
     return out
 
@@ -379,7 +380,7 @@ def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error
             remaining = s.estimate.remaining_steps(s.total_steps - s.remaining, s.remaining)
         else:
             remaining = s.remaining * (1.0 + s.sign_steps * error_steps * left)
-        update: dict[str, Any] = {"remaining_steps": max(remaining, 1e-9), "new": not s.started}
+        update: dict[str, Any] = {"remaining_steps": max(remaining, SIM_ZERO), "new": not s.started}
         if s.estimate is not None:
             update["speed"] = s.estimate.speed()
         if restart_s is not None and s.config is not None:

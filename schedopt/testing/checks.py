@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator
 from schedopt.instance import Instance
 from schedopt.io import dumps
 from schedopt.plan import Plan, Status
-from schedopt.testing.harness import SolverCheckError, Subject, fail, resolve, show_instance, solve_checked
+from schedopt.testing.harness import SolverCheckError, Subject, fail, resolve, solve_checked
 from schedopt.testing.instances import ProblemKit, kit
 
 #: random tiny instances each feasibility check solves

@@ -17,6 +17,7 @@ from typing import Any
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status
 from schedopt.testing.harness import resolve, show_instance, solve_checked
+from schedopt.tolerances import REL_TOL
 
 #: (solver, gap) of every assert_gap call in this process, for the pytest plugin
 RECORDED: list[tuple[str, float]] = []
@@ -163,7 +164,7 @@ def assert_gap(instance: Instance, plan_or_solver: Any, *, max_gap: float, refer
     return report
 
 
-def _strictly_better(plan: Plan, optimum: Plan, tol: float = 1e-6) -> bool:
+def _strictly_better(plan: Plan, optimum: Plan, tol: float = REL_TOL) -> bool:
     a, b = _admitted(plan), _admitted(optimum)
     if a is not None and b is not None and a != b:
         return a > b
