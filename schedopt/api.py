@@ -40,10 +40,7 @@ def solve(instance: Instance, solver: str | None = None, *, time_limit: float | 
         solver = problem.default_solver
     info = solver_info(solver)
     check_fits(instance, info.problem, solver)
-    if instance.typed and not info.accelerator_types:
-        typed = ", ".join(s.name for s in solvers(info.problem) if s.accelerator_types) or "none"
-        raise InputError("solver", f'{solver} does not model accelerator types or spread-dependent speed, and instance '
-                                   f'"{instance.name}" states them (servers[].accelerator, jobs[].spread); solvers that do: {typed}')
+    info.refuse(instance)  # what the instance states and the solver does not model: one line
     made = info.make(**options)
     with solver_logging(log):
         plan = made.solve(instance, time_limit=time_limit, seed=seed)

@@ -44,7 +44,15 @@ class SolverInfo:
     options: dict[str, Any] = field(default_factory=dict)  # option -> default
     supports_time_limit: bool = False
     requires: tuple[str, ...] = ()  # optional backends it needs (schedopt.backends.deps.REQUIREMENTS)
-    accelerator_types: bool = False  # solves instances whose servers name accelerator types
+    accelerator_types: bool = False  # solves instances whose servers name accelerator types (or jobs' spread)
+    quotas: bool = False  # honours tenants' queues and their quota rows (Kueue's ClusterQueues)
+    restarts: bool = False  # weighs running jobs' restart cost in its decisions (else the objective still charges it)
+
+    @property
+    def tags(self) -> dict[str, Any]:
+        """The capability flags the contract checks key on (``schedopt.testing``)."""
+        return {"problem": self.problem, "exact": self.exact, "time_limit": self.supports_time_limit,
+                "accelerator_types": self.accelerator_types, "quotas": self.quotas, "restarts": self.restarts}
 
     @property
     def unavailable(self) -> str | None:
@@ -56,6 +64,19 @@ class SolverInfo:
             if why is not None:
                 return why
         return None
+
+    def refuse(self, instance: Instance) -> None:
+        """Refuse, in one line (an :class:`InputError`), an instance that states what this solver
+        does not model (its flags): accelerator types or spread-dependent speed, tenants' queues."""
+        if (instance.has_types or any(job.spread is not None for job in instance.jobs)) and not self.accelerator_types:
+            able = ", ".join(s.name for s in solvers(self.problem) if s.accelerator_types) or "none"
+            raise InputError("solver", f'{self.name} does not model accelerator types or spread-dependent speed, and '
+                                       f'instance "{instance.name}" states them (servers[].accelerator, jobs[].spread); '
+                                       f"solvers that do: {able}")
+        if instance.queues and not self.quotas:
+            able = ", ".join(s.name for s in solvers(self.problem) if s.quotas) or "none"
+            raise InputError("solver", f'{self.name} does not model tenants\' queues and quotas, and instance '
+                                       f'"{instance.name}" states them (queues, jobs[].queue); solvers that do: {able}')
 
     def make(self, **options: Any) -> Solver:
         from schedopt.backends.deps import require
@@ -113,10 +134,12 @@ _REGISTRY: dict[str, SolverInfo] = {}
 
 
 def register(name: str, *, problem: str, exact: bool, backend: str, supports_time_limit: bool = False,
-             requires: tuple[str, ...] = (), accelerator_types: bool = False) -> Callable[[type], type]:
+             requires: tuple[str, ...] = (), accelerator_types: bool = False, quotas: bool = False,
+             restarts: bool = False) -> Callable[[type], type]:
     """Class decorator: register ``cls`` under ``name``. Options are the keyword
     arguments of ``cls.__init__`` with their defaults; the docstring's first line
-    is the description."""
+    is the description. The flags say what it models (:class:`SolverInfo`); the API
+    refuses an instance that states what the solver does not model."""
 
     def deco(cls: type) -> type:
         if name in _REGISTRY and _REGISTRY[name].factory is not cls:
@@ -129,10 +152,12 @@ def register(name: str, *, problem: str, exact: bool, backend: str, supports_tim
         doc = (cls.__doc__ or "").strip().splitlines()
         cls.name = name
         cls.supports_time_limit = supports_time_limit
+        cls.accelerator_types, cls.quotas, cls.restarts = accelerator_types, quotas, restarts
         _REGISTRY[name] = SolverInfo(
             name=name, problem=problem, exact=exact, backend=backend,
             description=doc[0] if doc else "", factory=cls, options=options,
             supports_time_limit=supports_time_limit, requires=tuple(requires), accelerator_types=accelerator_types,
+            quotas=quotas, restarts=restarts,
         )
         return cls
 
@@ -150,7 +175,9 @@ def register_class(name: str, cls: type) -> None:
         raise TypeError(f"solver class {cls.__qualname__} has no `problem` attribute naming its problem")
     register(name, problem=problem, exact=bool(getattr(cls, "exact", False)),
              backend=str(getattr(cls, "backend", "python")),
-             supports_time_limit=bool(getattr(cls, "supports_time_limit", False)))(cls)
+             supports_time_limit=bool(getattr(cls, "supports_time_limit", False)),
+             accelerator_types=bool(getattr(cls, "accelerator_types", False)), quotas=bool(getattr(cls, "quotas", False)),
+             restarts=bool(getattr(cls, "restarts", False)))(cls)
 
 
 def _load_builtin() -> None:

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 
 import schedopt
 from schedopt import Instance, Plan
+from schedopt.errors import InputError
 from schedopt.allocation import allocation_plan
 from schedopt.testing import GapError, SolverCheckError, assert_gap, check_solver, strategies
 from schedopt.testing.checks import TIME_LIMIT_S, TIME_SLACK_S
@@ -44,7 +45,8 @@ class _Heuristic:
             need = sum(n * instance.vector(job.roles[r].demand) for r, n in c.items())
             names = job.role_names
             pw = (c["ps"], c["worker"]) if len(names) == 2 else (c[names[0]], 0)
-            if (need <= free + 1e-9).all() and math.isfinite(job.speed.step_time_s(*pw)):
+            speed = job.speed or next(iter(job.speed_by_accelerator.values()))  # blind to types
+            if (need <= free + 1e-9).all() and math.isfinite(speed.step_time_s(*pw)):
                 out[job.id] = c
                 free = free - need
         return out
@@ -109,8 +111,27 @@ class UsesAnUndeclaredTimeLimit(_Heuristic):
         return super().solve(instance, time_limit=time_limit, seed=seed)
 
 
+class IgnoresTypes(_Heuristic):
+    """Blind to types and queues: decides on the cluster as one type (``erase_types``), undeclared."""
+
+    def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        from schedopt.allocation.typed import erase_types
+
+        flat = erase_types(instance) if instance.typed else instance
+        return allocation_plan(flat, self.counts(flat), solver=self.name, seed=seed)
+
+
+class DeclaresTypesItIgnores(IgnoresTypes):
+    """Declares ``accelerator_types`` and still decides blind to them."""
+
+    accelerator_types = True
+
+
 @pytest.mark.parametrize("broken,check,words", [
     (ClaimsItsValueIsOptimal(), "bound_valid", "wrong side of the optimum"),
+    (IgnoresTypes(), "refuses_types", "does not declare that it models accelerator types"),
+    (IgnoresTypes(), "refuses_quotas", "does not declare that it models tenants' queues"),
+    (DeclaresTypesItIgnores(), "typed_instances", "fails schedopt.check"),
     (UsesAnUndeclaredTimeLimit(), "time_limit_unused", "supports_time_limit=False"),
     (OverCapacity(), "feasible_plans", "fails schedopt.check"),
     (Nondeterministic(), "deterministic", "not deterministic"),
@@ -130,12 +151,36 @@ def test_each_broken_heuristic_is_caught_by_its_check(broken: Any, check: str, w
 def test_a_sound_heuristic_passes_every_check() -> None:
     ran = check_solver(_Heuristic(), checks=[c for c in ("feasible_plans", "integer_counts", "deterministic",
                                                           "instance_not_mutated", "no_printing", "empty_instance",
-                                                          "unmeetable")])
-    assert len(ran) == 7
+                                                          "unmeetable", "refuses_types", "refuses_quotas",
+                                                          "restart_instances")])
+    assert len(ran) == 10  # allocation_plan refuses a typed instance without accelerators, in one line
 
 
 def test_the_minimum_heuristic_fails_oversubscribed_only_when_it_underfills() -> None:
     check_solver(_Heuristic(), checks=["oversubscribed"])  # one job per free GPU: it admits the 3 that fit
+
+
+def test_the_capability_tags_select_the_checks() -> None:
+    """Issue 49 §5: a solver's flags choose its checks, as estimator tags do in scikit-learn: typed,
+    quota and restart instances for the solvers that declare them, a one-line refusal for the others."""
+    from schedopt.testing.checks import applicable, resolve
+    from schedopt.testing.instances import kit
+
+    def names(solver: Any) -> set[str]:
+        subject = resolve(solver)
+        return {c.name for c in applicable(subject, kit(subject.problem))}
+
+    for typed in ("optimus-greedy", "optimus-milp", "optimus-lagrange", "gavel-las", "kueue-admission", "drf"):
+        assert {"typed_instances", "quota_instances", "restart_instances"} <= names(typed), typed
+        assert not {"refuses_types", "refuses_quotas"} & names(typed), typed
+    assert {"refuses_types", "refuses_quotas", "restart_instances"} <= names("dl2")
+    assert not {"typed_instances", "quota_instances"} & names("dl2")
+    assert "time_limit_unused" in names("optimus-greedy") and "time_limit_unused" not in names("optimus-milp")
+    assert not {"typed_instances", "refuses_types"} & names("placement-milp")  # placement has no typed kit yet
+    check_solver("dl2", checks=["refuses_types", "refuses_quotas"])
+    with pytest.raises(InputError) as err:
+        schedopt.solve(kit("allocation").quotas(0), "dl2")
+    assert "\n" not in str(err.value)
 
 
 def test_check_solver_takes_registered_names_and_reports_problem() -> None:

@@ -303,3 +303,21 @@ def test_typed_lagrange_is_never_better_than_bruteforce_and_at_least_the_greedy(
         assert total - 1e-6 * total <= lag.objective.value <= greedy.objective.value + 1e-6 * greedy.objective.value
         if lag.objective.bound is not None:
             assert lag.objective.bound <= total + 1e-6 * total
+
+
+def test_allocation_plan_takes_accelerators_on_typed_clusters() -> None:
+    """Issue 49 §1: one plan builder for outside heuristics, typed or not; a typed plan rebuilt from its
+    counts and types carries the same objective, checks, and a missing type is refused in one line."""
+    from schedopt.allocation import allocation_plan
+    from schedopt.errors import InputError
+    from schedopt.testing.instances import random_quota_instance, random_typed_instance
+
+    for inst in (random_typed_instance(3), random_quota_instance(3)):
+        plan = schedopt.solve(inst, "optimus-greedy")
+        again = allocation_plan(inst, plan.allocation, solver="outside", accelerators=plan.accelerators)
+        assert not schedopt.check(inst, again)
+        assert again.objective.value == pytest.approx(plan.objective.value) and again.paused == plan.paused
+        if plan.allocation:
+            with pytest.raises(InputError) as err:
+                allocation_plan(inst, plan.allocation, solver="outside")
+            assert "accelerators." in str(err.value) and "\n" not in str(err.value)

@@ -264,7 +264,7 @@ class _Baseline:
                      options=self.options_used(), bound=self.bound)
 
 
-@register("drf", problem="allocation", exact=False, backend="python", accelerator_types=True)
+@register("drf", problem="allocation", exact=False, backend="python", accelerator_types=True, quotas=True)
 class Drf(_Baseline):
     """Weighted dominant resource fairness over jobs, work-conserving, PS:worker 1:1.
 
@@ -288,7 +288,7 @@ class Drf(_Baseline):
         return {**super().options_used(), "tie_break": self.tie_break, "stop": self.stop}
 
 
-@register("tetris", problem="allocation", exact=False, backend="numpy", accelerator_types=True)
+@register("tetris", problem="allocation", exact=False, backend="numpy", accelerator_types=True, quotas=True)
 class Tetris(_Baseline):
     """Tetris: packing alignment × shortest-remaining-time preference, work-conserving, PS:worker 1:1."""
 
@@ -302,7 +302,7 @@ class Tetris(_Baseline):
         return tetris_allocate(data, lad)
 
 
-@register("fifo", problem="allocation", exact=False, backend="python", accelerator_types=True)
+@register("fifo", problem="allocation", exact=False, backend="python", accelerator_types=True, quotas=True)
 class Fifo(_Baseline):
     """First in, first out: each admitted job in arrival order grows to its largest fitting configuration."""
 
@@ -314,7 +314,7 @@ class Fifo(_Baseline):
         return ordered_allocate(data, lad, order)
 
 
-@register("srtf", problem="allocation", exact=False, backend="python", accelerator_types=True)
+@register("srtf", problem="allocation", exact=False, backend="python", accelerator_types=True, quotas=True)
 class Srtf(_Baseline):
     """Shortest remaining time first (at each job's largest configuration) grows to its largest fitting configuration."""
 

@@ -307,7 +307,7 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
 
 
 @register("gavel-max-sum-throughput", problem="allocation", exact=False, backend="pyomo+highs",
-          supports_time_limit=True, accelerator_types=True)
+          supports_time_limit=True, accelerator_types=True, quotas=True)
 class GavelMaxSumThroughput:
     """Gavel's max-sum-throughput policy (LP over time shares per type), then one round of its mechanism."""
 
@@ -325,7 +325,7 @@ class GavelMaxSumThroughput:
 
 
 @register("gavel-las", problem="allocation", exact=False, backend="pyomo+highs", supports_time_limit=True,
-          accelerator_types=True)
+          accelerator_types=True, quotas=True)
 class GavelLas:
     """Gavel's heterogeneity-aware max-min fairness (LAS), then one round of its mechanism."""
 
@@ -339,7 +339,7 @@ class GavelLas:
 
 
 @register("gavel-finish-time-fairness", problem="allocation", exact=False, backend="pyomo+highs",
-          supports_time_limit=True, accelerator_types=True)
+          supports_time_limit=True, accelerator_types=True, quotas=True)
 class GavelFinishTimeFairness:
     """Gavel's finish-time fairness (Themis's ρ), bisection over LPs, then one round of its mechanism."""
 

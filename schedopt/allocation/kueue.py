@@ -271,7 +271,7 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
     return config
 
 
-@register("kueue-admission", problem="allocation", exact=False, backend="python", accelerator_types=True)
+@register("kueue-admission", problem="allocation", exact=False, backend="python", accelerator_types=True, quotas=True)
 class KueueAdmission:
     """Kueue's admission: queue heads by priority and creation, the first flavor that fits its quota, borrowing within limits."""
 

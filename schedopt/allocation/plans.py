@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from schedopt.allocation.admission import admitted_upper_bound_priced
+from schedopt.allocation.typed import compile_typed, typed_config_plan
 from schedopt.allocation.problem import (AllocationData, admission_proof, build_plan, compile_allocation,
                                          lagrangian_proof)
 from schedopt.errors import InputError
@@ -20,22 +21,41 @@ from schedopt.plan import Plan, Status, Termination
 
 def allocation_plan(instance: Instance, allocation: dict[str, dict[str, int]], *, solver: str,
                     started: float | None = None, seed: int | None = None, options: dict[str, Any] | None = None,
-                    metrics: dict[str, Any] | None = None, bound: bool = True) -> Plan:
+                    metrics: dict[str, Any] | None = None, bound: bool = True,
+                    accelerators: dict[str, str] | None = None) -> Plan:
     """A heuristic allocation plan for ``allocation`` (job id -> role -> count; jobs
     left out are paused), with the objective recomputed and, when ``bound``,
     the certified LP bounds on the admitted count and on Σ Q_j/f_j.
-    ``started`` is the solve's ``time.perf_counter()`` start (now by default)."""
+    ``started`` is the solve's ``time.perf_counter()`` start (now by default).
+    On a cluster with accelerator types ``accelerators`` names each admitted job's
+    type (job id -> type); queues' quotas and spread are rows of the same model."""
     t0 = time.perf_counter() if started is None else started
-    data = compile_allocation(instance)
     config: dict[int, tuple[int, int]] = {}
+    typed = compile_typed(instance) if instance.typed else None
     for job_id, counts in allocation.items():
         if job_id not in instance.job_index:
             raise InputError(solver, f'allocation names unknown job "{job_id}"')
         j = instance.job_index[job_id]
-        names = data.jobs[j].role_names
+        names = instance.jobs[j].role_names
         if set(counts) != set(names):
             raise InputError(solver, f"allocation.{job_id}: roles {sorted(counts)} != the job's roles {sorted(names)}")
-        config[j] = (int(counts[names[0]]), int(counts[names[1]]) if len(names) == 2 else 0)
+        c = (int(counts[names[0]]), int(counts[names[1]]) if len(names) == 2 else 0)
+        if typed is None:
+            config[j] = c
+            continue
+        kind = (accelerators or {}).get(job_id)
+        if instance.has_types and kind is None:
+            raise InputError(solver, f"accelerators.{job_id}: the cluster has accelerator types; name the job's "
+                                     f"(accelerators={{job id: type}})")
+        row = next((v for v in range(int(typed.job_start[j]), int(typed.job_start[j + 1])) if typed.accelerator(v) == kind),
+                   None)
+        if row is None:
+            raise InputError(solver, f'accelerators.{job_id}: the job has no speed on "{kind}"')
+        config[row] = c
+    if typed is not None:
+        return typed_config_plan(typed, config, solver=solver, started=t0, seed=seed, options=options or {},
+                                 metrics=metrics or {}, bound=bound)
+    data = compile_allocation(instance)
     return heuristic_plan(data, config, sorted(config), solver=solver, started=t0, seed=seed, options=options or {},
                           metrics=metrics or {}, bound=bound)
 

@@ -30,7 +30,7 @@ from schedopt.registry import register
 from schedopt.tolerances import MIP_REL_GAP
 
 
-@register("optimus-greedy", problem="allocation", exact=False, backend="numpy", accelerator_types=True)
+@register("optimus-greedy", problem="allocation", exact=False, backend="numpy", accelerator_types=True, quotas=True, restarts=True)
 class OptimusGreedy:
     """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
 
@@ -68,7 +68,7 @@ class OptimusGreedy:
 
 
 @register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True,
-          accelerator_types=True)
+          accelerator_types=True, quotas=True, restarts=True)
 class OptimusMilp:
     """Exact multiple-choice model of Optimus eq. 5-8 (Pyomo + HiGHS)."""
 
@@ -85,7 +85,7 @@ class OptimusMilp:
 
 
 @register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",),
-          accelerator_types=True)
+          accelerator_types=True, quotas=True, restarts=True)
 class OptimusCpSat:
     """Exact multiple-choice model of Optimus eq. 5-8 (OR-Tools CP-SAT, integer-scaled)."""
 
@@ -99,7 +99,7 @@ class OptimusCpSat:
 
 
 @register("optimus-lagrange", problem="allocation", exact=False, backend="numpy", supports_time_limit=True,
-          accelerator_types=True)
+          accelerator_types=True, quotas=True, restarts=True)
 class OptimusLagrange:
     """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
 

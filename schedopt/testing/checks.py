@@ -177,14 +177,130 @@ def check_unmeetable(subject: Subject, k: ProblemKit) -> None:
         raise fail(subject.solver, f"status {plan.status.value} on an instance where no job fits", inst)
 
 
-def supports_time_limit(subject: Subject) -> bool:
-    """The solver's ``supports_time_limit`` flag (its registration's, else its class attribute's)."""
+@dataclass(frozen=True)
+class Tags:
+    """A solver's capability flags, which select the checks it meets (as scikit-learn's
+    estimator tags do): its registration's, else its class attributes' (False when absent)."""
+
+    problem: str
+    exact: bool = False
+    time_limit: bool = False
+    accelerator_types: bool = False
+    quotas: bool = False
+    restarts: bool = False
+
+
+def tags_of(subject: Subject) -> Tags:
     from schedopt.registry import registered
 
     info = registered(subject.name)
     if info is not None and info.factory is type(subject.solver):
-        return info.supports_time_limit
-    return bool(getattr(subject.solver, "supports_time_limit", False))
+        return Tags(**info.tags)
+    flag = lambda name: bool(getattr(subject.solver, name, False))  # noqa: E731
+    return Tags(subject.problem, exact=flag("exact"), time_limit=flag("supports_time_limit"),
+                accelerator_types=flag("accelerator_types"), quotas=flag("quotas"), restarts=flag("restarts"))
+
+
+def supports_time_limit(subject: Subject) -> bool:
+    """The solver's ``supports_time_limit`` flag (its registration's, else its class attribute's)."""
+    return tags_of(subject).time_limit
+
+
+def optimum_numbers(instance: Instance, problem: str) -> tuple[int | None, float | None]:
+    """The exact optimum's (admitted count, value) of a tiny instance: brute force for
+    allocation (typed rows, quota rows and restart costs included), else the problem's
+    exact solver; (None, None) when the instance has no optimum."""
+    if problem == "allocation":
+        from schedopt.allocation.bruteforce import solve_bruteforce_typed
+
+        admitted, total, _, _ = solve_bruteforce_typed(instance)
+        return admitted, total
+    opt = _optimum(instance, problem)
+    if opt is None or not opt.has_solution:
+        return None, None
+    return opt.objective.admitted, opt.objective.value
+
+
+def against_the_optimum(subject: Subject, tags: Tags, instance: Instance, seed: int) -> None:
+    """The plan checks, is deterministic, is never better than the optimum, its bounds lie on the
+    right side of it, and an exact solver's "optimal" plan is the optimum."""
+    from schedopt.tolerances import REL_TOL
+
+    plan = solve_checked(subject, instance, seed=seed)
+    if decisions(solve_checked(subject, instance, seed=seed)) != decisions(plan):
+        raise fail(subject.solver, f"two solves with seed {seed} gave different plans", instance)
+    admitted, value = optimum_numbers(instance, subject.problem)
+    obj = plan.objective
+    if admitted is None or value is None or obj.admitted is None:
+        return
+    tol = REL_TOL * max(1.0, abs(value))
+    if obj.admitted > admitted or (obj.admitted == admitted and admitted and obj.value is not None
+                                   and obj.value < value - tol):
+        raise fail(subject.solver, f"admits {obj.admitted} at {obj.value}: better than the optimum "
+                                   f"({admitted} at {value:.9g})", instance)
+    if obj.admitted_bound is not None and obj.admitted_bound < admitted:
+        raise fail(subject.solver, f"admitted_bound {obj.admitted_bound} < the optimum's {admitted}", instance)
+    if obj.bound is not None and obj.admitted == admitted and admitted and obj.bound > value + tol:
+        raise fail(subject.solver, f"its bound {obj.bound:.9g} is above the optimum {value:.9g}", instance)
+    if tags.exact and plan.status == Status.OPTIMAL and (
+            obj.admitted != admitted or (admitted and obj.value is not None and abs(obj.value - value) > tol)):
+        raise fail(subject.solver, f'"optimal" with {obj.admitted} at {obj.value}; the optimum is {admitted} at '
+                                   f"{value:.9g}", instance)
+
+
+def check_typed_instances(subject: Subject, k: ProblemKit) -> None:
+    """Tag ``accelerator_types``: on clusters with accelerator types, plans check and meet the optimum's sides."""
+    assert k.typed is not None
+    for seed in TINY_SEEDS:
+        against_the_optimum(subject, tags_of(subject), k.typed(seed), seed)
+
+
+def check_quota_instances(subject: Subject, k: ProblemKit) -> None:
+    """Tag ``quotas``: with tenants' queues and quotas, plans check (every quota row) and meet the optimum's sides."""
+    assert k.quotas is not None
+    for seed in TINY_SEEDS:
+        against_the_optimum(subject, tags_of(subject), k.quotas(seed), seed)
+
+
+def check_restart_instances(subject: Subject, k: ProblemKit) -> None:
+    """Running jobs with restart costs: every solver's plans check (the objective charges the
+    restarts) and meet the optimum's sides; with tag ``restarts`` an exact solver's optimum is it."""
+    assert k.restarts is not None
+    for seed in TINY_SEEDS:
+        against_the_optimum(subject, tags_of(subject), k.restarts(seed), seed)
+
+
+def _refuses(subject: Subject, instance: Instance, what: str) -> None:
+    """A solver that does not model ``what`` refuses an instance stating it: an InputError of one
+    line (through ``schedopt.solve`` for a registered name; from ``solve`` for an object)."""
+    from schedopt.errors import InputError
+    from schedopt.registry import registered
+
+    info = registered(subject.name)
+    try:
+        if info is not None and info.factory is type(subject.solver):
+            info.refuse(instance)  # what schedopt.solve does at its door
+        subject.solver.solve(instance, time_limit=None, seed=0)
+    except InputError as exc:
+        if "\n" in str(exc).strip():
+            raise fail(subject.solver, f"refuses {what} in more than one line: {exc}", instance) from exc
+        return
+    except Exception as exc:
+        raise fail(subject.solver, f"raised {type(exc).__name__} on {what} (expected an InputError): {exc}", instance) from exc
+    raise fail(subject.solver, f"does not declare that it models {what}, yet solved an instance stating them: "
+                               f"declare the flag, or refuse such instances", instance)
+
+
+def check_refuses_types(subject: Subject, k: ProblemKit) -> None:
+    """Without tag ``accelerator_types``: an instance with accelerator types is refused in one line."""
+    assert k.typed is not None
+    _refuses(subject, k.typed(0), "accelerator types")
+
+
+def check_refuses_quotas(subject: Subject, k: ProblemKit) -> None:
+    """Without tag ``quotas``: an instance with tenants' queues is refused in one line."""
+    assert k.quotas is not None
+    _refuses(subject, k.quotas(0), "tenants' queues and quotas")
 
 
 _OPTIMA: dict[tuple[str, str], Plan | None] = {}
@@ -256,6 +372,8 @@ class Check:
     name: str
     run: Callable[[Subject, ProblemKit], None]
     needs: str | None = None  # the kit case it needs (skipped when the problem has none)
+    #: the solver's tags it applies to (every solver when None)
+    when: Callable[[Tags], bool] | None = None
 
 
 CHECKS: tuple[Check, ...] = (
@@ -266,15 +384,23 @@ CHECKS: tuple[Check, ...] = (
     Check("no_printing", check_no_printing),
     Check("time_limit", check_time_limit),
     Check("bound_valid", check_bound_valid),
-    Check("time_limit_unused", check_time_limit_unused),
+    Check("time_limit_unused", check_time_limit_unused, when=lambda t: not t.time_limit),
     Check("empty_instance", check_empty_instance, needs="empty"),
     Check("oversubscribed", check_oversubscribed, needs="oversubscribed"),
     Check("unmeetable", check_unmeetable, needs="unmeetable"),
+    Check("typed_instances", check_typed_instances, needs="typed", when=lambda t: t.accelerator_types),
+    Check("refuses_types", check_refuses_types, needs="typed", when=lambda t: not t.accelerator_types),
+    Check("quota_instances", check_quota_instances, needs="quotas", when=lambda t: t.quotas),
+    Check("refuses_quotas", check_refuses_quotas, needs="quotas", when=lambda t: not t.quotas),
+    Check("restart_instances", check_restart_instances, needs="restarts"),
 )
 
 
 def applicable(subject: Subject, k: ProblemKit) -> list[Check]:
-    return [c for c in CHECKS if c.needs is None or getattr(k, c.needs) is not None]
+    """The checks the solver's tags select, among those whose kit case the problem has."""
+    tags = tags_of(subject)
+    return [c for c in CHECKS if (c.needs is None or getattr(k, c.needs) is not None)
+            and (c.when is None or c.when(tags))]
 
 
 def known_deviations(subject: Subject) -> dict[str, str]:

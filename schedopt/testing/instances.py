@@ -101,6 +101,45 @@ def random_tiny_instance(seed: int, n_jobs: int | None = None) -> Instance:
     return make_instance(jobs, capacity, name=f"tiny-{seed}")
 
 
+def random_quota_instance(seed: int) -> Instance:
+    """Allocation with tenants' queues (Kueue's ClusterQueues) on a typed cluster: the jobs of
+    :func:`random_typed_instance` spread over three queues with nominal GPU quotas per flavor
+    (0-4), some lending and borrowing limits, two or three of the queues in one cohort."""
+    rng = np.random.default_rng(1000 + seed)
+    doc = random_typed_instance(seed).to_dict()
+    flavors = sorted({s["accelerator"] for s in doc["servers"]})
+    queues = []
+    for k, name in enumerate(["q0", "q1", "q2"]):
+        quotas: dict[str, Any] = {}
+        for f in flavors:
+            if rng.random() < 0.85:
+                gpu: dict[str, float] = {"nominal": float(rng.integers(0, 5))}
+                if rng.random() < 0.4:
+                    gpu["lending_limit"] = float(rng.integers(0, int(gpu["nominal"]) + 1))
+                if rng.random() < 0.3:
+                    gpu["borrowing_limit"] = float(rng.integers(0, 3))
+                quotas[f] = {"gpu": gpu, "cpu": {"nominal": 12.0}}
+        queues.append({"name": name, "cohort": "all" if k < 2 or rng.random() < 0.5 else None, "quotas": quotas})
+    doc["queues"] = queues
+    for i, job in enumerate(doc["jobs"]):
+        job["queue"] = f"q{i % 3}"
+    doc["name"] = f"quota-{seed}"
+    return Instance.from_dict(doc)
+
+
+def random_restart_instance(seed: int) -> Instance:
+    """Allocation with running jobs: :func:`random_tiny_instance`'s jobs, about two in three
+    running now at counts within their bounds, each losing 0-400 s when its counts change."""
+    rng = np.random.default_rng(2000 + seed)
+    doc = random_tiny_instance(seed).to_dict()
+    for job in doc["jobs"]:
+        if rng.random() < 0.67:
+            job["running"] = {name: int(rng.integers(role["min"], role["max"] + 1)) for name, role in job["roles"].items()}
+            job["restart_s"] = float(rng.integers(0, 401))
+    doc["name"] = f"restart-{seed}"
+    return Instance.from_dict(doc)
+
+
 def random_packing_instance(seed: int, n_jobs: int = 150, servers: int = 18, resources: int = 3) -> Instance:
     """Allocation where admission is a hard packing: ``n_jobs`` PS/worker jobs (Optimus'
     sync speed) with independent random demands of ``resources`` (2-4) of cpu, gpu,
@@ -152,6 +191,11 @@ class ProblemKit:
     empty: Callable[[], Instance] | None = None
     oversubscribed: Callable[[], tuple[Instance, int]] | None = None
     unmeetable: Callable[[], Instance] | None = None
+    #: tiny instances (by seed) stating what only some solvers model, for the checks their tags select:
+    #: accelerator types, tenants' queues and quotas, running jobs with restart costs
+    typed: Callable[[int], Instance] | None = None
+    quotas: Callable[[int], Instance] | None = None
+    restarts: Callable[[int], Instance] | None = None
 
 
 def _allocation_oversubscribed() -> tuple[Instance, int]:
@@ -196,7 +240,8 @@ KITS: dict[str, ProblemKit] = {
     "allocation": ProblemKit(
         "allocation", tiny=random_tiny_instance, larger=_family("optimus", 60, 30, 8), reference="optimus-milp",
         empty=lambda: make_instance([], {"cpu": 8, "gpu": 2}, name="empty"),
-        oversubscribed=_allocation_oversubscribed, unmeetable=_allocation_unmeetable),
+        oversubscribed=_allocation_oversubscribed, unmeetable=_allocation_unmeetable,
+        typed=random_typed_instance, quotas=random_quota_instance, restarts=random_restart_instance),
     "placement": ProblemKit(
         "placement", tiny=_family("placement", 3, 2, 2), larger=_family("placement", 60, 40, 4), reference="placement-milp",
         empty=lambda: make_instance([], {"cpu": 16, "gpu": 4}, servers=2, name="empty", allocation={}),
