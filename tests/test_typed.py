@@ -321,3 +321,16 @@ def test_allocation_plan_takes_accelerators_on_typed_clusters() -> None:
             with pytest.raises(InputError) as err:
                 allocation_plan(inst, plan.allocation, solver="outside")
             assert "accelerators." in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_typed_exact_solve_stopped_early_states_a_certified_bound() -> None:
+    """Issue 49 §1: the typed driver, like the untyped one, returns the best plan with a bound its
+    certificate proves when the limit stops it before its LP (it used to return none)."""
+    from schedopt.generate import generate_instance
+
+    inst = generate_instance("gavel", jobs=60, servers=15, seed=2)
+    plan = schedopt.solve(inst, "optimus-milp", time_limit=0)
+    assert plan.status in (schedopt.Status.FEASIBLE, schedopt.Status.OPTIMAL) and plan.objective.bound is not None
+    assert not schedopt.check(inst, plan)
+    report = schedopt.checking.check_report(inst, plan)
+    assert any("bound" in line for line in report.verified), report

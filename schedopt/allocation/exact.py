@@ -16,7 +16,6 @@ is checked between phases and each backend gets only what is left.
 
 from __future__ import annotations
 
-import math
 
 import time
 from typing import Any, Callable
@@ -42,8 +41,8 @@ from schedopt.allocation.admission import admit as admit_by_rule, admitted_upper
 from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
-from schedopt.tolerances import DUAL_FIXING_REL_TOL, MIP_REL_GAP, REPLAYABLE_GAP, floor_count, worse
-from schedopt.allocation.stage import ExactBackend, StageResult, no_plan_message
+from schedopt.tolerances import DUAL_FIXING_REL_TOL, MIP_REL_GAP, floor_count, worse
+from schedopt.allocation.stage import ExactBackend, StageResult, no_plan_message, settled_bound
 
 
 #: measured cost of the LP bound per configuration left after pruning (s); the
@@ -179,12 +178,6 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
         "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
     })
     return reduced, relaxed.bound, best, relaxed.proof
-
-
-def _left_s(clock: Deadline) -> float:
-    """Seconds the time limit leaves (inf without one)."""
-    left = clock.remaining()
-    return math.inf if left is None else left
 
 
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
@@ -355,8 +348,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,
                              time_limit=left(), seed=seed, hint=cs.indices_present(best) or None)
     metrics.update(s2.info)
-    bound = lp_bound if s2.bound is None else max(lp_bound, s2.bound)
     # the LP's prices prove lp_bound; a higher bound only the backend's branch and bound proved
+    bound = lp_bound if s2.bound is None else max(lp_bound, s2.bound)
     proof = lp_proof if bound <= lp_bound else backend_proof
     found = None if s2.chosen is None else config_of(s2.chosen, cs)
     best_cost = data.total_time_s(best)
@@ -372,13 +365,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     term = s2.termination if admit_proven else Termination.TIME_LIMIT
-    lp_gap = relative_gap(data.total_time_s(found), lp_bound)
-    if proof is backend_proof and lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
-        bound, proof = lp_bound, lp_proof  # the LP's prices prove it within the gap "optimal" allows: anyone can check
-    if proof is backend_proof and proven and compile is compile_allocation:
-        from schedopt.allocation.branching import certify_optimum
-
-        bound, proof = certify_optimum(instance, data.total_time_s(found), len(found), bound, proof,
-                                       spent_s=clock.spent(), left_s=_left_s(clock), metrics=metrics)
+    bound, proof = settled_bound(instance, data.total_time_s(found), len(found), lp_bound=lp_bound, lp_proof=lp_proof,
+                                 stage=s2, backend_proof=backend_proof, proven=proven, clock=clock, metrics=metrics,
+                                 branch=compile is compile_allocation)
     return plan(found, status, term, bound=bound, admitted_bound=admitted_bound, proof=proof,
                 admitted_proof=admitted_proof)

@@ -11,8 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import math
+
 from schedopt.allocation.problem import AllocationData, ChoiceSet
-from schedopt.plan import Termination
+from schedopt.deadline import Deadline
+from schedopt.instance import Instance
+from schedopt.plan import Proof, Termination, relative_gap
+from schedopt.tolerances import REPLAYABLE_GAP
 
 
 @dataclass
@@ -48,3 +53,26 @@ def no_plan_message(stage: str, result: StageResult) -> str:
         detail = ", ".join(f"{k}={v}" for k, v in result.info.items() if "status" in k)
         return f"{stage}: the backend stopped with an error ({detail or 'no detail'}); no plan"
     return f"{stage} found no plan ({result.termination.value})"
+
+
+def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: float, lp_proof: Proof,
+                  stage: StageResult, backend_proof: Proof, proven: bool, clock: Deadline, metrics: dict[str, Any],
+                  branch: bool = True) -> tuple[float, Proof]:
+    """The bound an exact driver states after stage 2, and its proof, for a plan of ``value``
+    admitting ``admitted`` jobs: the larger of the LP's bound (its prices prove it) and the
+    backend's (only the backend proves it); the LP's when it is within REPLAYABLE_GAP of the
+    value (anyone can replay it); for an optimum only the backend proved, a branch certificate
+    when one is found in the search's budget (``branch``; allocation's own cost only)."""
+    bound = lp_bound if stage.bound is None else max(lp_bound, stage.bound)
+    proof = lp_proof if bound <= lp_bound else backend_proof
+    if proof is backend_proof:
+        lp_gap = relative_gap(value, lp_bound)
+        if lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
+            return lp_bound, lp_proof
+    if proof is backend_proof and proven and branch:
+        from schedopt.allocation.branching import certify_optimum  # the search, imported when an optimum needs it
+
+        left = clock.remaining()
+        return certify_optimum(instance, value, admitted, bound, proof, spent_s=clock.spent(),
+                               left_s=math.inf if left is None else left, metrics=metrics)
+    return bound, proof
