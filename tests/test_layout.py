@@ -211,3 +211,28 @@ def test_tolerances_are_named_in_one_place() -> None:
                 if 0 < value < 1e-3 and not MEASURED_COST.match(tok.line):
                     found.append(f"{name}:{tok.start[0]}: {tok.line.strip()}")
     assert not found, "inline tolerances:\n" + "\n".join(found)
+
+
+def test_readme_layout_lists_every_module() -> None:
+    """Issue 49 §6: README's Layout names every module of the package, in its folder's lines
+    (the command-line verbs' modules are summed up as one per verb group)."""
+    text = (PACKAGE.parent / "README.md").read_text()
+    block = text[text.index("## Layout"):]
+    block = block[block.index("```") + 3:]
+    block = block[:block.index("```")]
+    folders: dict[str, str] = {}
+    current = ""
+    for line in block.splitlines():
+        head = line[:21].strip()
+        if head:
+            current = head
+        folders[current] = folders.get(current, "") + " " + line[21:] + " " + line
+    missing = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE.parent)
+        folder = str(rel.parent) + "/"
+        if path.name == "__init__.py" or folder == "schedopt/cli/":
+            continue
+        if not re.search(rf"(?<![\w/]){re.escape(path.name)}", folders.get(folder, "")):
+            missing.append(str(rel))
+    assert not missing, missing

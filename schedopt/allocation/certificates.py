@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from schedopt.allocation.jobtime import job_time_s, training_s
 from schedopt.claims import SESSION, Replay, TooLargeToReplay
 from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names
 from schedopt.instance import Instance, Job
@@ -45,17 +46,15 @@ def remaining_time_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.nda
         return np.full(len(c0), np.inf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         step = np.asarray(job.speed.step_time_s(c0, c1), dtype=float).reshape(-1)
-    ok = np.isfinite(step)
     q = float(job.remaining_steps)
-    t = np.where(ok, q * np.where(ok, step, 0.0) if q > 0 else 0.0, np.inf)
     running = instance.running_counts(job)
-    if running is not None:
-        names = job.role_names
-        r0 = running.get(names[0], 0)
-        r1 = running.get(names[1], 0) if len(names) == 2 else 0
-        changed = (c0 != r0) | ((c1 != r1) if len(names) == 2 else False)
-        t = t + np.where(changed, instance.restart_cost_s(job), 0.0)
-    return t
+    if running is None:
+        return training_s(q, step)
+    names = job.role_names
+    r0 = running.get(names[0], 0)
+    r1 = running.get(names[1], 0) if len(names) == 2 else 0
+    changed = (c0 != r0) | ((c1 != r1) if len(names) == 2 else False)
+    return job_time_s(q, step, instance.restart_cost_s(job), changed)
 
 
 def loss_reduction_cost_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:

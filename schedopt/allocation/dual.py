@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from schedopt.allocation.jobtime import training_s
 from schedopt.allocation.problem import AllocationData, ChoiceSet, enumerate_choices
 from schedopt.backends.lp import INF, IncrementalLp
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync
@@ -108,7 +109,7 @@ class PricingOracle:
         if len(self.restart):
             run = data.running[self.restart]
             self.run_counts = run
-            self.run_cost = np.array([float(data.jobs[j].speed.step_time_s(int(c[0]), int(c[1]))) * float(data.Q[j])
+            self.run_cost = np.array([training_s(float(data.Q[j]), float(data.jobs[j].speed.step_time_s(int(c[0]), int(c[1]))))
                                       if (data.lo[j] <= c).all() and (c <= data.hi[j]).all() else np.inf
                                       for j, c in zip(self.restart.tolist(), run)])
             self.run_use = run[:, 0, None] * data.demand[self.restart, 0] + run[:, 1, None] * data.demand[self.restart, 1]

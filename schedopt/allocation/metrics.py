@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from schedopt.allocation.jobtime import training_s
 from schedopt.instance import Instance, Job
 
 
@@ -21,10 +22,9 @@ def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int], ac
     names = job.role_names
     c0 = counts[names[0]]
     c1 = counts[names[1]] if len(names) == 2 else 0
-    step = float(speed.step_time_s(c0, c1))
-    if not math.isfinite(step):
+    train_s = training_s(float(job.remaining_steps), float(speed.step_time_s(c0, c1)))
+    if train_s == math.inf:
         return math.inf
-    train_s = job.remaining_steps * step if job.remaining_steps > 0 else 0.0
     return train_s + reconfiguration_s(instance, job, counts, accelerator)
 
 

@@ -30,6 +30,7 @@ from schedopt.instance import Instance, Job
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 from schedopt.speed import TableSpeed
+from schedopt.allocation.jobtime import job_time_s, training_s
 from schedopt.tolerances import BOUND_NOISE, capacity_limit
 
 OBJECTIVE_NAME = "total_remaining_time"
@@ -96,14 +97,9 @@ class AllocationData:
         """t_j = Q_j / f_j(c0, c1) + ρ_j·[(c0, c1) ≠ running_j] in seconds (scalar
         or array), inf if not allowed (Optimus eq. 6 with the restart cost)."""
         step = self.jobs[j].speed.step_time_s(c0, c1)
-        q = float(self.Q[j])
-        if np.isscalar(step):
-            if not math.isfinite(step):
-                return math.inf
-            t = q * float(step)
-            return t + self.restart_term(j, c0, c1) if self.restarts(j) else t
-        t = np.where(np.isfinite(step), q * step, np.inf)
-        return t + self.restart_term(j, c0, c1) if self.restarts(j) else t
+        if not self.restarts(j):
+            return training_s(float(self.Q[j]), step)
+        return job_time_s(float(self.Q[j]), step, float(self.restart_s[j]), self.changed(j, c0, c1))  # type: ignore[index]
 
     def total_time_s(self, config: dict[int, tuple[int, int]]) -> float:
         """Σ_j t_j over ``config`` (job -> (c0, c1)), seconds: :meth:`time_s` summed in
@@ -112,10 +108,9 @@ class AllocationData:
             return float(sum(self.time_s(j, *c) for j, c in config.items()))
         total = 0.0
         for j, (c0, c1) in config.items():
-            step = self.jobs[j].speed.scalar_step_time()(int(c0), int(c1))
-            if not math.isfinite(step):
+            t = training_s(float(self.Q[j]), self.jobs[j].speed.scalar_step_time()(int(c0), int(c1)))
+            if t == math.inf:
                 return math.inf
-            t = float(self.Q[j]) * float(step)
             total += t + self.restart_term(j, c0, c1) if self.restarts(j) else t
         return float(total)
 
@@ -127,12 +122,17 @@ class AllocationData:
         counts = np.array(list(config.values()), dtype=float).reshape(len(config), 2)
         return np.einsum("jk,jkr->r", counts, self.demand[jobs])
 
-    def restart_term(self, j: int, c0: Any, c1: Any) -> Any:
-        """ρ_j where (c0, c1) differs from job j's running counts, else 0."""
-        assert self.running is not None and self.restart_s is not None
+    def changed(self, j: int, c0: Any, c1: Any) -> Any:
+        """Whether (c0, c1) differs from job j's running counts (bool, or an array of them)."""
+        assert self.running is not None
         r0, r1 = int(self.running[j, 0]), int(self.running[j, 1])
         changed = (np.asarray(c0) != r0) | (np.asarray(c1) != r1)
-        return float(self.restart_s[j]) * changed if changed.ndim else (float(self.restart_s[j]) if changed else 0.0)
+        return changed if changed.ndim else bool(changed)
+
+    def restart_term(self, j: int, c0: Any, c1: Any) -> Any:
+        """ρ_j where (c0, c1) differs from job j's running counts, else 0."""
+        assert self.restart_s is not None
+        return job_time_s(0.0, 0.0, float(self.restart_s[j]), self.changed(j, c0, c1))
 
     def counts_dict(self, j: int, c0: int, c1: int) -> dict[str, int]:
         names = self.jobs[j].role_names

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from schedopt.allocation.jobtime import training_s
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import AllocationData, compile_allocation, inverse_capacity
 from schedopt.allocation.admission import admit
@@ -248,7 +249,8 @@ def global_size(features: str) -> int:
 
 
 def remaining_time_grid(data: AllocationData, j: int) -> np.ndarray:
-    """(hi0 + 1, hi1 + 1) remaining time (s) of job j at each (c0, c1): Q_j · step time; inf where not allowed."""
+    """(hi0 + 1, hi1 + 1) remaining time (s) of job j at each (c0, c1): Q_j · step time, plus the restart
+    cost where a running job's counts change (:mod:`schedopt.allocation.jobtime`); inf where not allowed."""
     hi0, hi1 = int(data.hi[j, 0]), int(data.hi[j, 1])
     C0, C1 = np.meshgrid(np.arange(hi0 + 1), np.arange(hi1 + 1), indexing="ij")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -256,7 +258,8 @@ def remaining_time_grid(data: AllocationData, j: int) -> np.ndarray:
             step = np.asarray(data.jobs[j].speed.step_time_s(np.maximum(C0, 1), np.maximum(C1, 1)), dtype=float)
         else:
             step = np.asarray(data.jobs[j].speed.step_time_s(np.maximum(C0, 1), 0 * C1), dtype=float)
-        T = np.broadcast_to(float(data.Q[j]) * step, C0.shape).copy()
+        T = np.broadcast_to(data.time_s(j, C0, C1) if data.restarts(j) else training_s(float(data.Q[j]), step),
+                            C0.shape).copy()  # the restart cost of a running job included (jobtime.py)
     T[~np.isfinite(T) | (C0 < data.lo[j, 0]) | (C1 < data.lo[j, 1])] = np.inf
     return T
 
