@@ -66,6 +66,10 @@ class Deadline:
         return rem + share * tolerance >= seconds
 
 
+#: the clock of a call without a time limit (a search given no clock runs to its own end)
+NO_LIMIT = Deadline(None, 0.0)
+
+
 def check_time_limit(time_limit: object, who: str) -> None:
     """``time_limit``: None (no limit) or a finite number of seconds >= 0. Zero
     asks for the best plan available now: the heuristic incumbent (a host passes

@@ -236,3 +236,14 @@ def test_readme_layout_lists_every_module() -> None:
         if not re.search(rf"(?<![\w/]){re.escape(path.name)}", folders.get(folder, "")):
             missing.append(str(rel))
     assert not missing, missing
+
+
+def test_one_clock() -> None:
+    """Issue 49 §3: every time-limited driver and search reads ``schedopt.deadline.Deadline``; none
+    keeps a hand-made clock (a deadline compared with ``perf_counter``, ``time_limit`` less the time spent)."""
+    hand_made = re.compile(r"perf_counter\(\)\s*[<>]|[<>]=?\s*time\.perf_counter\(\)|time_limit\s*-\s*\(time\.perf_counter"
+                           r"|[+]\s*time_limit\b")
+    found = [f"{name}: {line.strip()}" for name, text in sources().items()
+             if name != "deadline.py" and not name.startswith("backends/")
+             for line in text.splitlines() if hand_made.search(line)]
+    assert not found, found

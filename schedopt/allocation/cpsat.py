@@ -11,12 +11,12 @@ true optimum, and ``scaling_error_s`` says what the rounding can cost.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
 import numpy as np
 
+from schedopt.deadline import Deadline
 from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
 from schedopt.allocation.stage import StageResult
 from schedopt.allocation.problem import AllocationData, ChoiceSet
@@ -55,11 +55,11 @@ class CpSatBackend:
         cost = np.round(cs.cost * scale).astype(np.int64)
         owners = sorted({int(j) for j in cs.job})
 
-        stop_at = math.inf if time_limit is None else t0 + time_limit  # building counts against the limit
+        clock = Deadline(time_limit, t0)  # building counts against the limit
 
         def out_of_time(phase: str) -> StageResult | None:
             """The limit passed while building (a loaded machine builds slower than measured)."""
-            if time.perf_counter() < stop_at:
+            if not clock.expired():
                 return None
             return StageResult(termination=Termination.TIME_LIMIT, chosen=None,
                                info={f"{stage}_build_seconds": time.perf_counter() - t0, f"{stage}_stopped_in": phase})
@@ -109,7 +109,7 @@ class CpSatBackend:
             model.proto.solution_hint.vars.extend(range(cs.K))
             model.proto.solution_hint.values.extend(values.tolist())
 
-        solver = make_solver(self.workers, seed, None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - t0)),
+        solver = make_solver(self.workers, seed, clock.left(),
                              variables=cs.K)
         # the full LP relaxation in the search: at 4,000 jobs it proves the optimum in about 15 s,
         # where the default level stalls at a 1e-6 gap for minutes (docs/benchmarks.md)

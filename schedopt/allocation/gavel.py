@@ -47,6 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from schedopt.deadline import Deadline
 from schedopt.allocation.typed import TypedData, compile_typed, typed_bounds, typed_cannot_run, typed_plan
 from schedopt.errors import InputError
 from schedopt.instance import Instance
@@ -203,7 +204,7 @@ def finish_time_fairness(g: GavelData, *, time_limit: float | None, seed: int | 
     eq = equal_share_throughput(g)
     runnable = np.flatnonzero(_runnable_pairs(g).any(axis=1)).tolist()
     D = np.where(eq > 0, e + Q / np.where(eq > 0, eq, 1.0), np.inf)
-    started = time.perf_counter()
+    clock = Deadline(time_limit)
 
     def feasible(c: float) -> np.ndarray | None:
         model, pairs, by_job = _base_model(g)
@@ -211,7 +212,7 @@ def finish_time_fairness(g: GavelData, *, time_limit: float | None, seed: int | 
         # Themis's finish-time fairness, ρ_m <= c: thr(m, X)·(c·D_m - e_m) >= Q_m
         model.ftf = pyo.Constraint(need, rule=lambda mdl, m: _throughput(mdl, g, by_job, m) * (c * D[m] - e[m]) >= Q[m])
         model.objective = pyo.Objective(expr=0.0)
-        left = None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - started))
+        left = clock.left()
         ok, _ = _solve(model, time_limit=left, seed=seed)
         return _shares(model, pairs, g) if ok else None
 
@@ -225,7 +226,7 @@ def finish_time_fairness(g: GavelData, *, time_limit: float | None, seed: int | 
     if best is None:
         return None, None, "no finite finish-time ratio is feasible"
     for _ in range(FTF_BISECTION_STEPS):
-        if time_limit is not None and time.perf_counter() - started > time_limit:
+        if clock.expired():
             break
         mid = 0.5 * (lo + hi)
         x = feasible(mid)

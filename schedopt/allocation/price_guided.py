@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from schedopt.deadline import NO_LIMIT, Deadline
 from schedopt.allocation.dual import DualResult, PricingOracle
 from schedopt.allocation.relaxation import relax_in_price_space
 from schedopt.allocation.greedy import greedy_allocate
@@ -117,11 +118,11 @@ def round_at_prices(data: AllocationData, oracle: PricingOracle, lam: np.ndarray
 
 
 def local_search(data: AllocationData, times: _Times, counts: np.ndarray, members: np.ndarray,
-                 max_moves: int, deadline: float = np.inf,
+                 max_moves: int, clock: Deadline = NO_LIMIT,
                  minimums: np.ndarray | None = None,
                  groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """Improving moves on ``counts`` (J, 2) of the ``members``, in rounds, until
-    no move lowers Σ t_j, ``max_moves`` were made or ``deadline`` (perf_counter)
+    no move lowers Σ t_j, ``max_moves`` were made or ``clock`` expired
     passes. Each round makes the first kind of move that exists, each job in at
     most one move per round:
 
@@ -174,7 +175,7 @@ def local_search(data: AllocationData, times: _Times, counts: np.ndarray, member
     def tol(x: np.ndarray | float) -> np.ndarray | float:
         return TINY * np.maximum(1.0, np.abs(x))
 
-    while time.perf_counter() < deadline and sum(moves.values()) < max_moves:
+    while not clock.expired() and sum(moves.values()) < max_moves:
         budget = max_moves - sum(moves.values())
         active = member[:, None] & slot_ok
         with np.errstate(invalid="ignore"):
@@ -314,10 +315,10 @@ class PricedAllocation:
 
 
 def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.ndarray, *,
-                       max_moves: int, deadline: float = np.inf, groups: np.ndarray | None = None,
+                       max_moves: int, clock: Deadline = NO_LIMIT, groups: np.ndarray | None = None,
                        solved: tuple[PricingOracle, DualResult] | None = None) -> PricedAllocation:
     """Prices over ``members``, rounding at the least feasible price scale, eq. 9
-    filling, then at most ``max_moves`` local-search moves (until ``deadline``;
+    filling, then at most ``max_moves`` local-search moves (until ``clock`` expires;
     ``groups``: rows that are alternatives, :func:`local_search`). ``solved``: the
     oracle over ``members`` and its dual (no admission row) when the caller has them."""
     if solved is not None:
@@ -334,7 +335,7 @@ def allocate_at_prices(data: AllocationData, members: np.ndarray, minimums: np.n
     before_search = time.perf_counter()
     moves = {"adds": 0, "shifts": 0, "trades": 0, "replacements": 0}
     if max_moves:
-        counts, members, moves = local_search(data, _Times(data), counts, members, max_moves, deadline, minimums=minimums,
+        counts, members, moves = local_search(data, _Times(data), counts, members, max_moves, clock, minimums=minimums,
                                               groups=groups)
     total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
     metrics = {"dual_iterations": dual.iterations, "tasks_filled": counters["tasks_added"],
@@ -384,7 +385,7 @@ def least_reduced_cost(rc: np.ndarray, current: list[int], limit: int = REPAIR_M
 
 
 def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, minimums: np.ndarray,
-                 dual: DualResult, *, deadline: float = np.inf) -> tuple[np.ndarray, np.ndarray, int]:
+                 dual: DualResult, *, clock: Deadline = NO_LIMIT) -> tuple[np.ndarray, np.ndarray, int]:
     """Large-neighbourhood search with an exact step: up to :data:`REPAIR_ROUNDS` times, the
     jobs most likely misplaced (:func:`repair_neighbourhood`: the admitted jobs dearest at the
     prices λ (with paused jobs, the prices of the dual with the admission row), those furthest
@@ -426,7 +427,7 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
     size = REPAIR_JOBS  # jobs in a neighbourhood
     tried: set[bytes] = set()  # neighbourhoods solved already (sorted job indices)
     for _ in range(REPAIR_ROUNDS):
-        if time.perf_counter() >= deadline:
+        if clock.expired():
             break
         use = _use(counts, data.demand, np.arange(data.J))  # (J, R)
         t = job_times()
@@ -460,7 +461,7 @@ def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, 
         sub = with_fields(data, cap=np.maximum(free, 0.0))
         keep_admitted = int(member[hood].sum())
         hint = cs.indices_present(current) or None
-        left = None if not np.isfinite(deadline) else deadline - time.perf_counter()
+        left = clock.remaining()
         if left is not None and left < MIN_REPAIR_SOLVE_S:
             break
         result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep_admitted,

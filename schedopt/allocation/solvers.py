@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from schedopt.deadline import Deadline
 from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.allocation.cpsat import CpSatBackend
 from schedopt.allocation.exact import solve_exact
@@ -112,9 +113,9 @@ class OptimusLagrange:
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
-        deadline = np.inf if time_limit is None else started + time_limit
+        clock = Deadline(time_limit, started)
         if instance.typed:
-            return self._solve_typed(instance, started=started, deadline=deadline, seed=seed)
+            return self._solve_typed(instance, clock=clock, seed=seed)
         data = compile_allocation(instance)
         admitted, _ = admit(data, self.admission)
         minimums = minimum_counts(data)
@@ -127,12 +128,12 @@ class OptimusLagrange:
                 proposed = dual_admission(data, len(admitted), minimums)
                 if proposed is not None and set(proposed.tolist()) != set(admitted):
                     candidates.append(proposed)
-            results = [allocate_at_prices(data, members, minimums, max_moves=self.max_moves, deadline=deadline)
+            results = [allocate_at_prices(data, members, minimums, max_moves=self.max_moves, clock=clock)
                        for members in candidates]
             best = max(results, key=lambda r: (len(r.members), -r.total_s))  # the first among equals
             if self.repair and self.max_moves:  # the exact repair, on the better plan only
                 counts, members, repairs = exact_repair(data, best.counts.copy(), best.members, minimums, best.dual,
-                                                        deadline=deadline)
+                                                        clock=clock)
                 total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
                 if repairs and len(members) >= len(best.members) and total < best.total_s:
                     best = PricedAllocation(members=members, total_s=total, counts=counts, dual=best.dual,
@@ -142,14 +143,14 @@ class OptimusLagrange:
             config = best.config()
             metrics = {**best.metrics, "admission_candidates": len(candidates)}
         metrics["heuristic_seconds"] = time.perf_counter() - started
-        if time.perf_counter() >= deadline:
+        if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"  # the clock, not max_moves, ended the search
         return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                               options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
                                        "repair": self.repair},
                               metrics=metrics, bound=self.bound, dual=dual)
 
-    def _solve_typed(self, instance: Instance, *, started: float, deadline: float, seed: int | None) -> Plan:
+    def _solve_typed(self, instance: Instance, *, clock: Deadline, seed: int | None) -> Plan:
         """Accelerator types and quotas (typed.py): the type-aware greedy's types and
         admitted jobs (LP-guided), then steps 2-5 over those rows with the types fixed
         (prices per (type, resource) and quota row); the search's replacements keep one
@@ -163,7 +164,7 @@ class OptimusLagrange:
             rows = data.rows
             members = np.array(sorted(config), dtype=np.int64)
             minimums = minimum_counts(rows)
-            priced = allocate_at_prices(rows, members, minimums, max_moves=self.max_moves, deadline=deadline,
+            priced = allocate_at_prices(rows, members, minimums, max_moves=self.max_moves, clock=clock,
                                         groups=data.job)
             total = data.total_s(config)
             if len(priced.members) >= len(config) and priced.total_s < total:
@@ -176,11 +177,11 @@ class OptimusLagrange:
                                     and total - lp.bound <= REPAIR_SKIP_GAP * max(1.0, total)
                                     and _admits_most(data, config))  # and no plan admits more
             if self.repair and self.max_moves and lp is not None and not proven:  # the exact repair
-                config, metrics["repairs"] = typed_repair(data, config, lp, deadline=deadline)
-        metrics["heuristic_seconds"] = time.perf_counter() - started
-        if time.perf_counter() >= deadline:
+                config, metrics["repairs"] = typed_repair(data, config, lp, clock=clock)
+        metrics["heuristic_seconds"] = clock.spent()
+        if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"
-        return typed_config_plan(data, config, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
+        return typed_config_plan(data, config, solver=self.name, started=clock.started, seed=seed,  # type: ignore[attr-defined]
                           options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
                                    "repair": self.repair},
                           metrics=metrics, bound=self.bound, lp=lp)

@@ -43,7 +43,7 @@ from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.rows import accelerator_utilization, capacity_vector, quota_rows, typed_resource_names, wide_use
 from schedopt.allocation.problem import (AllocationData, ChoiceSet, count_minimal, enumerate_choices, inverse_capacity,
                                          settle_bounds)
-from schedopt.deadline import Deadline, check_time_limit
+from schedopt.deadline import NO_LIMIT, Deadline, check_time_limit
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
@@ -757,7 +757,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
         if not every_job:
             mass = np.bincount(row_of, weights=tb.lp.x, minlength=len(data.job))
             starts.append(typed_admission(data, "aware", preference=-mass, limit=len(best)))
-        best = _priced_incumbent(data, starts, deadline=np.inf if clock.at is None else clock.at)
+        best = _priced_incumbent(data, starts, clock=clock)
         metrics["incumbent_method"] = "typed greedy, LP rounding, then prices and local search over its rows"
         keep = fix_by_reduced_cost(cs, tb.lp, cost_of(best))
     reduced = cs.subset(keep)
@@ -784,7 +784,7 @@ def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit
 
 def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedBound, *, jobs: int = 32,
                  misses: int = 2, rounds: int = 4, max_configurations: int = 1_500,
-                 deadline: float = math.inf) -> tuple[dict[int, tuple[int, int]], int]:
+                 clock: Deadline = NO_LIMIT) -> tuple[dict[int, tuple[int, int]], int]:
     """``optimus-lagrange``'s exact repair on a typed cluster: up to ``rounds`` times, ``jobs`` jobs
     (the admitted ones dearest at the LP's prices per (type, resource), those furthest from their
     priced-best configuration on any type, the paused ones cheapest) are re-chosen, type and counts,
@@ -809,7 +809,7 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
     tried: set[bytes] = set()  # neighbourhoods solved already (as sorted job indices)
     repairs = offset = 0
     for _ in range(rounds):
-        if time.perf_counter() >= deadline:
+        if clock.expired():
             break
         at = np.array(data.indices(config, cs, row_of), dtype=np.int64)  # each admitted job's configuration
         member = np.zeros(data.J, dtype=bool)
@@ -837,14 +837,14 @@ def typed_repair(data: TypedData, config: dict[int, tuple[int, int]], lp: TypedB
         sub_view = replace(view, cap=np.maximum(view.cap - cs.use[rest].sum(axis=0), 0.0))
         keep = int(member[hood].sum())
         current = {v: c for v, c in config.items() if in_hood[int(data.job[v])]}
-        left = None if not math.isfinite(deadline) else max(1e-3, deadline - time.perf_counter())
+        left = clock.left()
         if keep < len(hood):  # paused jobs in the neighbourhood: first, can it admit more of them?
             most = backend.solve_stage(sub_view, sub, stage="admit", every_job=False, min_admitted=0,
                                        time_limit=left, seed=0)
             if most.chosen is not None and len(most.chosen) > keep:
                 keep = len(most.chosen)
                 current = {}  # any plan admitting more is better, whatever its Σ t
-            left = None if not math.isfinite(deadline) else max(1e-3, deadline - time.perf_counter())
+            left = clock.left()
         result = backend.solve_stage(sub_view, sub, stage="time", every_job=False, min_admitted=keep,
                                      time_limit=left, seed=0, hint=data.indices(current, sub, sub_rows) or None)
         before = data.total_s(current) if current else math.inf
@@ -870,11 +870,11 @@ TYPED_BOUND_SECONDS_PER_JOB = 2.0e-4
 PRICED_INCUMBENT_ABOVE = 20_000
 
 
-def _priced_incumbent(data: TypedData, starts: list[dict[int, tuple[int, int]]], *, deadline: float
+def _priced_incumbent(data: TypedData, starts: list[dict[int, tuple[int, int]]], *, clock: Deadline
                       ) -> dict[int, tuple[int, int]]:
     """The best of ``starts[0]`` and each start's rows allocated by ``optimus-lagrange``'s
     steps (types fixed): dual prices, rounding, eq. 9 filling, local search until
-    ``deadline``. Best: the most jobs, then the least Σ t."""
+    ``clock`` expires. Best: the most jobs, then the least Σ t."""
 
     rows = data.rows
     minimums = minimum_counts(rows)
@@ -884,9 +884,9 @@ def _priced_incumbent(data: TypedData, starts: list[dict[int, tuple[int, int]]],
 
     best = starts[0]
     for start in starts:
-        if start and time.perf_counter() < deadline:
+        if start and not clock.expired():
             priced = allocate_at_prices(rows, np.array(sorted(start), dtype=np.int64), minimums,
-                                        max_moves=2000, deadline=deadline, groups=data.job).config()
+                                        max_moves=2000, clock=clock, groups=data.job).config()
             if key(priced) < key(best):
                 best = priced
     return best

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from schedopt.deadline import Deadline
 from schedopt.backends.lp import INF, IncrementalLp
 from schedopt.partition.problem import TOL, fill_first_fit
 from schedopt.tolerances import FIT_TOL, INTEGRAL_TOL, LP_ZERO, PRICE_TOL, TINY, floor_count
@@ -272,7 +273,7 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
     lam_all, n_lp = np.zeros(0), np.zeros(A)
     converged = feasible = False
     iterations = exact_rounds = screened = 0
-    deadline = None if time_limit is None else t0 + time_limit
+    clock = Deadline(time_limit, t0)
     while True:
         lp = h.solve()
         if not lp.optimal:
@@ -285,7 +286,7 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
         col_value = lp.x
         n_lp, lam_all = col_value[:A].copy(), col_value[first_pattern_col:].copy()
         feasible = bool(col_value[2 * A:first_pattern_col].max(initial=0.0) <= LP_ZERO)
-        if deadline is not None and time.perf_counter() >= deadline:
+        if clock.expired():
             break
         added = 0
         for c in range(C):
@@ -299,7 +300,8 @@ def generate_columns(model: "DormModel", classes: list[np.ndarray], shapes: np.n
         gain = 0.0
         complete = True  # every class priced (none skipped for time)
         for c in range(C):
-            left = PRICE_SECONDS if deadline is None else min(PRICE_SECONDS, deadline - time.perf_counter())
+            rem = clock.remaining()
+            left = PRICE_SECONDS if rem is None else min(PRICE_SECONDS, rem)
             if left <= 0:
                 complete = False
                 break

@@ -3,7 +3,6 @@ infeasibility rule, and turning a backend's answer into a Plan."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -98,7 +97,7 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
     counts decode into servers exactly. With generated patterns the class model
     is restricted, so U is column generation's bound instead."""
     d = model.data
-    started = time.perf_counter()
+    clock = Deadline(time_limit)
     cap = d.aggregate(classes).cap.copy()
     info: dict[str, Any] = {"mode": "classes", "classes": len(classes)}
     # exact packing patterns per class: all maximal ones when the container shapes are few
@@ -126,7 +125,7 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
             info["lp_rounding_utilization"] = float(d.util @ rounded.sum(axis=1))
     term = Termination.ERROR
     for k in range(rounds):
-        left = None if time_limit is None else time_limit - (time.perf_counter() - started)
+        left = clock.remaining()
         if left is not None and left <= 0.05:
             term = Termination.TIME_LIMIT
             break
@@ -143,7 +142,7 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
                                             class_cuts=cuts if k == 0 else None),
                                   time_limit=left, seed=seed, rel_gap=ROUND_GAP)
         info["patterns"] = None if patterns is None else int(sum(len(p) for p in patterns))
-        info[f"round{k}_seconds"] = time.perf_counter() - started
+        info[f"round{k}_seconds"] = clock.spent()
         if k == 0:
             # with generated patterns the backend's bound is only the restricted model's:
             # the proven one is column generation's
@@ -183,7 +182,7 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
     if generated is not None and not proven:
         # the pattern LP's bound is fractional in n: the class relaxation (integer counts) can
         # close it, in the time left (without a limit: at most the time spent so far)
-        spent = time.perf_counter() - started
+        spent = clock.spent()
         left = spent if time_limit is None else (1 - FINISH_SHARE) * (time_limit - spent) - 0.1
         if left > BOUND_MIN_SECONDS:
             res = backend.solve_model(DormModel(d.aggregate(classes), model.fair, model.fairness_budget,

@@ -183,8 +183,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         return plan([], Status.OPTIMAL, Termination.OPTIMAL, bound=0.0)
     # the heuristic's placement (incremental when jobs run): the incumbent
     sort_by = instance.resources.index("cpu") if "cpu" in instance.resources else 0
-    at = clock.at if clock.at is not None else float("inf")
-    best, _ = place_keeping(data, lambda d: refined_place(d, sort_by, deadline=at)[0], keep)
+    best, _ = place_keeping(data, lambda d: refined_place(d, sort_by, clock=clock)[0], keep)
     if expired():
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT,
                     message="time limit reached before stage 1 (max placed jobs); the heuristic placement is returned")

@@ -15,9 +15,9 @@ even alone on the cluster.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
+from schedopt.deadline import Deadline
 from schedopt.errors import InputError, UnknownSolverError
 from schedopt.instance import Instance
 from schedopt.allocation.metrics import allocation_metrics
@@ -39,16 +39,16 @@ class Pipeline:
         self.placer = placer
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
-        started = time.perf_counter()
+        clock = Deadline(time_limit)
         first = self.allocator.solve(instance, time_limit=time_limit, seed=seed)
         if not first.has_solution:
             return first.model_copy(update={"solver": self.name})
-        left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
+        left = clock.left(0.01)
         second = self.placer.solve(instance.with_allocation(first.allocation), time_limit=left, seed=seed)
         placed = set((second.placement or {}).keys()) if second.has_solution else set()
         shrunk: list[str] = []
         if second.has_solution and placed != set(first.allocation):
-            second, shrunk = _retry_at_minimum(self, instance, first, second, placed, started, time_limit, seed)
+            second, shrunk = _retry_at_minimum(self, instance, first, second, placed, clock, seed)
             placed = set((second.placement or {}).keys())
         allocation = {j: (c if j not in shrunk else second.allocation[j]) for j, c in first.allocation.items() if j in placed}
         obj = first.objective
@@ -74,7 +74,7 @@ class Pipeline:
                    "placement_status": second.status.value}
         return Plan(instance=instance.name, problem=first.problem, solver=self.name, status=status,
                     termination=first.termination, objective=objective,
-                    solve_seconds=time.perf_counter() - started, allocation=allocation,
+                    solve_seconds=clock.spent(), allocation=allocation,
                     placement={j: second.placement[j] for j in allocation} if second.placement is not None else {},
                     paused=[j.id for j in instance.jobs if j.id not in allocation], metrics=metrics, seed=seed,
                     options={"allocation": first.options, "placement": second.options}, message=message)
@@ -85,8 +85,8 @@ def _minimum_counts(instance: Instance, job_id: str) -> dict[str, int]:
     return {r: role.min for r, role in job.roles.items()}
 
 
-def _retry_at_minimum(pipeline: "Pipeline", instance: Instance, first: Plan, second: Plan, placed: set[str], started: float,
-           time_limit: float | None, seed: int | None) -> tuple[Plan, list[str]]:
+def _retry_at_minimum(pipeline: "Pipeline", instance: Instance, first: Plan, second: Plan, placed: set[str], clock: Deadline,
+                      seed: int | None) -> tuple[Plan, list[str]]:
     """Place the admitted jobs ``second`` left out at their minimum counts, the
     placed ones kept where ``second`` put them. Returns the better placement
     (more jobs placed) and the jobs placed at their minimum."""
@@ -96,7 +96,7 @@ def _retry_at_minimum(pipeline: "Pipeline", instance: Instance, first: Plan, sec
         return second, []  # already at their minimum: nothing to retry
     previous = {**(instance.previous or {}), **(second.placement or {})}
     retry = instance.with_allocation(allocation).model_copy(update={"previous": previous})
-    left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
+    left = clock.left(0.01)
     third = pipeline.placer.solve(retry, time_limit=left, seed=seed)
     got = set((third.placement or {}).keys()) if third.has_solution else set()
     if len(got) <= len(placed) or not placed <= got:

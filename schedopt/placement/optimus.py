@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from schedopt.deadline import NO_LIMIT, Deadline
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.incremental import place_keeping
@@ -233,7 +234,7 @@ def _load(data: PlacementData, j: int, pl: JobPlacement) -> np.ndarray:
 
 
 def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500,
-                  deadline: float = float("inf")) -> tuple[list[JobPlacement | None], dict[str, int]]:
+                  clock: Deadline = NO_LIMIT) -> tuple[list[JobPlacement | None], dict[str, int]]:
     """The paper's placement, then four passes where the paper leaves room; the
     placed count never drops and Σ T_j never rises:
 
@@ -245,14 +246,12 @@ def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500,
     3. swap: a split job gives way to a paused job whose T_j is lower (at most
        ``max_swaps`` tries), then fill again;
     4. consolidate: a split job moves whole onto one server that can hold it.
-    Returns the placement and how many jobs each pass changed. ``deadline``
-    (``time.perf_counter()``): the swaps (pass 3, the costly one) stop and
-    consolidation is skipped once it has passed, so an exact solver's starting
+    Returns the placement and how many jobs each pass changed. Once ``clock``
+    expires, the swaps (pass 3, the costly one) stop and
+    consolidation is skipped, so an exact solver's starting
     placement keeps its time limit; passes 1-2 (one placement each) always run."""
-    import time
-
     def late() -> bool:
-        return time.perf_counter() >= deadline
+        return clock.expired()
 
     share = dominant_share(data)
     tasks = data.counts.sum(axis=1)
