@@ -21,6 +21,7 @@ _LAZY = {
     **dict.fromkeys(("Comparison", "compare", "solve", "warm_up"), "schedopt.api"),
     **dict.fromkeys(("SolverInfo", "get_solver", "register", "solver_info", "solvers"), "schedopt.registry"),
     "sweep": "schedopt.sweeps",
+    "quota_what_if": "schedopt.whatif",
 }
 
 
@@ -30,6 +31,6 @@ __all__ = [
     "warm_up",
     "Comparison", "InputError", "Instance", "Job", "Plan", "Problem", "Role", "Server", "SolverInfo", "Status",
     "Termination", "Violation", "check", "compare", "get_problem", "get_solver", "infer_problem", "load_instance",
-    "load_plan", "problems", "register", "save_instance", "save_plan", "solve", "solver_info", "solvers", "sweep",
+    "load_plan", "problems", "quota_what_if", "register", "save_instance", "save_plan", "solve", "solver_info", "solvers", "sweep",
 ]
 __version__ = "0.1.0"

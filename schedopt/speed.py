@@ -11,7 +11,7 @@ enumeration) alike. Configurations a form does not allow cost ``inf``.
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, model_validator
@@ -24,7 +24,24 @@ Positive = Annotated[float, PlainValidator(number_validator(gt=0))]
 
 
 class _Form(BaseModel):
+    """What every speed form offers the solvers (issue 49 §4): ``step_time_s`` (scalar or
+    array counts), ``scalar_step_time`` (the greedy's inner loop), ``n_roles``, and two
+    flags the solvers read instead of testing the class: ``measured`` (only the listed counts
+    run: ``configuration_array`` lists them) and ``closed_form`` (a ``formula`` over
+    arrays of jobs, which the Lagrangian dual prices without enumerating)."""
+
     model_config = ConfigDict(extra="forbid")
+    #: a table: the allowed configurations are listed (``configuration_array``: the measured counts, and
+    #: with ``interpolate`` those between them), not every count within the bounds
+    measured: ClassVar[bool] = False
+    #: which closed-form pricing kernel of the Lagrangian dual prices it (allocation/dual.py: 0 eq. 4,
+    #: 1 eq. 3, 2 Amdahl); -1: its configurations are enumerated
+    price_kind: ClassVar[int] = -1
+
+    @property
+    def closed_form(self) -> bool:
+        """Whether ``formula(*params, c0, c1)`` computes the step time for arrays of jobs."""
+        return hasattr(type(self), "formula")
 
     @property
     def n_roles(self) -> int:
@@ -36,10 +53,26 @@ class _Form(BaseModel):
         the formula with this form's parameters bound, one call per evaluation."""
         return functools.partial(self.formula, *self.params())  # type: ignore[attr-defined]
 
+    def scaled(self, factor: float) -> "_Form":
+        """The same form with every speed multiplied by ``factor`` (> 0)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be scaled")
+
+    def transfer_term_s(self, p: int, w: int) -> float | None:
+        """Seconds per step that are PS-worker data transfer (Optimus eq. 2's S/p term); None
+        when the form does not separate it."""
+        return None
+
+    @property
+    def fit_form(self) -> str:
+        """The form a scheduler fits to samples of this speed (Optimus §3.2: eq. 4, or eq. 3
+        for asynchronous training)."""
+        return "optimus-sync"
+
 
 class OptimusSync(_Form):
     """Optimus eq. 4: f(p, w) = 1 / (θ0·M/w + θ1 + θ2·w/p + θ3·w + θ4·p), M = ``batch``."""
 
+    price_kind: ClassVar[int] = 0
     form: Literal["optimus-sync"] = Field("optimus-sync", description="Optimus eq. 4 (synchronous training)")
     theta: Annotated[list[NonNeg], Field(min_length=5, max_length=5)] = Field(description="[θ0..θ4] >= 0, seconds per step terms")
     batch: Positive = Field(description="batch size M, examples per step")
@@ -60,10 +93,17 @@ class OptimusSync(_Form):
     def step_time_s(self, c0: Any, c1: Any) -> Any:
         return self.formula(*self.params(), c0, c1)
 
+    def scaled(self, factor: float) -> "OptimusSync":
+        return self.model_copy(update={"theta": [t / factor for t in self.theta]})
+
+    def transfer_term_s(self, p: int, w: int) -> float | None:
+        return float(self.theta[2] * w / p)
+
 
 class OptimusAsync(_Form):
     """Optimus eq. 3: f(p, w) = w / (θ0 + θ1·w/p + θ2·w + θ3·p)."""
 
+    price_kind: ClassVar[int] = 1
     form: Literal["optimus-async"] = Field("optimus-async", description="Optimus eq. 3 (asynchronous training)")
     theta: Annotated[list[NonNeg], Field(min_length=4, max_length=4)] = Field(description="[θ0..θ3] >= 0")
 
@@ -83,10 +123,21 @@ class OptimusAsync(_Form):
     def step_time_s(self, c0: Any, c1: Any) -> Any:
         return self.formula(*self.params(), c0, c1)
 
+    def scaled(self, factor: float) -> "OptimusAsync":
+        return self.model_copy(update={"theta": [t / factor for t in self.theta]})
+
+    def transfer_term_s(self, p: int, w: int) -> float | None:
+        return float(self.theta[1] / p)  # (θ1·w/p) / w: the job-level step of eq. 3
+
+    @property
+    def fit_form(self) -> str:
+        return "optimus-async"
+
 
 class Amdahl(_Form):
     """One role (SLAQ executors, all-reduce jobs): f(n) = 1 / (serial + parallel/n)."""
 
+    price_kind: ClassVar[int] = 2
     form: Literal["amdahl"] = Field("amdahl", description="one role: f(n) = 1 / (serial + parallel / n)")
     serial: NonNeg = Field(description="seconds per step that do not shrink with n")
     parallel: NonNeg = Field(description="seconds per step on one task, divided among n")
@@ -111,6 +162,9 @@ class Amdahl(_Form):
     def step_time_s(self, c0: Any, c1: Any) -> Any:
         return self.formula(*self.params(), c0, c1)
 
+    def scaled(self, factor: float) -> "Amdahl":
+        return self.model_copy(update={"serial": self.serial / factor, "parallel": self.parallel / factor})
+
 
 def _step_times(speed: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:
     """1 / speed (s per step), inf where the speed is 0 (measured tables say "cannot
@@ -133,6 +187,7 @@ class TableSpeed(_Form):
     measured ones is allowed, its speed interpolated linearly (one role: along n;
     two roles: bilinearly, which needs the points to form a full p × w grid)."""
 
+    measured: ClassVar[bool] = True
     form: Literal["table"] = Field("table", description="measured configurations (and, with interpolate, the counts between them)")
     points: Annotated[list[list[NonNeg]], Field(min_length=1)] = Field(description="[[p, w, steps_per_s], ...] (two roles) or [[n, steps_per_s], ...] (one role)")
     interpolate: bool = Field(False, description="allow counts between measured ones, speed interpolated linearly (steps/s)")
@@ -272,6 +327,10 @@ class TableSpeed(_Form):
             cached = tuple(cached)
             self.__dict__["_next_cache"] = cached
         return cached
+
+    def scaled(self, factor: float) -> "TableSpeed":
+        # a new model (not model_copy: that would carry the cached step-time grid), interpolation kept
+        return TableSpeed(points=[[*pt[:-1], pt[-1] * factor] for pt in self.points], interpolate=self.interpolate)
 
     def configurations(self) -> list[tuple[int, ...]]:
         """The allowed configurations (measured, and interpolated when asked), as

@@ -247,3 +247,24 @@ def test_one_clock() -> None:
              if name != "deadline.py" and not name.startswith("backends/")
              for line in text.splitlines() if hand_made.search(line)]
     assert not found, found
+
+
+def test_nothing_calls_upward_into_the_api() -> None:
+    """Issue 49 §2: problem packages and the core below the API never import ``schedopt.api``
+    (the quota what-if, which solves twice, is API-level: ``schedopt/whatif.py``)."""
+    files = module_files()
+    below = [m for m in files if m.split(".")[1:2] and m.split(".")[1] in ("allocation", "quality", "partition", "placement", "backends")
+             or m in ("schedopt.checking", "schedopt.certification", "schedopt.problems", "schedopt.registry",
+                      "schedopt.instance", "schedopt.plan")]
+    upward = [m for m in below if "schedopt.api" in imported(m, files)]
+    assert not upward, upward
+
+
+def test_no_module_tests_a_speed_forms_class() -> None:
+    """Issue 49 §4: the speed forms answer for themselves (``measured``, ``closed_form``,
+    ``price_kind``, ``scaled``, ``transfer_term_s``, ``fit_form``): no isinstance on a form outside speed.py."""
+    forms = r"(TableSpeed|OptimusSync|OptimusAsync|Amdahl|FORMULA_FORMS)"
+    pattern = re.compile(rf"isinstance\([^)]*\b{forms}\b|issubclass\([^)]*\b{forms}\b")
+    found = [f"{name}: {line.strip()}" for name, text in sources().items() if name != "speed.py"
+             for line in text.splitlines() if pattern.search(line)]
+    assert not found, found

@@ -205,7 +205,7 @@ def test_plans_export_as_workload_admissions_that_validate_against_the_crd() -> 
 
 
 def test_quota_what_if_reports_the_plan_before_and_after() -> None:
-    from schedopt.allocation.quotas import quota_what_if
+    from schedopt.whatif import quota_what_if
 
     inst = _kueue_doc(lend=1)
     report = quota_what_if(inst, queue="team-a", flavor="default-flavor", resource="cpu", nominal=12)

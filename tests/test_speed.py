@@ -86,3 +86,22 @@ def test_table_vector_lookup_matches_scalar_lookup() -> None:
     c0, c1 = np.meshgrid(np.arange(0, 7), np.arange(0, 9), indexing="ij")
     vec = t.step_time_s(c0, c1)
     assert all(vec[i, k] == t.step_time_s(int(c0[i, k]), int(c1[i, k])) for i in range(7) for k in range(9))
+
+
+def test_every_form_answers_the_interface() -> None:
+    """Issue 49 §4: what the solvers and the simulator ask a form, each form answers itself."""
+    from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed
+
+    sync = OptimusSync(theta=[1.0, 0.5, 2.0, 0.1, 0.1], batch=32)
+    asyn = OptimusAsync(theta=[1.0, 2.0, 0.1, 0.1])
+    amdahl = Amdahl(serial=0.5, parallel=2.0)
+    table = TableSpeed(points=[[1, 1, 2.0], [1, 2, 3.0]])
+    for form, measured, kind, fit in ((sync, False, 0, "optimus-sync"), (asyn, False, 1, "optimus-async"),
+                                      (amdahl, False, 2, "optimus-sync"), (table, True, -1, "optimus-sync")):
+        assert (form.measured, form.price_kind, form.fit_form, form.closed_form) == (measured, kind, fit, not measured)
+        faster = form.scaled(2.0)
+        assert type(faster) is type(form)
+        c = (1, 2) if form.n_roles == 2 else (2, 0)
+        assert float(faster.step_time_s(*c)) == pytest.approx(float(form.step_time_s(*c)) / 2)
+    assert sync.transfer_term_s(2, 4) == 2.0 * 4 / 2 and asyn.transfer_term_s(2, 4) == 2.0 / 2
+    assert amdahl.transfer_term_s(1, 1) is None and table.transfer_term_s(1, 1) is None

@@ -20,7 +20,6 @@ import numpy as np
 from schedopt.backends.lp import LpResult, solve_lp_colwise
 from schedopt.errors import InputError
 from schedopt.allocation.problem import AllocationData, fits, job_configurations, min_configuration, use_of
-from schedopt.speed import TableSpeed
 from schedopt.tolerances import capacity_limit, floor_count, with_ties
 
 #: the admitted jobs (sorted) and their starting configurations (p_j, w_j)
@@ -34,7 +33,7 @@ def minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarray
     mins = data.lo.copy()
     ok = np.ones(data.J, dtype=bool)
     for j in range(data.J):
-        if isinstance(data.jobs[j].speed, TableSpeed):
+        if data.jobs[j].speed.measured:
             c = min_configuration(data, j)
             ok[j] = c is not None
             if c is not None:
@@ -336,7 +335,7 @@ def admitted_upper_bound_priced(data: AllocationData) -> tuple[int, np.ndarray |
     (the bound is then the count of jobs with an allowed configuration)."""
     rows, ok = [], []
     for j in range(data.J):
-        if isinstance(data.jobs[j].speed, TableSpeed):
+        if data.jobs[j].speed.measured:
             counts, _ = job_configurations(data, j)
             if not len(counts):
                 continue

@@ -69,7 +69,6 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.registry import register
-from schedopt.speed import TableSpeed
 from schedopt.tolerances import TINY, capacity_limit
 
 
@@ -83,7 +82,7 @@ def ladder(data: AllocationData, j: int, start: tuple[int, int]) -> list[tuple[i
         c = (int(min(max(k, lo[0]), hi[0])), int(min(max(k, lo[1]), hi[1])) if two else 0)
         if c[0] >= out[-1][0] and c[1] >= out[-1][1] and c != out[-1] and math.isfinite(data.time_s(j, *c)):
             out.append(c)
-    if len(out) == 1 and isinstance(data.jobs[j].speed, TableSpeed):  # no 1:1 point: climb the measured ones
+    if len(out) == 1 and data.jobs[j].speed.measured:  # no 1:1 point: climb the measured ones
         counts, _ = job_configurations(data, j)
         above = [tuple(int(x) for x in c) for c in counts if c[0] >= start[0] and c[1] >= start[1] and tuple(c) != start]
         above.sort(key=lambda c: (c[0] + c[1], c))

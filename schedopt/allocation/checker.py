@@ -148,7 +148,7 @@ def check_accelerators(instance: Instance, plan: Plan) -> list[Violation]:
 
 
 def check_quotas(instance: Instance, plan: Plan) -> list[Violation]:
-    """Each queue's and each cohort's quota rows (``allocation/quotas.py``) hold what the
+    """Each queue's and each cohort's quota rows (``allocation/rows.py``) hold what the
     plan's jobs use, each on its type (the cluster's one flavor without types)."""
     if not instance.queues or not plan.allocation:
         return []

@@ -71,14 +71,9 @@ def price_kinds(data: AllocationData, jobs: np.ndarray | None = None) -> np.ndar
     kind = np.full(data.J, -1)
     jobs = np.arange(data.J) if jobs is None else jobs
     for j in (jobs.tolist() if data.closed_form_cost else []):  # other costs: enumerated
-        speed = data.jobs[j].speed
-        two = data.n_roles[j] == 2
-        if isinstance(speed, OptimusSync) and two:
-            kind[j] = 0
-        elif isinstance(speed, OptimusAsync) and two:
-            kind[j] = 1
-        elif isinstance(speed, Amdahl) and not two:
-            kind[j] = 2
+        k = data.jobs[j].speed.price_kind  # the form says which kernel prices it (speed.py)
+        if k >= 0 and (k == 2) == (data.n_roles[j] == 1):  # eq. 3-4 need two roles, Amdahl one
+            kind[j] = k
     return kind
 
 

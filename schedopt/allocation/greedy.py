@@ -24,7 +24,7 @@ import numpy as np
 
 from schedopt.allocation.problem import AllocationData
 from schedopt.gcpause import paused_gc
-from schedopt.speed import FORMULA_FORMS, TableSpeed
+from schedopt.speed import FORMULA_FORMS
 from schedopt.tolerances import capacity_limit
 
 StopRule = Literal["skip", "paper"]
@@ -35,7 +35,7 @@ def _next_count_fn(data: AllocationData, j: int):
     hi0, hi1 = int(data.hi[j, 0]), int(data.hi[j, 1])
     two = data.n_roles[j] == 2
     speed = data.jobs[j].speed
-    if not isinstance(speed, TableSpeed):
+    if not speed.measured:
         def nxt(c0: int, c1: int, role: int) -> int | None:
             if role == 0:
                 return c0 + 1 if c0 < hi0 else None
@@ -81,7 +81,7 @@ class _Moves:
         restarts = rows.restarts[j]
         self.running = (int(data.running[j, 0]), int(data.running[j, 1])) if restarts else None
         self.restart_s = float(data.restart_s[j]) if restarts else 0.0
-        if self.running is not None or isinstance(speed, TableSpeed):
+        if self.running is not None or speed.measured:
             self.next = _next_count_fn(data, j)
         else:
             # a formula speed with no restart cost: each role grows by one task up to its bound,
@@ -422,7 +422,7 @@ def _greedy_vector(data: AllocationData, start: dict[int, tuple[int, int]], *, s
     jobs = np.array(sorted(start), dtype=np.int64)
     forms = [type(data.jobs[j].speed) for j in jobs.tolist()]
     rows = _Rows(data)  # read once, not per job
-    python_path = [rows.restarts[j] or not issubclass(form, FORMULA_FORMS) for j, form in zip(jobs.tolist(), forms)]
+    python_path = [rows.restarts[j] or not data.jobs[j].speed.closed_form for j in jobs.tolist()]
     sequences = []
     for form in FORMULA_FORMS:
         group = np.array([j for j, py, kind in zip(jobs.tolist(), python_path, forms) if not py and issubclass(kind, form)],

@@ -31,7 +31,7 @@ from schedopt.allocation.relaxation import relax_in_price_space
 from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.problem import AllocationData
 from schedopt.allocation.admission import minimum_configurations
-from schedopt.speed import Amdahl, OptimusAsync, OptimusSync
+from schedopt.speed import FORMULA_FORMS
 from schedopt.tolerances import BISECTION_TOL, REPAIR_REL_GAP, REPAIR_SKIP_GAP, TINY, capacity_limit, improves
 
 
@@ -44,8 +44,8 @@ class _Times:
         self.data = data
         self.groups: list[tuple[np.ndarray, np.ndarray, Any]] = []
         python = np.ones(data.J, dtype=bool)
-        for form in (OptimusSync, OptimusAsync, Amdahl):
-            jobs = np.array([j for j in range(data.J) if isinstance(data.jobs[j].speed, form) and not data.restarts(j)],
+        for form in FORMULA_FORMS:  # one vectorised formula per closed form
+            jobs = np.array([j for j in range(data.J) if type(data.jobs[j].speed) is form and not data.restarts(j)],
                             dtype=np.int64)
             if len(jobs):
                 params = np.array([data.jobs[j].speed.params() for j in jobs.tolist()], dtype=float)

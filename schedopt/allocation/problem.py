@@ -29,7 +29,6 @@ from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
-from schedopt.speed import TableSpeed
 from schedopt.allocation.jobtime import job_time_s, training_s
 from schedopt.tolerances import BOUND_NOISE, capacity_limit
 
@@ -293,7 +292,7 @@ def job_configurations(data: AllocationData, j: int) -> tuple[np.ndarray, np.nda
 def _job_configurations(data: AllocationData, j: int) -> tuple[np.ndarray, np.ndarray]:
     speed = data.jobs[j].speed
     (lo0, lo1), (hi0, hi1) = data.lo[j], data.hi[j]
-    if isinstance(speed, TableSpeed):
+    if speed.measured:
         counts = speed.configuration_array()  # sorted (c0, c1); one role: c1 = 0
         inside = (counts[:, 0] >= lo0) & (counts[:, 0] <= hi0)
         if data.n_roles[j] == 2:
@@ -405,7 +404,7 @@ def _shared_table_key(data: AllocationData, j: int) -> tuple | None:
     keys = data.__dict__.setdefault("_shared_table_keys", {})
     if j not in keys:
         speed = data.jobs[j].speed
-        if (not isinstance(speed, TableSpeed) or type(data).time_s is not AllocationData.time_s or data.restarts(j)
+        if (not speed.measured or type(data).time_s is not AllocationData.time_s or data.restarts(j)
                 or not data.Q[j] > 0):
             keys[j] = None
         else:
@@ -420,7 +419,7 @@ def _one_role_batch(data: AllocationData, jobs: np.ndarray) -> dict[int, tuple[n
     costs = getattr(data, "costs", None)
     if costs is None:
         return {}
-    picked = np.array([j for j in jobs.tolist() if data.n_roles[j] == 1 and not isinstance(data.jobs[j].speed, TableSpeed)],
+    picked = np.array([j for j in jobs.tolist() if data.n_roles[j] == 1 and not data.jobs[j].speed.measured],
                       dtype=np.int64)
     if not len(picked):
         return {}
@@ -444,7 +443,7 @@ def _one_role_batch(data: AllocationData, jobs: np.ndarray) -> dict[int, tuple[n
 
 def min_configuration(data: AllocationData, j: int) -> tuple[int, int] | None:
     """The allowed configuration with the smallest dominant demand (None if none)."""
-    if not isinstance(data.jobs[j].speed, TableSpeed):
+    if not data.jobs[j].speed.measured:
         c = (int(data.lo[j, 0]), int(data.lo[j, 1]))
         return c if math.isfinite(data.time_s(j, *c)) else None
     if type(data).time_s is AllocationData.time_s:  # allowed = a finite step time: read the table's grid
@@ -599,12 +598,14 @@ def _build_plan(data: AllocationData, *, solver: str, config: dict[int, tuple[in
     )
 
 
-def lagrangian_proof(data: AllocationData, lam: np.ndarray, nu: float = 0.0, admit: int | None = None) -> Proof:
+def lagrangian_proof(data: AllocationData, lam: np.ndarray, nu: float = 0.0, admit: int | None = None,
+                     names: list[str] | None = None) -> Proof:
     """The certificate of a Lagrangian bound L(λ, ν) (``schedopt.plan.Proof``):
-    capacity prices by resource name and, with an admission row, k and ν."""
+    capacity prices by row name (the instance's resources; on a typed cluster
+    ``names``: ``resource@type`` and the quota rows) and, with an admission row, k and ν."""
     lam = np.maximum(np.asarray(lam, dtype=float), 0.0)
     every = admit is None or admit >= data.J
-    return Proof(kind="lagrangian", prices={r: float(v) for r, v in zip(data.instance.resources, lam)},
+    return Proof(kind="lagrangian", prices={r: float(v) for r, v in zip(names or data.instance.resources, lam)},
                  admit=None if every else int(admit), admit_price=None if every else max(0.0, float(nu)))
 
 

@@ -69,11 +69,12 @@ def from_dual(data: AllocationData, dual: Any, admit: int | None) -> Relaxation:
 
 
 def relax_by_columns(data: AllocationData, cs: ChoiceSet, *, admit: int | None = None,
-                     seed_columns: list[int] | None = None) -> Relaxation:
+                     seed_columns: list[int] | None = None, names: list[str] | None = None) -> Relaxation:
     """The bound by column generation over the enumerated choices ``cs`` (its
-    ``result.x`` is the LP primal, for rounding and fixing)."""
+    ``result.x`` is the LP primal, for rounding and fixing). ``names``: the capacity
+    rows' names when they are not the instance's resources (a typed cluster's rows)."""
     from schedopt.allocation.lagrange import solve_lp
 
     lag = solve_lp(data, cs, admit=admit, seed_columns=seed_columns)
     return Relaxation(stated(data, lag.bound, lag.lam), lag.lam, float(lag.nu), admit,
-                      lagrangian_proof(data, lag.lam, lag.nu, admit), lag)
+                      lagrangian_proof(data, lag.lam, lag.nu, admit, names), lag)

@@ -157,7 +157,7 @@ def capacity_vector(instance: Instance) -> np.ndarray:
 
 def wide_use(instance: Instance, job_index: int, t: int, use: np.ndarray, rows: Any = None) -> np.ndarray:
     """A job's use (n, R) of the resources on type t, as its use of every capacity row (n, T·R + Q);
-    ``rows``: the instance's :func:`~schedopt.allocation.quotas.quota_rows`, when the caller has them."""
+    ``rows``: the instance's :func:`quota_rows`, when the caller has them."""
     rows = quota_rows(instance) if rows is None else rows
     T, R = len(instance.accelerators), len(instance.resources)
     out = np.zeros((use.shape[0], T * R + rows.Q))

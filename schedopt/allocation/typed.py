@@ -37,6 +37,7 @@ from schedopt.allocation.milp import HighsBackend
 from schedopt.allocation.price_guided import (REPAIR_MAX_NODES, REPAIR_REL_GAP, allocate_at_prices, least_reduced_cost,
                                               minimum_counts, repair_neighbourhood)
 from schedopt.allocation.exact import BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB
+from schedopt.allocation.relaxation import relax_by_columns
 from schedopt.allocation.stage import StageResult, settled_bound
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.metrics import allocation_metrics
@@ -459,14 +460,9 @@ def typed_lp_bound(data: TypedData, cs: ChoiceSet, *, admit: int | None,
                    seed_columns: list[int] | None = None) -> TypedBound:
     """The LP relaxation over the grouped configurations ``cs`` by column generation,
     its bound stated as the checker replays it, and its prices per (type, resource)."""
-    view = data.by_job
-    lag = solve_lp(view, cs, admit=admit, seed_columns=seed_columns)
-    lam = np.maximum(lag.lam, 0.0)
-    stated = float(lag.bound) - float(lam @ (capacity_limit(view.cap) - view.cap))
-    every = admit is None or admit >= data.J
-    proof = Proof(kind="lagrangian", prices=dict(zip(typed_resource_names(data.instance), lam.tolist())),
-                  admit=None if every else int(admit), admit_price=None if every else max(0.0, float(lag.nu)))
-    return TypedBound(bound=stated, proof=proof, lp=lag)
+    relaxed = relax_by_columns(data.by_job, cs, admit=admit, seed_columns=seed_columns,
+                               names=typed_resource_names(data.instance))  # the untyped bound's facade, typed rows
+    return TypedBound(bound=relaxed.bound, proof=relaxed.proof, lp=relaxed.result)
 
 
 def typed_admitted_bound(data: TypedData) -> tuple[int, Proof]:

@@ -29,7 +29,7 @@ def quota(
 ) -> None:
     """Solve FILE as it is and with QUEUE's nominal quota of RESOURCE on FLAVOR set to NOMINAL;
     print both plans' admitted jobs, Σ remaining time, gap and each queue's usage."""
-    from schedopt.allocation.quotas import quota_what_if
+    from schedopt.whatif import quota_what_if
     from schedopt.errors import InputError
     from schedopt.instance import load_instance
     from schedopt.registry import solver_info

@@ -40,7 +40,6 @@ from schedopt.allocation.problem import AllocationData, role_arrays
 from schedopt.convergence import LossCurve
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
-from schedopt.speed import FORMULA_FORMS
 
 OBJECTIVE_NAME = "total_loss_reduction"
 StopRule = Literal["skip", "paper"]
@@ -81,7 +80,7 @@ class QualityData(AllocationData):
             kinds.setdefault((type(job.speed), job.loss_curve.family), []).append(i)
         for (form, family), members in kinds.items():
             rows = np.isin(owner, members)
-            if not isinstance(self.jobs[int(jobs[members[0]])].speed, FORMULA_FORMS):
+            if not self.jobs[int(jobs[members[0]])].speed.closed_form:
                 for i in members:  # owner is sorted: job i's pairs are one slice
                     at = slice(int(np.searchsorted(owner, i)), int(np.searchsorted(owner, i, side="right")))
                     out[at] = self.time_s(int(jobs[i]), counts[at], 0)

@@ -35,25 +35,19 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from schedopt.instance import Job
-from schedopt.speed import OptimusAsync, OptimusSync
 
 
 def transfer_term_s(job: Job, p: int, w: int) -> float | None:
     """The seconds per step of ``job``'s speed model that are PS-worker data
     transfer (the S/p term of Optimus eq. 2), or None when the form has none."""
-    speed = job.speed
-    if isinstance(speed, OptimusSync):
-        return float(speed.theta[2] * w / p)
-    if isinstance(speed, OptimusAsync):
-        return float(speed.theta[1] / p)  # (θ1·w/p) / w: the job-level step of eq. 3
-    return None
+    return None if job.speed is None else job.speed.transfer_term_s(p, w)
 
 
 def communicates(job: Job) -> bool:
     """A PS job that declares its communication (``model_size``, ``bandwidth``)
     and whose speed form separates the transfer term."""
     return (set(job.role_names) == {"ps", "worker"} and job.model_size is not None and job.bandwidth is not None
-            and isinstance(job.speed, (OptimusSync, OptimusAsync)))
+            and job.speed is not None and job.speed.transfer_term_s(1, 1) is not None)
 
 
 def transfer_share(where: Mapping[str, Mapping[str, int]], *, ps_bandwidth: float = 1.0,

@@ -45,7 +45,7 @@ import numpy as np
 
 from schedopt.convergence import CurveFitError, fit_loss_curve
 from schedopt.instance import Job
-from schedopt.speed import FitError, OptimusAsync, OptimusSync, TableSpeed, fit_speed
+from schedopt.speed import FitError, TableSpeed, fit_speed
 
 ESTIMATION_MODES = ("truth", "online")
 
@@ -111,7 +111,7 @@ class OnlineEstimate:
         self.delta = threshold_of(self.job) if self._has_curve else None
         if self._fits_speed:
             pre = PRE_RUN
-            if isinstance(self.job.speed, TableSpeed):  # only measured counts run: its smallest ones
+            if self.job.speed.measured:  # only measured counts run: its smallest ones
                 pts = self.job.speed.configuration_array()
                 pre = tuple(map(tuple, pts[np.argsort(pts.sum(axis=1), kind="stable")][:len(PRE_RUN)].tolist()))
             for p, w in pre:
@@ -125,13 +125,13 @@ class OnlineEstimate:
 
     @property
     def _fits_speed(self) -> bool:
-        return isinstance(self.job.speed, (OptimusSync, OptimusAsync, TableSpeed)) and len(self.job.roles) == 2
+        return self.job.speed is not None and self.job.speed.n_roles == 2 and len(self.job.roles) == 2
 
     @property
     def _fit_form(self) -> str:
         """The form the scheduler fits: the job's own Optimus form, else eq. 4 (a measured
         table's true shape is not eq. 4's: the mismatch DL2 §2.2 describes)."""
-        return "optimus-async" if isinstance(self.job.speed, OptimusAsync) else "optimus-sync"
+        return self.job.speed.fit_form
 
     def _allowed(self, p: int, w: int) -> bool:
         r = self.job.roles
@@ -186,7 +186,7 @@ class OnlineEstimate:
             batch = getattr(self.job.speed, "batch", None) or 1.0
             try:
                 fitted = fit_speed(self.speed_samples, self._fit_form, batch=batch, relative=True).speed
-                if isinstance(self.job.speed, TableSpeed):  # the same allowed counts, at the fitted speeds
+                if self.job.speed.measured:  # the same allowed counts, at the fitted speeds
                     pts = self.job.speed.configuration_array()
                     step = np.asarray(fitted.step_time_s(pts[:, 0], pts[:, 1]), dtype=float)
                     fitted = TableSpeed(points=[[int(p), int(w), float(1.0 / t)] for (p, w), t in zip(pts.tolist(), step)

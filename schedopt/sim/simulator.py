@@ -55,20 +55,12 @@ from schedopt.sim import communication
 from schedopt.sim.estimation import ESTIMATION_MODES, OnlineEstimate, online_estimates
 from schedopt.sim.result import SimulationResult, summarize
 from schedopt.sim.truth import Interference, Truth, describe
-from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed
 from schedopt.tolerances import SIM_ZERO
 
 
 def scaled_speed(speed: Any, factor: float) -> Any:
-    """The same speed form with every speed multiplied by ``factor`` (> 0)."""
-    if isinstance(speed, (OptimusSync, OptimusAsync)):
-        return speed.model_copy(update={"theta": [t / factor for t in speed.theta]})
-    if isinstance(speed, Amdahl):
-        return speed.model_copy(update={"serial": speed.serial / factor, "parallel": speed.parallel / factor})
-    if isinstance(speed, TableSpeed):
-        # a new model (not model_copy: that would carry the cached step-time grid), interpolation kept
-        return TableSpeed(points=[[*pt[:-1], pt[-1] * factor] for pt in speed.points], interpolate=speed.interpolate)
-    raise TypeError(f"cannot scale speed form {type(speed).__name__}")
+    """The same speed form with every speed multiplied by ``factor`` (> 0): the form's own ``scaled``."""
+    return speed.scaled(factor)
 
 
 @dataclass

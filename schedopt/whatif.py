@@ -1,11 +1,14 @@
 """Quota what-ifs (issue 39): what a change of one queue's nominal quota changes in the plan.
 
-The quota rows themselves (Kueue's ClusterQueue semantics) are capacity rows of the
+The API layer (it solves through :func:`schedopt.solve`; ``schedopt what-if quota`` prints
+it). The quota rows themselves (Kueue's ClusterQueue semantics) are capacity rows of the
 one allocation model: :mod:`schedopt.allocation.rows`.
 """
 
 from __future__ import annotations
 
+from schedopt.api import solve
+from schedopt.errors import InputError
 from schedopt.instance import Instance
 
 
@@ -15,9 +18,6 @@ def quota_what_if(instance: Instance, *, queue: str, flavor: str, resource: str,
     would change: the plan before and after (both solved by ``solver``), as admitted jobs,
     Σ remaining time and each queue's usage. Raises :class:`InputError` naming an unknown
     queue, flavor or resource."""
-    from schedopt.api import solve
-    from schedopt.errors import InputError
-
     doc = instance.to_dict()
     queues = {q["name"]: q for q in doc.get("queues") or []}
     if queue not in queues:
