@@ -10,6 +10,7 @@ import pytest
 import schedopt
 from schedopt.allocation.bruteforce import solve_bruteforce_typed
 from schedopt.testing import random_typed_instance
+from schedopt.testing.instances import random_quota_instance
 from tests.conftest import assert_checked
 
 
@@ -49,25 +50,7 @@ def test_without_limits_a_cohort_shares_everything() -> None:
 
 
 def _with_queues(seed: int) -> schedopt.Instance:
-    rng = np.random.default_rng(1000 + seed)
-    doc = random_typed_instance(seed).to_dict()
-    flavors = sorted({s["accelerator"] for s in doc["servers"]})
-    queues = []
-    for k, name in enumerate(["q0", "q1", "q2"]):
-        quotas = {}
-        for f in flavors:
-            if rng.random() < 0.85:
-                gpu = {"nominal": float(rng.integers(0, 5))}
-                if rng.random() < 0.4:
-                    gpu["lending_limit"] = float(rng.integers(0, int(gpu["nominal"]) + 1))
-                if rng.random() < 0.3:
-                    gpu["borrowing_limit"] = float(rng.integers(0, 3))
-                quotas[f] = {"gpu": gpu, "cpu": {"nominal": 12.0}}
-        queues.append({"name": name, "cohort": "all" if k < 2 or rng.random() < 0.5 else None, "quotas": quotas})
-    doc["queues"] = queues
-    for i, job in enumerate(doc["jobs"]):
-        job["queue"] = f"q{i % 3}"
-    return schedopt.Instance.from_dict(doc)
+    return random_quota_instance(seed)  # schedopt.testing's quota kit instance
 
 
 @pytest.mark.parametrize("seed", range(10))

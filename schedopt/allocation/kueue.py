@@ -299,8 +299,8 @@ class KueueAdmission:
         options: dict[str, Any] = {"queueing_strategy": self.strategy, "when_can_borrow": self.when_can_borrow,
                                    "partial_admission": self.partial, "bound": self.bound}
         return typed_config_plan(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
-                          metrics={"heuristic_seconds": time.perf_counter() - started,
-                                   "preempted": [instance.jobs[j].id for j in preempted]}, bound=self.bound)
+                                 metrics={"heuristic_seconds": time.perf_counter() - started,
+                                          "preempted": [instance.jobs[j].id for j in preempted]}, bound=self.bound)
 
 
 # ---- plans as Kueue's records (issue 39 §4) -----------------------------------------------------

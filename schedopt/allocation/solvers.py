@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.deadline import Deadline
 from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.allocation.cpsat import CpSatBackend
 from schedopt.allocation.exact import solve_exact
@@ -24,6 +23,7 @@ from schedopt.allocation.price_guided import (REPAIR_SKIP_GAP, PricedAllocation,
 from schedopt.allocation.problem import compile_allocation
 from schedopt.allocation.typed import (TYPE_CHOICES, compile_typed, solve_typed_exact, typed_admitted_bound,
                                        typed_config_plan, typed_greedy, typed_heuristic_plan, typed_repair)
+from schedopt.deadline import Deadline
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -31,7 +31,8 @@ from schedopt.registry import register
 from schedopt.tolerances import MIP_REL_GAP
 
 
-@register("optimus-greedy", problem="allocation", exact=False, backend="numpy", accelerator_types=True, quotas=True, restarts=True)
+@register("optimus-greedy", problem="allocation", exact=False, backend="numpy", accelerator_types=True, quotas=True,
+          restarts=True)
 class OptimusGreedy:
     """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
 
@@ -182,9 +183,9 @@ class OptimusLagrange:
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"
         return typed_config_plan(data, config, solver=self.name, started=clock.started, seed=seed,  # type: ignore[attr-defined]
-                          options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
-                                   "repair": self.repair},
-                          metrics=metrics, bound=self.bound, lp=lp)
+                                 options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
+                                          "repair": self.repair},
+                                 metrics=metrics, bound=self.bound, lp=lp)
 
 
 def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:

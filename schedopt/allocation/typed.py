@@ -582,11 +582,13 @@ def typed_heuristic_plan(instance: Instance, *, solver: str, choice: str, starte
     config, counters, lp = typed_greedy(data, choice, **greedy)
     metrics: dict[str, Any] = {**counters, "heuristic_seconds": time.perf_counter() - started, "accelerator_choice": choice}
     return typed_config_plan(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
-                      bound=bound, lp=lp)
+                             bound=bound, lp=lp)
 
 
-def typed_config_plan(data: TypedData, config: dict[int, tuple[int, int]], *, solver: str, started: float, seed: int | None,
-               options: dict[str, Any], metrics: dict[str, Any], bound: bool, lp: TypedBound | None = None) -> Plan:
+def typed_config_plan(data: TypedData, config: dict[int, tuple[int, int]], *, solver: str, started: float,
+                      seed: int | None, options: dict[str, Any], metrics: dict[str, Any], bound: bool,
+                      lp: TypedBound | None = None) -> Plan:
+    """The plan of a typed heuristic's ``config`` ({row: counts}), with the certified bounds when ``bound``."""
     lp_bound = proof = admitted_bound = admitted_proof = None
     if bound:
         lp_bound, proof, admitted_bound, admitted_proof, more = typed_bounds(data, config, lp)
@@ -646,7 +648,7 @@ def type_blind_plan(instance: Instance, untyped: Any, *, solver: str, started: f
     metrics = {"accelerator_choice": "blind", "paused_by_types": dropped,
                "heuristic_seconds": time.perf_counter() - started}
     return typed_config_plan(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
-                      bound=bound)
+                             bound=bound)
 
 
 # ---- the exact driver ----------------------------------------------------------------------
