@@ -83,3 +83,18 @@ def test_joint_solvers_take_their_parts_options() -> None:
     assert plan.options["placement"]["objective"] == "max" and schedopt.check(inst, plan) == []
     with pytest.raises(InputError, match=r'option bund: unknown option \(did you mean "bound"\?\)'):
         schedopt.solve(inst, "optimus-greedy+optimus-placement", bund=False)
+
+
+def test_warm_up_and_solves_print_nothing_without_a_host_logging_config() -> None:
+    """Issue 50: ``schedopt.warm_up()`` wrote "dl2: untrained policy ..." on standard error (Python's
+    last-resort handler); the library's logger has a NullHandler, so nothing is printed unless the
+    host configures logging, and ``log=True`` still streams to standard error."""
+    import subprocess
+    import sys
+
+    quiet = subprocess.run([sys.executable, "-c", "import schedopt; schedopt.warm_up(['dl2', 'optimus-greedy'])"],
+                           capture_output=True, text=True, check=True)
+    assert quiet.stdout == "" and quiet.stderr == ""
+    loud = subprocess.run([sys.executable, "-c", "import schedopt, logging; logging.basicConfig();"
+                           "schedopt.warm_up(['dl2'])"], capture_output=True, text=True, check=True)
+    assert "untrained policy" in loud.stderr  # a host that configures logging sees the warning

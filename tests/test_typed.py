@@ -326,11 +326,33 @@ def test_allocation_plan_takes_accelerators_on_typed_clusters() -> None:
 def test_a_typed_exact_solve_stopped_early_states_a_certified_bound() -> None:
     """Issue 49 §1: the typed driver, like the untyped one, returns the best plan with a bound its
     certificate proves when the limit stops it before its LP (it used to return none)."""
-    from schedopt.generate import generate_instance
-
-    inst = generate_instance("gavel", jobs=60, servers=15, seed=2)
+    inst = _gavel(60, 15, 2)  # skips, saying why, without ../shared/data
     plan = schedopt.solve(inst, "optimus-milp", time_limit=0)
     assert plan.status in (schedopt.Status.FEASIBLE, schedopt.Status.OPTIMAL) and plan.objective.bound is not None
     assert not schedopt.check(inst, plan)
     report = schedopt.checking.check_report(inst, plan)
     assert any("bound" in line for line in report.verified), report
+
+
+def test_gavel_equal_share_follows_gavels_isolated_policy() -> None:
+    """Issue 50: Gavel's X_eq splits the cluster over the M jobs, C_τ/(M·s_m) of each type (C_τ its
+    workers), each row scaled to a time share of at most 1; schedopt's used 1/M of every type."""
+    from schedopt.allocation.gavel import compile_gavel, equal_share_throughput
+
+    def cluster(jobs: int, workers: int = 1) -> schedopt.Instance:
+        speeds = {"v100": {"form": "amdahl", "serial": 0.0, "parallel": 1.0},
+                  "k80": {"form": "amdahl", "serial": 0.0, "parallel": 4.0}}
+        return schedopt.Instance.from_dict({
+            "name": "gavel-eq", "resources": ["cpu", "gpu"],
+            "servers": [{"name": "v", "accelerator": "v100", "count": 1, "capacity": {"cpu": 8, "gpu": 1}},
+                        {"name": "k", "accelerator": "k80", "count": 1, "capacity": {"cpu": 8, "gpu": 4}}],
+            "jobs": [{"id": f"j{i}", "roles": {"worker": {"demand": {"cpu": 1, "gpu": 1}, "min": workers, "max": workers}},
+                      "remaining_steps": 100, "speed_by_accelerator": speeds} for i in range(jobs)]})
+
+    crowded = compile_gavel(cluster(10))  # 10 jobs, 5 GPUs: 1/10 of the V100, 4/10 of the K80s each
+    step = [1.0, 0.25]  # steps/s on v100, k80 at one worker
+    assert equal_share_throughput(crowded)[0] == pytest.approx(step[0] * 0.1 + step[1] * 0.4)
+    light = compile_gavel(cluster(2))  # 2 jobs: 1/2 and 4/2 exceed one time share, scaled to 1/5 and 4/5
+    assert equal_share_throughput(light)[0] == pytest.approx(step[0] * 0.2 + step[1] * 0.8)
+    wide = compile_gavel(cluster(2, workers=2))  # s_m = 2 workers: C_τ/(M·s_m) = 1/4 and 1, scaled to 1/5, 4/5
+    assert equal_share_throughput(wide)[0] == pytest.approx(wide.T[0, 0] * 0.2 + wide.T[0, 1] * 0.8)

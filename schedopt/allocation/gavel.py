@@ -157,8 +157,22 @@ def _shares(model: Any, pairs: list[tuple[int, int]], g: GavelData) -> np.ndarra
 
 
 def equal_share_throughput(g: GavelData) -> np.ndarray:
-    """thr(m, X_eq), X_eq[m][τ] = 1/M: the steps/s of an equal share of every type (M,)."""
-    return g.T.sum(axis=1) / max(1, g.M)
+    """thr(m, X_eq) (M,): the steps/s of job m's isolated share, as Gavel's isolated policy computes
+    it (its ``_get_allocation``): the cluster split over the M jobs, type τ's C_τ workers each,
+    X_eq[m][τ] = C_τ / (M·s_m), each row then scaled down to a total time share of at most 1; so under
+    contention a job's share of each type is proportional to the type's worker count (C_τ / Σ C),
+    not 1/M per type. C_τ: the type's GPUs (its capacity of ``gpu``; 1 per type on a cluster without
+    GPUs). A job that can run only where C_τ = 0 (CPU work on a type without GPUs), whose isolated share
+    Gavel would divide by, gets 1/M of every type instead."""
+    if g.M == 0:
+        return np.zeros(0)
+    resources = g.typed.instance.resources
+    gpus = g.cap[:, resources.index("gpu")] if "gpu" in resources else np.zeros(g.cap.shape[0])
+    workers = gpus if gpus.sum() > 0 else np.ones(g.cap.shape[0])
+    x = workers[None, :] / (g.M * np.maximum(g.s, 1)[:, None])  # (M, types)
+    x = x / np.maximum(1.0, x.sum(axis=1))[:, None]
+    eq = (g.T * x).sum(axis=1)
+    return np.where(eq > 0, eq, g.T.sum(axis=1) / g.M)
 
 
 # ---- the policies: each returns X (M, types) and the LP's optimum of its objective ----------
