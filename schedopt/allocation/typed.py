@@ -38,7 +38,7 @@ from schedopt.allocation.price_guided import (REPAIR_MAX_NODES, REPAIR_REL_GAP, 
                                               minimum_counts, repair_neighbourhood)
 from schedopt.allocation.exact import BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB
 from schedopt.allocation.relaxation import relax_by_columns
-from schedopt.allocation.stage import StageResult, settled_bound
+from schedopt.allocation.stage import ExactBackend, StageResult, settled_bound
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.rows import accelerator_utilization, capacity_vector, quota_rows, typed_resource_names, wide_use
@@ -653,8 +653,8 @@ def type_blind_plan(instance: Instance, untyped: Any, *, solver: str, started: f
 
 # ---- the exact driver ----------------------------------------------------------------------
 
-def solve_typed_exact(backend: Any, name: str, instance: Instance, *, time_limit: float | None, seed: int | None,
-                      options: dict[str, Any]) -> Plan:
+def solve_typed_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
+                      seed: int | None, options: dict[str, Any]) -> Plan:
     """The typed multiple-choice model with ``backend`` (HiGHS or CP-SAT), anytime:
     the type-aware greedy's plan, then stage 1 (most admitted jobs) when it pauses
     some, the LP bound and reduced-cost fixing, then stage 2 (min Σ t). Stopped by
