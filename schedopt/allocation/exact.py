@@ -42,25 +42,22 @@ from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import DUAL_FIXING_REL_TOL, MIP_REL_GAP, floor_count, worse
-from schedopt.allocation.stage import ExactBackend, StageResult, no_plan_message, settled_bound
+from schedopt.allocation.stage import (BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB, ExactBackend, StageResult,
+                                      no_plan_message, settled_bound)
 
 
 #: measured cost of the LP bound per configuration left after pruning (s); the
 #: driver does not start a phase the time left cannot pay for
 LP_SECONDS_PER_CHOICE = 1.0e-6
-#: measured cost of the price-space bound per job (s; 0.073 s at 4,000 jobs), and the
-#: overrun allowed for it: a plan stopped early still carries a certified bound
+#: measured cost of the price-space bound per job (s; 0.073 s at 4,000 jobs); the overrun allowed
+#: for it is the drivers' BOUND_ALLOWANCE_S (stage.py): a plan stopped early still carries a certified bound
 BOUND_SECONDS_PER_JOB = 2.5e-5
-BOUND_ALLOWANCE_S = 0.15
 #: an incumbent within this relative gap of the LP bound is returned as optimal without the
 #: stage-2 model: the MILP's own default relative gap (``optimus-milp``'s ``rel_gap``)
 CLOSED_BY_LP_GAP = MIP_REL_GAP
 #: measured cost of the price-space reduction per job (s; 1.24 s at 4,000 jobs: the dual,
 #: the incumbent at its prices and the enumeration within the reduced-cost threshold)
 REDUCE_SECONDS_PER_JOB = 3.0e-4
-#: measured cost of assembling the plan after the last phase, per job (s; 0.12-0.22 s at
-#: 16,000 jobs: objective, metrics, certificate): kept back from the phases' time
-FINISH_SECONDS_PER_JOB = 2.0e-5
 #: measured cost of enumerating and Pareto-pruning one configuration (s): 3.07 M take 0.55 s
 ENUMERATE_SECONDS_PER_CONFIGURATION = 1.8e-7
 

@@ -36,9 +36,9 @@ from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.milp import HighsBackend
 from schedopt.allocation.price_guided import (REPAIR_MAX_NODES, REPAIR_REL_GAP, allocate_at_prices, least_reduced_cost,
                                               minimum_counts, repair_neighbourhood)
-from schedopt.allocation.exact import BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB
 from schedopt.allocation.relaxation import relax_by_columns
-from schedopt.allocation.stage import ExactBackend, StageResult, settled_bound
+from schedopt.allocation.stage import (BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB, ExactBackend, StageResult,
+                                      settled_bound)
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.rows import accelerator_utilization, capacity_vector, quota_rows, typed_resource_names, wide_use
