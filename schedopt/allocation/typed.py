@@ -10,7 +10,11 @@ counts (p, w):
                at most one (τ, p, w) per job (exactly one when every job fits)
 
 with C_{τ,r} the capacity of resource r summed over the servers of type τ.
-An instance without types is one type, and the untyped code paths run unchanged.
+An instance without types, queues or spread takes the untyped arrays (``problem.py``);
+both share a job's time (``jobtime.py``), the LP bound (``relaxation.py``), the backends'
+stage results and the rule for the bound an exact plan states (``stage.py``). This
+module's exact driver, repair and admission LP are still its own (issue 49 §1: the
+untyped driver's pricing without enumeration has no typed counterpart yet).
 
 The arrays: each (job, type) pair the job can run on is a *row* of an ordinary
 :class:`AllocationData` whose resources are the pairs (type, resource)
