@@ -248,26 +248,28 @@ def against_the_optimum(subject: Subject, tags: Tags, instance: Instance, seed: 
                                    f"{value:.9g}", instance)
 
 
+def _kit_against_the_optimum(subject: Subject, build: Callable[[int], Instance] | None) -> None:
+    """:func:`against_the_optimum` on the kit case ``build`` at every tiny seed."""
+    assert build is not None
+    tags = tags_of(subject)
+    for seed in TINY_SEEDS:
+        against_the_optimum(subject, tags, build(seed), seed)
+
+
 def check_typed_instances(subject: Subject, k: ProblemKit) -> None:
     """Tag ``accelerator_types``: on clusters with accelerator types, plans check and meet the optimum's sides."""
-    assert k.typed is not None
-    for seed in TINY_SEEDS:
-        against_the_optimum(subject, tags_of(subject), k.typed(seed), seed)
+    _kit_against_the_optimum(subject, k.typed)
 
 
 def check_quota_instances(subject: Subject, k: ProblemKit) -> None:
     """Tag ``quotas``: with tenants' queues and quotas, plans check (every quota row) and meet the optimum's sides."""
-    assert k.quotas is not None
-    for seed in TINY_SEEDS:
-        against_the_optimum(subject, tags_of(subject), k.quotas(seed), seed)
+    _kit_against_the_optimum(subject, k.quotas)
 
 
 def check_restart_instances(subject: Subject, k: ProblemKit) -> None:
     """Running jobs with restart costs: every solver's plans check (the objective charges the
     restarts) and meet the optimum's sides; with tag ``restarts`` an exact solver's optimum is it."""
-    assert k.restarts is not None
-    for seed in TINY_SEEDS:
-        against_the_optimum(subject, tags_of(subject), k.restarts(seed), seed)
+    _kit_against_the_optimum(subject, k.restarts)
 
 
 def _refuses(subject: Subject, instance: Instance, what: str) -> None:
