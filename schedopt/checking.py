@@ -69,6 +69,11 @@ def check_report(instance: Instance, plan: Plan, *, strict: bool = False) -> Che
     out.extend(check_numbers(plan))
     if any(v.path.startswith("objective.") for v in out):
         return CheckReport(out, [], [])  # the problem's checks compare these numbers
+    if problem.objective_instance is not None:  # the objective the plan names, of those the problem has
+        try:
+            instance = problem.objective_instance(instance, plan)
+        except ValueError as exc:
+            return CheckReport(out + [Violation("objective.name", str(exc))], [], [])
     out.extend(problem.check(instance, plan))
     out.extend(check_objective_bound(plan))
     if any(v.path.startswith(("allocation", "placement", "capacity")) for v in out):

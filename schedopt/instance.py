@@ -188,6 +188,9 @@ class Policy(_Strict):
     adjustment_threshold: NonNeg = Field(0.1, description="Dorm θ2: share of running applications that may be adjusted (eq. 16)")
     horizon_s: Positive = Field(60.0, description="SLAQ scheduling epoch T, seconds")
     restart_s: NonNeg = Field(0.0, description="seconds a running job loses when its counts change, for jobs without their own restart_s (allocation)")
+    objective: Literal["total_remaining_time", "jct_weighted_time"] = Field(
+        "total_remaining_time", description="the allocation problem's second objective: Optimus's Σ remaining time, or "
+                                            "the average-JCT objective (docs/allocation.md)")
 
 
 #: the source named in errors while :meth:`Instance.model_validate` runs (None outside it)
@@ -220,6 +223,8 @@ class Instance(_Strict):
     _source: str = PrivateAttr(default="<instance>")
     _fits: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _spread_speeds: dict[tuple[str, str | None], Any] = PrivateAttr(default_factory=dict)
+    #: derived arrays of the jobs (objective weights), keyed by name, with the jobs list they came from
+    _derived: dict[str, tuple[list[Any], Any]] = PrivateAttr(default_factory=dict)
 
     @property
     def source(self) -> str:
@@ -283,6 +288,28 @@ class Instance(_Strict):
         copy = self.model_copy(update={"allocation": {j: dict(c) for j, c in allocation.items()}})
         copy._source = self._source
         return copy
+
+    def with_objective(self, name: str) -> "Instance":
+        """A copy whose allocation objective (``policy.objective``) is ``name``; ``self`` when it is already."""
+        if self.objective == name:
+            return self
+        policy = (self.policy or Policy()).model_copy(update={"objective": name})
+        copy = self.model_copy(update={"policy": policy})
+        copy._source, copy._derived = self._source, {}
+        return copy
+
+    @property
+    def objective(self) -> str:
+        """The allocation problem's second objective (``policy.objective``)."""
+        return (self.policy or Policy()).objective
+
+    def derived(self, key: str, make: Any) -> Any:
+        """``make(self)`` computed once per jobs list (a copy with other jobs recomputes it)."""
+        got = self._derived.get(key)
+        if got is None or got[0] is not self.jobs:
+            got = (self.jobs, make(self))
+            self._derived[key] = got
+        return got[1]
 
     @property
     def fits(self) -> dict[str, dict[str, Any]]:

@@ -90,6 +90,10 @@ class Problem:
     #: certificate kind -> its :class:`Replay` (the claim it proves, and the replay: code independent
     #: of the solvers', docs/certificates.md); a bare callable proves ``bound``
     certificates: dict[str, "Replay | Callable[[Instance, Plan, Any], float]"] = field(default_factory=dict)
+    #: the instance as a plan's objective reads it, for a problem with several objectives
+    #: (allocation: ``policy.objective`` set to the plan's ``objective.name``); ValueError
+    #: naming the objectives it has when the plan names another. None: one objective
+    objective_instance: Callable[[Instance, Plan], Instance] | None = None
 
     @property
     def lexicographic_admission(self) -> bool:

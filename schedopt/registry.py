@@ -47,12 +47,14 @@ class SolverInfo:
     accelerator_types: bool = False  # solves instances whose servers name accelerator types (or jobs' spread)
     quotas: bool = False  # honours tenants' queues and their quota rows (Kueue's ClusterQueues)
     restarts: bool = False  # weighs running jobs' restart cost in its decisions (else the objective still charges it)
+    objectives: bool = False  # decides by the instance's allocation objective (policy.objective) and takes `objective`
 
     @property
     def tags(self) -> dict[str, Any]:
         """The capability flags the contract checks key on (``schedopt.testing``)."""
         return {"problem": self.problem, "exact": self.exact, "time_limit": self.supports_time_limit,
-                "accelerator_types": self.accelerator_types, "quotas": self.quotas, "restarts": self.restarts}
+                "accelerator_types": self.accelerator_types, "quotas": self.quotas, "restarts": self.restarts,
+                "objectives": self.objectives}
 
     @property
     def unavailable(self) -> str | None:
@@ -135,7 +137,7 @@ _REGISTRY: dict[str, SolverInfo] = {}
 
 def register(name: str, *, problem: str, exact: bool, backend: str, supports_time_limit: bool = False,
              requires: tuple[str, ...] = (), accelerator_types: bool = False, quotas: bool = False,
-             restarts: bool = False) -> Callable[[type], type]:
+             restarts: bool = False, objectives: bool = False) -> Callable[[type], type]:
     """Class decorator: register ``cls`` under ``name``. Options are the keyword
     arguments of ``cls.__init__`` with their defaults; the docstring's first line
     is the description. The flags say what it models (:class:`SolverInfo`); the API
@@ -152,12 +154,12 @@ def register(name: str, *, problem: str, exact: bool, backend: str, supports_tim
         doc = (cls.__doc__ or "").strip().splitlines()
         cls.name = name
         cls.supports_time_limit = supports_time_limit
-        cls.accelerator_types, cls.quotas, cls.restarts = accelerator_types, quotas, restarts
+        cls.accelerator_types, cls.quotas, cls.restarts, cls.objectives = accelerator_types, quotas, restarts, objectives
         _REGISTRY[name] = SolverInfo(
             name=name, problem=problem, exact=exact, backend=backend,
             description=doc[0] if doc else "", factory=cls, options=options,
             supports_time_limit=supports_time_limit, requires=tuple(requires), accelerator_types=accelerator_types,
-            quotas=quotas, restarts=restarts,
+            quotas=quotas, restarts=restarts, objectives=objectives,
         )
         return cls
 
@@ -177,7 +179,7 @@ def register_class(name: str, cls: type) -> None:
              backend=str(getattr(cls, "backend", "python")),
              supports_time_limit=bool(getattr(cls, "supports_time_limit", False)),
              accelerator_types=bool(getattr(cls, "accelerator_types", False)), quotas=bool(getattr(cls, "quotas", False)),
-             restarts=bool(getattr(cls, "restarts", False)))(cls)
+             restarts=bool(getattr(cls, "restarts", False)), objectives=bool(getattr(cls, "objectives", False)))(cls)
 
 
 def _load_builtin() -> None:

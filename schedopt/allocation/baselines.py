@@ -330,7 +330,7 @@ class Srtf(_Baseline):
         return sorted(range(data.J), key=lambda j: (rt[j], data.arrival[j], j))
 
     def allocate(self, data: AllocationData, lad: _Ladders) -> np.ndarray:
-        rt = [data.time_s(j, *lad.steps[j][-1]) if lad.steps[j] else math.inf for j in range(data.J)]
+        rt = [data.seconds(j, data.time_s(j, *lad.steps[j][-1])) if lad.steps[j] else math.inf for j in range(data.J)]
         order = sorted(range(data.J), key=lambda j: (rt[j], data.arrival[j], j))
         return ordered_allocate(data, lad, order)
 
@@ -341,4 +341,4 @@ def _largest_time(data: AllocationData, j: int) -> float:
     if not len(counts):
         return math.inf
     k = int(np.lexsort((cost, -counts.sum(axis=1)))[0])  # the most tasks, then the least time
-    return float(cost[k])
+    return data.seconds(j, float(cost[k]))  # seconds whatever the objective

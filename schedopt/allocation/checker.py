@@ -8,8 +8,9 @@ import math
 import numpy as np
 from typing import Callable
 
-from schedopt.allocation.metrics import allocation_metrics, allocation_usage, remaining_time_s
+from schedopt.allocation.metrics import allocation_metrics, allocation_usage, objective_term
 from schedopt.allocation.certificates import CostGrid, TooLargeToReplay, first_job_that_fits, remaining_time_grid
+from schedopt.allocation.objectives import OBJECTIVES
 from schedopt.allocation.rows import accelerator_usage, queue_index, quota_rows, quota_use, resource_key
 from schedopt.checking import REL_TOL, Violation, check_paused, check_server_placement
 from schedopt.instance import Instance
@@ -102,9 +103,10 @@ def _check_infeasible_claim(instance: Instance, cost: CostGrid) -> list[Violatio
 
 
 def _term_on_types(plan: Plan) -> JobTerm:
-    """t_j at the job's speed on the type the plan gives it (its plain speed without types)."""
+    """The job's objective term (t_j, or its weighted form) at its speed on the type the plan
+    gives it (its plain speed without types)."""
     types = plan.accelerators or {}
-    return lambda instance, job_id, counts: remaining_time_s(instance, job_id, counts, types.get(job_id))
+    return lambda instance, job_id, counts: objective_term(instance, job_id, counts, types.get(job_id))
 
 
 def check_allocation(instance: Instance, plan: Plan) -> list[Violation]:
@@ -171,7 +173,18 @@ def check_quotas(instance: Instance, plan: Plan) -> list[Violation]:
             for name, u, c in zip(rows.names, used, rows.rhs) if u > capacity_limit(c)]
 
 
+def plan_objective(instance: Instance, plan: Plan) -> Instance:
+    """``instance`` with the allocation objective the plan names (``allocation/objectives.py``);
+    ValueError for a name the problem does not have."""
+    if plan.objective.name not in OBJECTIVES:
+        raise ValueError(f"unknown objective {plan.objective.name!r}; the allocation problem has {', '.join(OBJECTIVES)}")
+    return instance.with_objective(plan.objective.name)
+
+
 def allocation_value(instance: Instance, plan: Plan) -> float:
-    """Σ_j Q_j / f_j(p_j, w_j) over the plan's admitted jobs (Optimus eq. 5-6), each at its type's speed."""
+    """Σ_j c_j over the plan's admitted jobs, each at its type's speed: t_j = Q_j / f_j(p_j, w_j)
+    (Optimus eq. 5-6), or its weighted form when the plan names the average-JCT objective."""
+    if plan.objective.name in OBJECTIVES:
+        instance = instance.with_objective(plan.objective.name)
     term = _term_on_types(plan)
     return float(sum(term(instance, j, c) for j, c in plan.allocation.items()))

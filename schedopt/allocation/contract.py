@@ -11,7 +11,7 @@ Objectives, lexicographic: admit the most jobs, then minimise
 from __future__ import annotations
 
 from schedopt.allocation.certificates import count_certificates, remaining_time_grid
-from schedopt.allocation.checker import allocation_value, check_allocation
+from schedopt.allocation.checker import allocation_value, check_allocation, plan_objective
 from schedopt.allocation.families import FAMILIES
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.problem import compile_allocation
@@ -39,6 +39,7 @@ PROBLEM = register_problem(Problem(
     check=check_allocation,
     objective_value=allocation_value,
     certificates=count_certificates(remaining_time_grid, "min"),
+    objective_instance=plan_objective,
     solver_modules=("schedopt.allocation.solvers",
                     "schedopt.allocation.baselines", "schedopt.allocation.gavel",
                     "schedopt.allocation.kueue"),

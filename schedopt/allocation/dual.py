@@ -91,6 +91,7 @@ class PricingOracle:
         self.sync = np.flatnonzero(kind == 0)
         self.asyn = np.flatnonzero(kind == 1)
         self.amdahl = np.flatnonzero(kind == 2)
+        self.closed = np.flatnonzero(kind >= 0)
         generic = np.array([j for j in jobs.tolist() if kind[j] < 0], dtype=np.int64)
         self.generic = generic
         # tables and other forms: their (pruned) configurations, priced in numpy
@@ -107,6 +108,8 @@ class PricingOracle:
             self.run_cost = np.array([training_s(float(data.Q[j]), float(data.jobs[j].speed.step_time_s(int(c[0]), int(c[1]))))
                                       if (data.lo[j] <= c).all() and (c <= data.hi[j]).all() else np.inf
                                       for j, c in zip(self.restart.tolist(), run)])
+            if data.offset is not None:
+                self.run_cost = self.run_cost + data.offset[self.restart]
             self.run_use = run[:, 0, None] * data.demand[self.restart, 0] + run[:, 1, None] * data.demand[self.restart, 1]
         self._grids: dict[bool, dict[str, np.ndarray]] = {}
         self.owned = np.zeros(data.J, dtype=bool)
@@ -139,6 +142,10 @@ class PricingOracle:
             self._two_role(self.asyn, self.asyn_p, alpha, beta, best, counts, time_s, sync=False)
         if len(self.amdahl):
             self._one_role(alpha, best, counts, time_s)
+        if data.offset is not None:  # the objective's per-job constant (enumerated jobs have it in their costs)
+            closed = self.closed
+            best[closed] += data.offset[closed]
+            time_s[closed] += data.offset[closed]
         if self.cs is not None and self.cs.K:
             cs = self.cs
             priced = cs.cost + cs.use @ lam
@@ -385,7 +392,8 @@ def enumerate_within(oracle: PricingOracle, lam: np.ndarray, threshold: np.ndarr
         keep = np.isin(jobs, plain)
         g = oracle._grid(plain, params[keep], sync=sync)
         B = g["B0"] + alpha[plain][:, None]
-        c = threshold[plain][:, None] - g["base"] - beta[plain][:, None] * g["w"]  # what A/p + B·p may cost
+        room = threshold[plain] - (data.offset[plain] if data.offset is not None else 0.0)  # less the objective's constant
+        c = room[:, None] - g["base"] - beta[plain][:, None] * g["w"]  # what A/p + B·p may cost
         A = g["A"]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             disc = c * c - 4.0 * A * B
@@ -424,6 +432,8 @@ def enumerate_within(oracle: PricingOracle, lam: np.ndarray, threshold: np.ndarr
             params = _rows(oracle, form)[np.searchsorted(group, job[mask])]
             with np.errstate(divide="ignore", invalid="ignore"):
                 cost[mask] = data.Q[job[mask]] * form.formula(*params.T, c0[mask].astype(float), c1[mask].astype(float))
+                if data.offset is not None:
+                    cost[mask] += data.offset[job[mask]]
     if cs_other is not None and cs_other.K:
         job = np.concatenate([job, cs_other.job])
         c0 = np.concatenate([c0, cs_other.counts[:, 0]])

@@ -64,6 +64,8 @@ class _Times:
             ok = inside[jobs]
             with np.errstate(divide="ignore", invalid="ignore"):
                 t = data.Q[jobs] * formula(*params.T, c0[jobs].astype(float), c1[jobs].astype(float))
+                if data.offset is not None:
+                    t = t + data.offset[jobs]
             out[jobs] = np.where(ok, t, np.inf)
         for j in self.python.tolist():
             if inside[j]:

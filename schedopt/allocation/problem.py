@@ -30,6 +30,7 @@ from schedopt.instance import Instance, Job
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 from schedopt.allocation.jobtime import job_time_s, training_s
+from schedopt.allocation.objectives import is_weighted, objective_terms
 from schedopt.tolerances import BOUND_NOISE, capacity_limit
 
 OBJECTIVE_NAME = "total_remaining_time"
@@ -63,11 +64,23 @@ class AllocationData:
     # (-1: not running), ``restart_s`` (J,) ρ_j seconds lost when they change
     running: np.ndarray | None = None
     restart_s: np.ndarray | None = None
+    #: the objective's per-job constant (J,), paid by an admitted job whatever its
+    #: configuration (``allocation/objectives.py``; None: 0, Optimus's Σ t_j). Its weight is
+    #: in ``Q`` and ``restart_s`` already, so job j's cost is Q_j·step + ρ_j·[changed] + offset_j
+    offset: np.ndarray | None = None
+    #: the objective's per-job weight (J,) already in ``Q`` and ``restart_s`` (None: 1)
+    weight: np.ndarray | None = None
 
     #: whether each job's cost is Q_j·step_time(c0, c1) (+ ρ_j), which the dual's pricing
     #: minimises in closed form for formula speeds (``allocation.dual``); a problem with
     #: another cost (SLAQ's -R_j) sets False and its configurations are enumerated
     closed_form_cost: bool = True
+
+    def seconds(self, j: int, cost: float) -> float:
+        """Job j's time t_j (s) from its cost under the objective (the cost itself under Σ t_j)."""
+        if self.offset is None or self.weight is None:
+            return cost
+        return (cost - float(self.offset[j])) / float(self.weight[j])
 
     def restarts(self, j: int) -> bool:
         """Whether job j pays ρ_j > 0 for leaving its running counts."""
@@ -97,8 +110,10 @@ class AllocationData:
         or array), inf if not allowed (Optimus eq. 6 with the restart cost)."""
         step = self.jobs[j].speed.step_time_s(c0, c1)
         if not self.restarts(j):
-            return training_s(float(self.Q[j]), step)
-        return job_time_s(float(self.Q[j]), step, float(self.restart_s[j]), self.changed(j, c0, c1))  # type: ignore[index]
+            t = training_s(float(self.Q[j]), step)
+        else:
+            t = job_time_s(float(self.Q[j]), step, float(self.restart_s[j]), self.changed(j, c0, c1))  # type: ignore[index]
+        return t if self.offset is None else t + float(self.offset[j])  # inf stays inf
 
     def total_time_s(self, config: dict[int, tuple[int, int]]) -> float:
         """Σ_j t_j over ``config`` (job -> (c0, c1)), seconds: :meth:`time_s` summed in
@@ -111,6 +126,8 @@ class AllocationData:
             if t == math.inf:
                 return math.inf
             total += t + self.restart_term(j, c0, c1) if self.restarts(j) else t
+            if self.offset is not None:
+                total += float(self.offset[j])
         return float(total)
 
     def usage(self, config: dict[int, tuple[int, int]]) -> np.ndarray:
@@ -159,8 +176,25 @@ def _compile_allocation(instance: Instance) -> AllocationData:
     if problems:
         raise InputError(instance.source, problems)
     running, restart = running_arrays(instance)
-    return AllocationData(**role_arrays(instance), Q=np.array([float(j.remaining_steps) for j in instance.jobs]),
+    data = AllocationData(**role_arrays(instance), Q=np.array([float(j.remaining_steps) for j in instance.jobs]),
                           running=running, restart_s=restart)
+    return with_objective_terms(data, instance, np.arange(data.J))
+
+
+def with_objective_terms(data: AllocationData, instance: Instance, job_of: np.ndarray) -> AllocationData:
+    """``data`` costed by the instance's objective (``allocation/objectives.py``): row v is
+    job ``job_of[v]``; its Q and ρ scaled by the job's weight and its offset set. Σ t_j
+    (the default) leaves ``data`` as it is."""
+    if not is_weighted(instance):
+        return data
+    weight, offset = objective_terms(instance)
+    data.Q = data.Q * weight[job_of]
+    if data.restart_s is not None:
+        data.restart_s = data.restart_s * weight[job_of]
+    data.offset = offset[job_of].astype(float)
+    data.weight = weight[job_of].astype(float)
+    data.objective_name = instance.objective
+    return data
 
 
 def running_arrays(instance: Instance) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -405,7 +439,7 @@ def _shared_table_key(data: AllocationData, j: int) -> tuple | None:
     if j not in keys:
         speed = data.jobs[j].speed
         if (not speed.measured or type(data).time_s is not AllocationData.time_s or data.restarts(j)
-                or not data.Q[j] > 0):
+                or not data.Q[j] > 0 or data.offset is not None):
             keys[j] = None
         else:
             keys[j] = (speed.content_key(), int(data.n_roles[j]), tuple(data.lo[j].tolist()), tuple(data.hi[j].tolist()))

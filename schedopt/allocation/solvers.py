@@ -16,6 +16,7 @@ from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admiss
 from schedopt.allocation.cpsat import CpSatBackend
 from schedopt.allocation.exact import solve_exact
 from schedopt.allocation.greedy import StopRule, greedy_allocate
+from schedopt.allocation.objectives import OBJECTIVES
 from schedopt.allocation.milp import HighsBackend
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.price_guided import (REPAIR_SKIP_GAP, PricedAllocation, allocate_at_prices, dual_admission,
@@ -31,13 +32,30 @@ from schedopt.registry import register
 from schedopt.tolerances import MIP_REL_GAP
 
 
+def _objective(solver: str, objective: str | None) -> str | None:
+    """The ``objective`` option checked: None (the instance's ``policy.objective``) or one of OBJECTIVES."""
+    if objective is not None and objective not in OBJECTIVES:
+        raise InputError(solver, f"objective: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    return objective
+
+
+def _posed(instance: Instance, objective: str | None) -> Instance:
+    """The instance with the objective the solver was asked for (None: its own)."""
+    return instance if objective is None else instance.with_objective(objective)
+
+
+def _with_objective(options: dict[str, Any], objective: str | None) -> dict[str, Any]:
+    return options if objective is None else {**options, "objective": objective}
+
+
 @register("optimus-greedy", problem="allocation", exact=False, backend="numpy", accelerator_types=True, quotas=True,
-          restarts=True)
+          restarts=True, objectives=True)
 class OptimusGreedy:
     """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
 
     def __init__(self, *, stop_rule: StopRule = "skip", priority_factor: float = 0.95, bound: bool = True,
-                 admission: str = DEFAULT_ADMISSION, accelerator_choice: str = "aware"):
+                 admission: str = DEFAULT_ADMISSION, accelerator_choice: str = "aware", objective: str | None = None):
+        self.objective = _objective("optimus-greedy", objective)
         if accelerator_choice not in TYPE_CHOICES:
             raise InputError("optimus-greedy", f"accelerator_choice: expected one of {', '.join(TYPE_CHOICES)}, got {accelerator_choice!r}")
         self.accelerator_choice = accelerator_choice
@@ -53,60 +71,68 @@ class OptimusGreedy:
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
+        instance = _posed(instance, self.objective)
         if instance.typed:  # accelerator types (typed.py): a type per job, then eq. 9 on it
             return typed_heuristic_plan(instance, solver=self.name, choice=self.accelerator_choice, started=started,
                                         seed=seed, bound=self.bound,
-                                        options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor,
+                                        options=_with_objective({"stop_rule": self.stop_rule, "priority_factor": self.priority_factor,
                                                  "bound": self.bound, "accelerator_choice": self.accelerator_choice},
+                                                 self.objective),
                                         stop_rule=self.stop_rule, priority_factor=self.priority_factor)
         data = compile_allocation(instance)
         admitted, start = admit(data, self.admission)
         config, counters = greedy_allocate(data, start, stop_rule=self.stop_rule, priority_factor=self.priority_factor)
         greedy_s = time.perf_counter() - started
         return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,
-                              options={"stop_rule": self.stop_rule, "priority_factor": self.priority_factor, "bound": self.bound,
-                                       "admission": self.admission},
+                              options=_with_objective({"stop_rule": self.stop_rule, "priority_factor": self.priority_factor,
+                                                       "bound": self.bound, "admission": self.admission}, self.objective),
                               metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)
 
 
 @register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True,
-          accelerator_types=True, quotas=True, restarts=True)
+          accelerator_types=True, quotas=True, restarts=True, objectives=True)
 class OptimusMilp:
     """Exact multiple-choice model of Optimus eq. 5-8 (Pyomo + HiGHS)."""
 
-    def __init__(self, *, rel_gap: float = MIP_REL_GAP, threads: int = 1, presolve: bool = False):
+    def __init__(self, *, rel_gap: float = MIP_REL_GAP, threads: int = 1, presolve: bool = False,
+                 objective: str | None = None):
+        self.objective = _objective("optimus-milp", objective)
         self.rel_gap = float(rel_gap)
         self.threads = int(threads)
         self.presolve = bool(presolve)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        instance = _posed(instance, self.objective)
         backend = HighsBackend(self.rel_gap, self.threads, self.presolve)
-        options = {"rel_gap": self.rel_gap, "threads": self.threads, "presolve": self.presolve}
+        options = _with_objective({"rel_gap": self.rel_gap, "threads": self.threads, "presolve": self.presolve}, self.objective)
         drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
         return drive(backend, self.name, instance, time_limit=time_limit, seed=seed, options=options)
 
 
 @register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",),
-          accelerator_types=True, quotas=True, restarts=True)
+          accelerator_types=True, quotas=True, restarts=True, objectives=True)
 class OptimusCpSat:
     """Exact multiple-choice model of Optimus eq. 5-8 (OR-Tools CP-SAT, integer-scaled)."""
 
-    def __init__(self, *, workers: int = 1):
+    def __init__(self, *, workers: int = 1, objective: str | None = None):
+        self.objective = _objective("optimus-cpsat", objective)
         self.workers = int(workers)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
+        instance = _posed(instance, self.objective)
         drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
         return drive(CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
-                           options={"workers": self.workers})
+                     options=_with_objective({"workers": self.workers}, self.objective))
 
 
 @register("optimus-lagrange", problem="allocation", exact=False, backend="numpy", supports_time_limit=True,
-          accelerator_types=True, quotas=True, restarts=True)
+          accelerator_types=True, quotas=True, restarts=True, objectives=True)
 class OptimusLagrange:
     """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
 
     def __init__(self, *, admission: str = DEFAULT_ADMISSION, max_moves: int = 2000, bound: bool = True,
-                 repair: bool = True):
+                 repair: bool = True, objective: str | None = None):
+        self.objective = _objective("optimus-lagrange", objective)
         check_admission("optimus-lagrange", admission)
         if max_moves < 0:
             raise InputError("optimus-lagrange", f"max_moves: expected an integer >= 0, got {max_moves!r}")
@@ -115,6 +141,7 @@ class OptimusLagrange:
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         clock = Deadline(time_limit, started)
+        instance = _posed(instance, self.objective)
         if instance.typed:
             return self._solve_typed(instance, clock=clock, seed=seed)
         data = compile_allocation(instance)
@@ -147,9 +174,11 @@ class OptimusLagrange:
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"  # the clock, not max_moves, ended the search
         return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
-                              options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
-                                       "repair": self.repair},
-                              metrics=metrics, bound=self.bound, dual=dual)
+                              options=self._options(), metrics=metrics, bound=self.bound, dual=dual)
+
+    def _options(self) -> dict[str, Any]:
+        return _with_objective({"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
+                                "repair": self.repair}, self.objective)
 
     def _solve_typed(self, instance: Instance, *, clock: Deadline, seed: int | None) -> Plan:
         """Accelerator types and quotas (typed.py): the type-aware greedy's types and
@@ -183,9 +212,7 @@ class OptimusLagrange:
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"
         return typed_config_plan(data, config, solver=self.name, started=clock.started, seed=seed,  # type: ignore[attr-defined]
-                                 options={"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
-                                          "repair": self.repair},
-                                 metrics=metrics, bound=self.bound, lp=lp)
+                                 options=self._options(), metrics=metrics, bound=self.bound, lp=lp)
 
 
 def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:

@@ -47,14 +47,13 @@ from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp, solve_lp
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.rows import accelerator_utilization, capacity_vector, quota_rows, typed_resource_names, wide_use
 from schedopt.allocation.problem import (AllocationData, ChoiceSet, count_minimal, enumerate_choices, inverse_capacity,
-                                         settle_bounds)
+                                         settle_bounds, with_objective_terms)
 from schedopt.deadline import NO_LIMIT, Deadline, check_time_limit
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import IMPROVE_TOL, capacity_limit, floor_count, improves, worse
 
-OBJECTIVE_NAME = "total_remaining_time"
 #: how a heuristic picks a job's type: the one where its minimum configuration runs
 #: fastest ("aware"), or the first type in the cluster's order with room ("blind",
 #: what a scheduler that does not know types ends up doing)
@@ -200,6 +199,7 @@ def compile_typed(instance: Instance) -> TypedData:
                           Q=np.array([float(j.remaining_steps or 0.0) for j in jobs]), cap=cap, share=share,
                           arrival=np.array([j.arrival for j in jobs]),
                           running=running if paying else None, restart_s=restart if paying else None)
+    rows = with_objective_terms(rows, instance, job_of_a)
     return TypedData(instance=instance, rows=rows, job=job_of_a, kind=kind_a, job_start=np.array(start, dtype=np.int64))
 
 
@@ -526,7 +526,7 @@ def typed_plan(data: TypedData, *, solver: str, config: dict[int, tuple[int, int
     admitted = {int(data.job[v]) for v in config}
     return Plan(
         instance=instance.name, problem="allocation", solver=solver, status=status, termination=termination,
-        objective=Objective(name=OBJECTIVE_NAME, sense="min", value=cost, bound=bound, gap=relative_gap(cost, bound),
+        objective=Objective(name=rows.objective_name, sense="min", value=cost, bound=bound, gap=relative_gap(cost, bound),
                             admitted=len(config), admitted_bound=admitted_bound),
         solve_seconds=time.perf_counter() - started, allocation=allocation, accelerators=accelerators,
         paused=[job.id for j, job in enumerate(instance.jobs) if j not in admitted], metrics=all_metrics,

@@ -188,6 +188,7 @@ class Tags:
     accelerator_types: bool = False
     quotas: bool = False
     restarts: bool = False
+    objectives: bool = False
 
 
 def tags_of(subject: Subject) -> Tags:
@@ -198,7 +199,8 @@ def tags_of(subject: Subject) -> Tags:
         return Tags(**info.tags)
     flag = lambda name: bool(getattr(subject.solver, name, False))  # noqa: E731
     return Tags(subject.problem, exact=flag("exact"), time_limit=flag("supports_time_limit"),
-                accelerator_types=flag("accelerator_types"), quotas=flag("quotas"), restarts=flag("restarts"))
+                accelerator_types=flag("accelerator_types"), quotas=flag("quotas"), restarts=flag("restarts"),
+                objectives=flag("objectives"))
 
 
 def supports_time_limit(subject: Subject) -> bool:
@@ -270,6 +272,24 @@ def check_restart_instances(subject: Subject, k: ProblemKit) -> None:
     """Running jobs with restart costs: every solver's plans check (the objective charges the
     restarts) and meet the optimum's sides; with tag ``restarts`` an exact solver's optimum is it."""
     _kit_against_the_optimum(subject, k.restarts)
+
+
+def check_objective_instances(subject: Subject, k: ProblemKit) -> None:
+    """Under the problem's other objective (the average-JCT one) every solver's plans name it and
+    check; with tag ``objectives`` (it decides by that objective) they meet the optimum's sides
+    (brute force under that objective)."""
+    assert k.objectives is not None
+    tags = tags_of(subject)
+    for seed in TINY_SEEDS:
+        instance = k.objectives(seed)
+        if instance.typed and not tags.accelerator_types:
+            continue  # refused in one line (check refuses_types)
+        plan = solve_checked(subject, instance, seed=seed)
+        if plan.has_solution and plan.objective.name != instance.objective:
+            raise fail(subject.solver, f"plan names objective {plan.objective.name!r}; the instance poses "
+                                       f"{instance.objective!r}", instance)
+        if tags.objectives:
+            against_the_optimum(subject, tags, instance, seed)
 
 
 def _refuses(subject: Subject, instance: Instance, what: str) -> None:
@@ -395,6 +415,7 @@ CHECKS: tuple[Check, ...] = (
     Check("quota_instances", check_quota_instances, needs="quotas", when=lambda t: t.quotas),
     Check("refuses_quotas", check_refuses_quotas, needs="quotas", when=lambda t: not t.quotas),
     Check("restart_instances", check_restart_instances, needs="restarts"),
+    Check("objective_instances", check_objective_instances, needs="objectives"),
 )
 
 

@@ -140,6 +140,17 @@ def random_restart_instance(seed: int) -> Instance:
     return Instance.from_dict(doc)
 
 
+def random_objective_instance(seed: int) -> Instance:
+    """Allocation under the average-JCT objective (``policy.objective: jct_weighted_time``),
+    by seed in turn on :func:`random_tiny_instance`, :func:`random_typed_instance` and
+    :func:`random_restart_instance`."""
+    build = (random_tiny_instance, random_typed_instance, random_restart_instance)[seed % 3]
+    doc = build(seed).to_dict()
+    doc["policy"] = {**(doc.get("policy") or {}), "objective": "jct_weighted_time"}
+    doc["name"] = f"jct-{seed}"
+    return Instance.from_dict(doc)
+
+
 def random_packing_instance(seed: int, n_jobs: int = 150, servers: int = 18, resources: int = 3) -> Instance:
     """Allocation where admission is a hard packing: ``n_jobs`` PS/worker jobs (Optimus'
     sync speed) with independent random demands of ``resources`` (2-4) of cpu, gpu,
@@ -196,6 +207,8 @@ class ProblemKit:
     typed: Callable[[int], Instance] | None = None
     quotas: Callable[[int], Instance] | None = None
     restarts: Callable[[int], Instance] | None = None
+    #: tiny instances under the problem's other objective (allocation: the average-JCT one)
+    objectives: Callable[[int], Instance] | None = None
 
 
 def _allocation_oversubscribed() -> tuple[Instance, int]:
@@ -241,7 +254,8 @@ KITS: dict[str, ProblemKit] = {
         "allocation", tiny=random_tiny_instance, larger=_family("optimus", 60, 30, 8), reference="optimus-milp",
         empty=lambda: make_instance([], {"cpu": 8, "gpu": 2}, name="empty"),
         oversubscribed=_allocation_oversubscribed, unmeetable=_allocation_unmeetable,
-        typed=random_typed_instance, quotas=random_quota_instance, restarts=random_restart_instance),
+        typed=random_typed_instance, quotas=random_quota_instance, restarts=random_restart_instance,
+        objectives=random_objective_instance),
     "placement": ProblemKit(
         "placement", tiny=_family("placement", 3, 2, 2), larger=_family("placement", 60, 40, 4), reference="placement-milp",
         empty=lambda: make_instance([], {"cpu": 16, "gpu": 4}, servers=2, name="empty", allocation={}),
