@@ -30,8 +30,11 @@ from benchmarks import tables  # noqa: E402
 from schedopt.generate import generate_instance  # noqa: E402
 from schedopt.sim import simulate  # noqa: E402
 
+JCT = "jct_weighted_time"
 SCHEDULERS = [("optimus-greedy", {}, "optimus-greedy (type-aware)"),
               ("optimus-greedy", {"accelerator_choice": "blind"}, "optimus-greedy, blind to types"),
+              ("optimus-greedy", {"objective": JCT}, "optimus-greedy, average-JCT objective"),
+              ("optimus-lagrange", {"objective": JCT}, "optimus-lagrange, average-JCT objective"),
               ("gavel-las", {}, "gavel-las"),
               ("gavel-max-sum-throughput", {}, "gavel-max-sum-throughput"),
               ("gavel-finish-time-fairness", {}, "gavel-finish-time-fairness")]
@@ -47,7 +50,8 @@ def _loaded(inst: schedopt.Instance, load: float) -> schedopt.Instance:
     return schedopt.Instance.from_dict({**inst.to_dict(), "jobs": [j.model_dump(mode="json", exclude_none=True) for j in jobs]})
 
 
-def simulations(jobs: int, servers: int, seeds: int, data_dir: str) -> dict[tuple[str, float], list[float]]:
+def simulations(jobs: int, servers: int, seeds: int, data_dir: str, *, name: str = "heterogeneous-sim",
+                skip: tuple[str, ...] = ()) -> dict[tuple[str, float], list[float]]:
     print(f"### Simulation: `gavel` family, {jobs} jobs on {servers} 4-GPU servers "
           f"({servers * 4 // 3} GPUs per type), {INTERVAL_S:.0f}-s rounds, 60-s restart, seeds 0-{seeds - 1}\n")
     print("Command: `.venv/bin/python benchmarks/bench_heterogeneous.py` (one run; median [worst] over seeds).\n")
@@ -57,9 +61,11 @@ def simulations(jobs: int, servers: int, seeds: int, data_dir: str) -> dict[tupl
     for load in LOADS:
         for seed in range(seeds):
             wl = _loaded(generate_instance("gavel", jobs=jobs, servers=servers, seed=seed, data_dir=data_dir), load)
-            for name, options, label in SCHEDULERS:
+            for solver, options, label in SCHEDULERS:
+                if label in skip:
+                    continue
                 t0 = time.perf_counter()
-                r = simulate(wl, name, options=options, seed=seed, interval_s=INTERVAL_S)
+                r = simulate(wl, solver, options=options, seed=seed, interval_s=INTERVAL_S)
                 wall.setdefault((label, load), []).append(time.perf_counter() - t0)
                 assert r.finished == len(wl.jobs), (label, load, seed, r.finished)
                 jct.setdefault((label, load), []).append(r.avg_jct_s / 3600)
@@ -69,18 +75,28 @@ def simulations(jobs: int, servers: int, seeds: int, data_dir: str) -> dict[tupl
                + ["sim s (median)"])
     rows = []
     for _, _, label in SCHEDULERS:
+        if label in skip:
+            continue
         cells = [f"{statistics.median(jct[label, x]):.2f} [{max(jct[label, x]):.2f}]" for x in LOADS]
         cells += [f"{statistics.median(mk[label, x]):.1f} [{max(mk[label, x]):.1f}]" for x in LOADS]
         rows.append([label, *cells, f"{statistics.median([s for x in LOADS for s in wall[label, x]]):.1f}"])
     aware, blind = SCHEDULERS[0][2], SCHEDULERS[1][2]
     notes = []
-    for x in LOADS:
+    for x in (LOADS if blind not in skip else []):
         ratios = [b / a for a, b in zip(jct[aware, x], jct[blind, x])]
         notes.append(f"load {x}: blind ÷ type-aware average JCT, median {statistics.median(ratios):.2f}× "
                      f"(seeds: {', '.join(f'{r:.2f}' for r in ratios)})")
-    name = "heterogeneous-sim" + SUFFIX
+    for label in ("optimus-greedy, average-JCT objective", "optimus-lagrange, average-JCT objective"):
+        for other in (aware, "gavel-las"):
+            for x in LOADS:
+                ratios = [a / b for a, b in zip(jct[label, x], jct[other, x])]
+                notes.append(f"load {x}: {label} ÷ {other} average JCT, median {statistics.median(ratios):.2f}× "
+                             f"(seeds: {', '.join(f'{r:.2f}' for r in ratios)}; ratio of medians "
+                             f"{statistics.median(jct[label, x]) / statistics.median(jct[other, x]):.2f}×)")
+    name = name + SUFFIX
     tables.save(name, columns=columns, rows=rows, seeds=list(range(seeds)), notes=notes,
-                command=f"benchmarks/bench_heterogeneous.py --only sim ({jobs} jobs, {servers} servers, loads {LOADS})")
+                command=f"benchmarks/bench_heterogeneous.py --only {'sim' if jobs == 60 else 'contended'} "
+                        f"({jobs} jobs, {servers} servers, loads {LOADS})")
     print(tables.render(name))
     print()
     return jct
@@ -148,7 +164,7 @@ def figure(out: Path) -> None:
     loads = [float(c.rsplit(" ", 1)[-1]) for c in doc["columns"] if c.startswith("avg JCT")]
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for row, m in zip(doc["rows"], ["o", "s", "^", "D", "v"]):
+    for row, m in zip(doc["rows"], ["o", "s", "^", "D", "v", "P", "X"]):
         label = row[0]
         ys = [float(cell.split()[0]) for cell in row[1:1 + len(loads)]]  # "median [worst]"
         ax.plot(loads, ys, marker=m, label=label, linestyle="--" if "blind" in label else "-")
@@ -167,7 +183,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--only", choices=["sim", "snapshots", "figure"])
+    ap.add_argument("--only", choices=["sim", "contended", "snapshots", "figure"])
     ap.add_argument("--seeds", type=int, default=5, help="seeds per cell (issue 38 §3: at least 5)")
     args = ap.parse_args()
     global SUFFIX
@@ -177,6 +193,9 @@ def main() -> None:
         simulations(jobs, servers, seeds, args.data_dir)
         if not args.quick:
             figure(ROOT / "docs" / "figures" / "heterogeneous_jct.png")
+    if args.only == "contended":  # issue 50: four times the jobs on the same cluster (calls of 100+ jobs)
+        simulations(240, servers, seeds, args.data_dir, name="heterogeneous-sim-240",
+                    skip=("optimus-greedy, blind to types", "gavel-finish-time-fairness"))
     if args.only == "figure":
         figure(ROOT / "docs" / "figures" / "heterogeneous_jct.png")
     if args.only in (None, "snapshots"):
