@@ -133,6 +133,7 @@ class Job(_Strict):
     running: dict[Name, Count] | None = Field(None, description="counts the job runs with now: role -> tasks (allocation's reconfiguration cost; default: summed from previous)")
     restart_s: NonNeg | None = Field(None, description="seconds the job loses when its counts change (checkpoint and restart); default: policy.restart_s")
     running_accelerator: Name | None = Field(None, description="the accelerator type the job runs on now (typed clusters): moving it to another type is a restart")
+    received_s: dict[Name, NonNeg] | None = Field(None, description="seconds the job has run on each accelerator type since the job set last changed (the history of Gavel's round mechanism, gavel-* solvers)")
     queue: Name | None = Field(None, description="the queue (tenant) the job is submitted to; its quotas bound what the job may use (null: only the cluster's capacity)")
     spread: Spread | None = Field(None, description="speed by servers spanned: a configuration spans the fewest servers of its type that hold it (packed), and runs factor_per_server^(servers - 1) times its speed")
 
@@ -410,6 +411,10 @@ class Instance(_Strict):
             if job.speed is not None and len(job.roles) <= 2 and job.speed.n_roles != len(job.roles):
                 need = "two roles (ps and worker)" if job.speed.n_roles == 2 else "one role"
                 out.append(FieldProblem(f"{path}.speed.form", f'speed form "{job.speed.form}" needs {need}; the job has {len(job.roles)}'))
+            types = {srv.accelerator for srv in self.servers if srv.accelerator is not None}
+            for kind in sorted(set(job.received_s or {}) - types):
+                out.append(FieldProblem(f"{path}.received_s.{kind}", f'"{kind}" is not an accelerator type of the servers '
+                                                                      f"({', '.join(sorted(types)) or 'none'})"))
             for kind, speed in (job.speed_by_accelerator or {}).items():
                 if len(job.roles) <= 2 and speed.n_roles != len(job.roles):
                     need = "two roles (ps and worker)" if speed.n_roles == 2 else "one role"

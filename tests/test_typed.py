@@ -356,3 +356,58 @@ def test_gavel_equal_share_follows_gavels_isolated_policy() -> None:
     assert equal_share_throughput(light)[0] == pytest.approx(step[0] * 0.2 + step[1] * 0.8)
     wide = compile_gavel(cluster(2, workers=2))  # s_m = 2 workers: C_τ/(M·s_m) = 1/4 and 1, scaled to 1/5, 4/5
     assert equal_share_throughput(wide)[0] == pytest.approx(wide.T[0, 0] * 0.2 + wide.T[0, 1] * 0.8)
+
+
+def _one_v100(jobs: int, received: dict[str, float] | None = None) -> schedopt.Instance:
+    """``jobs`` one-GPU jobs, alike, on one V100: only one runs per round."""
+    speeds = {"v100": {"form": "amdahl", "serial": 0.0, "parallel": 1.0}}
+    return schedopt.Instance.from_dict({
+        "name": "one-v100", "resources": ["gpu"],
+        "servers": [{"name": "v", "accelerator": "v100", "capacity": {"gpu": 1}}],
+        "jobs": [{"id": f"j{i}", "roles": {"worker": {"demand": {"gpu": 1}, "min": 1, "max": 1}}, "remaining_steps": 100,
+                  "speed_by_accelerator": speeds, **({"received_s": {"v100": (received or {}).get(f"j{i}", 0.0)}}
+                                                      if received else {})} for i in range(jobs)]})
+
+
+def test_gavel_mechanism_with_history_serves_the_job_that_ran_least() -> None:
+    """Issue 50 §2: Gavel's priorities divide X by the time each job ran on the type since the job set
+    changed. Two alike jobs share the V100 (X = 1/2 each): stateless rounds always run j0; with history
+    the one that ran less runs, and one that has not run comes first."""
+    for solver in ("gavel-las", "gavel-max-sum-throughput", "gavel-finish-time-fairness"):
+        fresh = _one_v100(2)
+        assert set(schedopt.solve(fresh, solver).allocation) == set(schedopt.solve(fresh, solver, mechanism="stateless").allocation)
+        ran = _one_v100(2, {"j0": 3600.0})
+        if solver == "gavel-max-sum-throughput":
+            continue  # its X need not split the V100 between alike jobs
+        assert set(schedopt.solve(ran, solver, mechanism="stateless").allocation) == {"j0"}
+        plan = schedopt.solve(ran, solver)
+        assert set(plan.allocation) == {"j1"}, solver
+        assert not schedopt.check(ran, plan)
+        both = _one_v100(2, {"j0": 3600.0, "j1": 7200.0})
+        assert set(schedopt.solve(both, solver).allocation) == {"j0"}, solver
+
+
+def test_received_s_names_types_of_the_cluster() -> None:
+    doc = _one_v100(1).to_dict()
+    doc["jobs"][0]["received_s"] = {"k80": 60.0}
+    with pytest.raises(schedopt.InputError, match=r"jobs\[0\]\.received_s\.k80"):
+        schedopt.Instance.from_dict(doc)
+    with pytest.raises(schedopt.InputError, match="mechanism"):
+        schedopt.solve(_one_v100(1), "gavel-las", mechanism="fifo")
+
+
+def test_simulator_keeps_gavels_history_and_resets_it_when_jobs_come_or_go() -> None:
+    """Each view carries the seconds each job ran per type since the active set last changed."""
+    from schedopt.sim import simulate
+
+    doc = _one_v100(3).to_dict()
+    doc["jobs"][2]["arrival"] = 7200.0  # joins at the third round: the history restarts
+    for job in doc["jobs"]:
+        job["remaining_steps"] = 36_000.0  # ten hours alone
+    seen: list[dict[str, dict[str, float]]] = []
+    simulate(schedopt.Instance.from_dict(doc), "gavel-las", seed=0, interval_s=3600.0,
+             observer=lambda t, view, plan, reward: seen.append({j.id: dict(j.received_s or {}) for j in view.jobs}))
+    assert seen[0] == {"j0": {}, "j1": {}}
+    assert seen[1] == {"j0": {"v100": 3600.0}, "j1": {}}  # j0 ran the first round; j1 comes first now
+    assert seen[2] == {"j0": {}, "j1": {}, "j2": {}}  # j2 arrived: reset
+    assert sum(bool(r) for r in seen[3].values()) == 1

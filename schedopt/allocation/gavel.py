@@ -25,11 +25,12 @@ counts: s_m·d_m is then both roles' use. Policies:
   the ratio, each step an LP feasibility (ρ_m <= c is linear in X for fixed c).
 
 Gavel's round-based mechanism then turns X into one round's whole-GPU counts:
-pairs (m, τ) in decreasing X[m][τ] (ties: job order, then the cluster's type
-order), a job placed on τ with its s_m workers when they fit and it is not placed
-yet. The mechanism here is stateless (Gavel's priorities divide X by the share
-of recent rounds each job received; an instance carries no such history), so a
-job set that does not change gets the same round every time.
+pairs (m, τ) by priority, a job placed on τ with its s_m workers when they fit and
+it is not placed yet. Gavel's priority divides X[m][τ] by the share of recent time
+m ran on τ (``mechanism=history``, the default: the history is ``jobs[].received_s``,
+which ``schedopt simulate`` keeps since the job set last changed, as Gavel resets
+it; pairs a job has not run on come first). ``mechanism=stateless`` orders by X
+alone; an instance without ``received_s`` gets the same round either way.
 
 The plan is an allocation plan like every other (its Σ Q_j/f_j checked); the
 policy's LP optimum is reported in ``metrics.policy_objective`` (it bounds the
@@ -72,6 +73,8 @@ class GavelData:
     cap: np.ndarray
     row: np.ndarray
     counts: np.ndarray  # (M, 2) the counts each job runs with (roles' minima; slot 1 = 0 for one role)
+    #: (M, types) seconds each job ran on each type since the job set last changed (``jobs[].received_s``)
+    received: np.ndarray | None = None
 
     @property
     def M(self) -> int:
@@ -97,8 +100,10 @@ def compile_gavel(instance: Instance) -> GavelData:
         T[m, t] = 1.0 / step if math.isfinite(step) and step > 0 else 0.0
         demand = instance.role_demand(instance.jobs[m])
         use[m, t] = counts[m, 0] * demand[0] + (counts[m, 1] * demand[1] if len(demand) == 2 else 0.0)
+    received = np.array([[float((job.received_s or {}).get(str(kind), 0.0)) if kind is not None else 0.0 for kind in kinds]
+                         for job in instance.jobs]).reshape(M, K)
     return GavelData(typed=typed, T=T, s=counts[:, 0] if M else np.zeros(0, dtype=np.int64), use=use,
-                     cap=instance.accelerator_capacity, row=row, counts=counts)
+                     cap=instance.accelerator_capacity, row=row, counts=counts, received=received)
 
 
 def _runnable_pairs(g: GavelData) -> np.ndarray:
@@ -253,17 +258,33 @@ def finish_time_fairness(g: GavelData, *, time_limit: float | None, seed: int | 
 
 # ---- Gavel's round-based mechanism ------------------------------------------------------------
 
-def one_round(g: GavelData, X: np.ndarray) -> dict[int, tuple[int, int]]:
+MECHANISMS = ("history", "stateless")
+
+
+def one_round(g: GavelData, X: np.ndarray, mechanism: str = "history") -> dict[int, tuple[int, int]]:
     """One round's placement of X (module docstring): {typed row: (s_m, 0)}. A job is
     placed only where it fits every capacity row of the model: its type's resources and,
     on a cluster with queues, its queue's and cohort's quota rows (Gavel has no quotas;
-    the round must still be a feasible plan)."""
+    the round must still be a feasible plan).
+
+    ``history`` (Gavel's): pairs (m, τ) by priority X[m][τ] / (the share of time m ran on τ
+    since the job set last changed, ``jobs[].received_s``): pairs m has not run on first, by
+    X, then the others by X / received (the common elapsed time divides every share alike,
+    so it does not change the order). ``stateless``: by X alone. Ties: job, then type order.
+    Without ``received_s`` the two agree."""
     rows = g.typed.rows
     free = capacity_limit(rows.cap).astype(float)
     placed: set[int] = set()
     config: dict[int, tuple[int, int]] = {}
     m_idx, t_idx = np.nonzero(X > LP_ZERO)
-    order = np.lexsort((t_idx, m_idx, -X[m_idx, t_idx]))
+    x = X[m_idx, t_idx]
+    if mechanism == "history" and g.received is not None:
+        got = g.received[m_idx, t_idx]
+        ran = got > 0
+        score = np.where(ran, x / np.where(ran, got, 1.0), x)
+        order = np.lexsort((t_idx, m_idx, -score, ran))
+    else:
+        order = np.lexsort((t_idx, m_idx, -x))
     for m, t in zip(m_idx[order].tolist(), t_idx[order].tolist()):
         v = int(g.row[m, t])
         if m in placed or v < 0:
@@ -280,9 +301,15 @@ def one_round(g: GavelData, X: np.ndarray) -> dict[int, tuple[int, int]]:
 Policy = Callable[..., tuple[np.ndarray | None, float | None, str]]
 
 
+def check_mechanism(solver: str, mechanism: str) -> str:
+    if mechanism not in MECHANISMS:
+        raise InputError(solver, f"mechanism: expected one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+    return mechanism
+
+
 def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: str, started: float,
                  time_limit: float | None, seed: int | None, options: dict[str, Any], bound: bool = False,
-                 **kw: Any) -> Plan:
+                 mechanism: str = "history", **kw: Any) -> Plan:
     """Run ``policy``'s LP, then one round of Gavel's mechanism. ``bound`` (not Gavel's: an
     option of ours) adds the certified bounds every optimus heuristic carries (the typed
     admission LP and the LP bound on Σ t, docs/certificates.md)."""
@@ -304,7 +331,7 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
         return typed_plan(g.typed, solver=solver, config={}, status=Status.TIME_LIMIT if term == Termination.TIME_LIMIT else Status.INFEASIBLE,
                           termination=term, started=started, seed=seed, options=options,
                           message=f"the {objective} LP gave no allocation: {why}")
-    config = one_round(g, X)
+    config = one_round(g, X, mechanism)
     thr = (g.T * X).sum(axis=1)
     metrics = {"policy_objective_name": objective, "policy_objective": value,
                "time_shares": {instance.jobs[m].id: {str(instance.accelerators[t]): float(X[m, t])
@@ -326,7 +353,8 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
 class GavelMaxSumThroughput:
     """Gavel's max-sum-throughput policy (LP over time shares per type), then one round of its mechanism."""
 
-    def __init__(self, *, normalize: str = "none", bound: bool = False):
+    def __init__(self, *, normalize: str = "none", bound: bool = False, mechanism: str = "history"):
+        self.mechanism = check_mechanism("gavel-max-sum-throughput", mechanism)
         if normalize not in ("none", "fastest"):
             raise InputError(self.name, f'normalize: expected "none" (raw steps/s, Gavel\'s simulator) or "fastest", got {normalize!r}')
         self.normalize = normalize
@@ -335,8 +363,8 @@ class GavelMaxSumThroughput:
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_policy(instance, solver=self.name, policy=max_sum_throughput, objective="sum of throughputs",
                             started=time.perf_counter(), time_limit=time_limit, seed=seed,
-                            options={"normalize": self.normalize, "bound": self.bound}, normalize=self.normalize,
-                            bound=self.bound)
+                            options={"normalize": self.normalize, "bound": self.bound, "mechanism": self.mechanism},
+                            normalize=self.normalize, bound=self.bound, mechanism=self.mechanism)
 
 
 @register("gavel-las", problem="allocation", exact=False, backend="pyomo+highs", supports_time_limit=True,
@@ -344,13 +372,15 @@ class GavelMaxSumThroughput:
 class GavelLas:
     """Gavel's heterogeneity-aware max-min fairness (LAS), then one round of its mechanism."""
 
-    def __init__(self, *, bound: bool = False):
+    def __init__(self, *, bound: bool = False, mechanism: str = "history"):
         self.bound = bound  # ours, not Gavel's: the certified bounds (solve_policy)
+        self.mechanism = check_mechanism(self.name, mechanism)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_policy(instance, solver=self.name, policy=las, objective="min normalised throughput",
                             started=time.perf_counter(), time_limit=time_limit, seed=seed,
-                            options={"bound": self.bound}, bound=self.bound)
+                            options={"bound": self.bound, "mechanism": self.mechanism}, bound=self.bound,
+                            mechanism=self.mechanism)
 
 
 @register("gavel-finish-time-fairness", problem="allocation", exact=False, backend="pyomo+highs",
@@ -358,10 +388,12 @@ class GavelLas:
 class GavelFinishTimeFairness:
     """Gavel's finish-time fairness (Themis's ρ), bisection over LPs, then one round of its mechanism."""
 
-    def __init__(self, *, bound: bool = False):
+    def __init__(self, *, bound: bool = False, mechanism: str = "history"):
         self.bound = bound  # ours, not Gavel's: the certified bounds (solve_policy)
+        self.mechanism = check_mechanism(self.name, mechanism)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         return solve_policy(instance, solver=self.name, policy=finish_time_fairness, objective="max finish-time ratio",
                             started=time.perf_counter(), time_limit=time_limit, seed=seed,
-                            options={"bound": self.bound}, bound=self.bound)
+                            options={"bound": self.bound, "mechanism": self.mechanism}, bound=self.bound,
+                            mechanism=self.mechanism)

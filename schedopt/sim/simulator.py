@@ -76,6 +76,8 @@ class _JobState:
     restarts: int = 0
     placement: dict[str, dict[str, int]] | None = None  # server -> role -> tasks, when a placement solver runs
     estimate: OnlineEstimate | None = None  # with estimation="online": the job's observations and fits
+    #: seconds run on each accelerator type since the set of active jobs last changed (Gavel's history)
+    received: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -220,10 +222,16 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
     done = 0
     n = len(order)
     nxt = 0  # next arrival (index into order)
+    active_ids: frozenset[str] = frozenset()
     while done < n and t < limit:
         while nxt < n and states[order[nxt]].job.arrival <= t:
             nxt += 1
         active = [s for i in order[:nxt] if (s := states[i]).completion_s is None]
+        ids = frozenset(s.job.id for s in active)
+        if ids != active_ids:  # Gavel recomputes its allocation and restarts its history when jobs come or go
+            for s in active:
+                s.received = {}
+            active_ids = ids
         if not active:
             if nxt >= n:
                 break
@@ -278,6 +286,8 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
                                  if view_job.speed is not None else 0.0)
             work_s = max(0.0, interval_s - lost)
             need_s = s.remaining * step
+            if kind is not None:
+                s.received[kind] = s.received.get(kind, 0.0) + min(interval_s, lost + need_s)
             done_before = s.total_steps - s.remaining
             overhead_s += min(lost, interval_s)
             reward += min(s.remaining, work_s / step) / s.total_steps
@@ -379,6 +389,8 @@ def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error
             update["running"] = dict(s.config[0])
             if workload.typed:
                 update["running_accelerator"] = s.config[1]
+        if s.received:
+            update["received_s"] = dict(s.received)
         if error_speed:
             factor = 1.0 + s.sign_speed * error_speed * left
             if s.job.speed is not None:
