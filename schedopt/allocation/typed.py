@@ -292,12 +292,16 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
     job_rows = [range(int(data.job_start[j]), int(data.job_start[j + 1])) for j in range(data.J)]
     row_of_job = {int(data.job[v]): v for v in chosen}
     free = free.copy()
+    fastest = np.full(data.J, math.inf)  # each job's least time at its minimum over the types it may run on
+    np.minimum.at(fastest, data.job, np.where(feasible, t_min, math.inf))
     moves = 0
     improved = True
     while improved and moves < EXCHANGE_MOVES:
         improved = False
         for j in sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]):  # move to a faster type with room
             v = row_of_job[j]
+            if not fastest[j] < t_min[v] - IMPROVE_TOL:
+                continue  # on its fastest type already
             room = free + use[v]
             better = [u for u in job_rows[j] if feasible[u] and t_min[u] < t_min[v] - IMPROVE_TOL and np.all(use[u] <= room)]
             if better:
@@ -308,8 +312,8 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
                 improved = True
         moves, free, swapped = _trade_types(data, row_of_job, free, moves)
         improved |= swapped
-        paused = [j for j in range(data.J) if j not in row_of_job and any(feasible[u] for u in job_rows[j])]
-        for p in sorted(paused, key=lambda j: min(t_min[u] for u in job_rows[j] if feasible[u])):
+        paused = [j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])]
+        for p in sorted(paused, key=lambda j: fastest[j]):
             admitted = np.array(sorted(row_of_job), dtype=np.int64)
             if not len(admitted):
                 break
@@ -369,8 +373,12 @@ def _trade_types(data: TypedData, row_of_job: dict[int, int], free: np.ndarray, 
         idx = np.flatnonzero(ok)
         vb, ua, ub = rows[idx], ua[idx], ub[idx]
         saving = t_min[va] + t_min[vb] - t_min[ua] - t_min[ub]
+        gains = np.flatnonzero(saving > IMPROVE_TOL * max(1.0, t_min[va]))  # the room test only where it saves
+        if not len(gains):
+            continue
+        idx, vb, ua, ub, saving = idx[gains], vb[gains], ua[gains], ub[gains], saving[gains]
         after = free[None, :] + use[va][None, :] + use[vb] - use[ua] - use[ub]
-        good = (saving > IMPROVE_TOL * max(1.0, t_min[va])) & np.all(after >= 0, axis=1)
+        good = np.all(after >= 0, axis=1)
         if not good.any():
             continue
         k = int(np.argmax(np.where(good, saving, -np.inf)))

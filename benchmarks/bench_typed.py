@@ -1,0 +1,104 @@
+"""Typed clusters at loop speed and at scale (issue 50 §3-4): the `gavel` family (K80/P100/V100,
+rigid jobs, measured speeds; reads --data-dir).
+
+    .venv/bin/python benchmarks/bench_typed.py [--only latency|scale] [--seeds 5]
+
+1. Per-call latency: 40, 144 and 400 jobs on 27 4-GPU servers (36 GPUs per type, Gavel's
+   cluster), the first call after ``schedopt.warm_up()`` in a fresh process and the median of
+   the next calls, per solver; the typed greedy's certified gap beside it.
+2. Scale: 1,000, 4,000 and 16,000 jobs (servers = jobs / 4), ``optimus-milp`` at T = 60 s and
+   the typed heuristics where they finish in minutes: time, status and gap per seed.
+Stores benchmarks/results/typed-latency.json and typed-scale.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import schedopt  # noqa: E402
+from benchmarks import tables  # noqa: E402
+from schedopt.generate import generate_instance  # noqa: E402
+
+LATENCY_SOLVERS = ["optimus-greedy", "optimus-lagrange", "optimus-milp", "optimus-cpsat", "gavel-las"]
+FIRST = """
+import sys, time, schedopt
+from schedopt.generate import generate_instance
+schedopt.warm_up()
+inst = generate_instance("gavel", jobs=%d, servers=%d, seed=%d, data_dir=%r)
+t0 = time.perf_counter(); schedopt.solve(inst, %r, seed=0); t1 = time.perf_counter()
+print(t1 - t0)
+"""
+
+
+def latency(seeds: int, data_dir: str) -> None:
+    rows = []
+    for n in (40, 144, 400):
+        for solver in LATENCY_SOLVERS:
+            first, nxt, gaps = [], [], []
+            for seed in range(seeds):
+                out = subprocess.run([sys.executable, "-c", FIRST % (n, 27, seed, data_dir, solver)],
+                                     capture_output=True, text=True, check=True).stdout.split()
+                first.append(float(out[-1]))
+                inst = generate_instance("gavel", jobs=n, servers=27, seed=seed, data_dir=data_dir)
+                schedopt.solve(inst, solver, seed=0)
+                times = []
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    plan = schedopt.solve(inst, solver, seed=0)
+                    times.append(time.perf_counter() - t0)
+                nxt.append(statistics.median(times))
+                if plan.objective.gap is not None and solver != "gavel-las":
+                    gaps.append(plan.objective.gap)
+            rows.append([str(n), solver, f"{statistics.median(first) * 1e3:.1f}", f"{statistics.median(nxt) * 1e3:.1f}",
+                         f"{max(nxt) * 1e3:.1f}", f"{statistics.median(gaps) * 100:.3f} [{max(gaps) * 100:.3f}]" if gaps else "—"])
+            print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    tables.save("typed-latency", columns=["jobs", "solver", "first call after warm_up (ms, median)",
+                                          "next calls (ms, median)", "next calls (ms, worst seed)",
+                                          "certified gap % (median [worst])"],
+                rows=rows, seeds=list(range(seeds)),
+                command="benchmarks/bench_typed.py --only latency (gavel family, 27 servers: 36 GPUs per type)")
+    print(tables.render("typed-latency"))
+
+
+def scale(seeds: int, data_dir: str) -> None:
+    rows = []
+    for n in (1000, 4000, 16000):
+        solvers = ["optimus-milp", "optimus-greedy"] if n <= 4000 else ["optimus-milp"]
+        for solver in solvers:
+            for seed in range(31, 31 + seeds):
+                inst = generate_instance("gavel", jobs=n, servers=n // 4, seed=seed, data_dir=data_dir)
+                t0 = time.perf_counter()
+                plan = schedopt.solve(inst, solver, seed=0, time_limit=60)
+                wall = time.perf_counter() - t0
+                gap = plan.objective.gap
+                rows.append([str(n), solver, str(seed), plan.status.value, f"{wall:.2f}",
+                             f"{gap * 100:.4f}" if gap is not None else "—", str(plan.objective.admitted)])
+                print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    tables.save("typed-scale", columns=["jobs", "solver", "seed", "status", "seconds (wall)", "gap %", "admitted"],
+                rows=rows, seeds=list(range(31, 31 + seeds)),
+                command="benchmarks/bench_typed.py --only scale (gavel family, servers = jobs / 4, T = 60 s)")
+    print(tables.render("typed-scale"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--only", choices=["latency", "scale"])
+    ap.add_argument("--seeds", type=int, default=5)
+    args = ap.parse_args()
+    if args.only in (None, "latency"):
+        latency(args.seeds, args.data_dir)
+    if args.only in (None, "scale"):
+        scale(min(args.seeds, 3), args.data_dir)
+
+
+if __name__ == "__main__":
+    main()
