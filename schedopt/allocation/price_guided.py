@@ -51,7 +51,23 @@ class _Times:
                 params = np.array([data.jobs[j].speed.params() for j in jobs.tolist()], dtype=float)
                 self.groups.append((jobs, params, form.formula))
                 python[jobs] = False
-        self.python = np.flatnonzero(python)
+        # the others (tables, restart costs) with few counts: every count's time once, looked up in numpy
+        cells = np.prod(data.hi - data.lo + 1, axis=1)
+        small = python & (cells <= self.GRID_CELLS)
+        self.grid_jobs = np.flatnonzero(small)
+        self.python = np.flatnonzero(python & ~small)
+        if len(self.grid_jobs):
+            g0 = int((data.hi[self.grid_jobs, 0] - data.lo[self.grid_jobs, 0]).max()) + 1
+            g1 = int((data.hi[self.grid_jobs, 1] - data.lo[self.grid_jobs, 1]).max()) + 1
+            self.grid = np.full((len(self.grid_jobs), g0, g1), np.inf)
+            for i, j in enumerate(self.grid_jobs.tolist()):  # the same scalar calls the loop below would make
+                lo0, lo1 = int(data.lo[j, 0]), int(data.lo[j, 1])
+                for a in range(lo0, int(data.hi[j, 0]) + 1):
+                    for b in range(lo1, int(data.hi[j, 1]) + 1):
+                        self.grid[i, a - lo0, b - lo1] = float(data.time_s(j, a, b))
+
+    #: a table job (or one with a restart cost) with at most this many counts is looked up in a grid
+    GRID_CELLS = 64
 
     def at(self, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
         """(J,) times with job j at (c0[j], c1[j])."""
@@ -67,6 +83,11 @@ class _Times:
                 if data.offset is not None:
                     t = t + data.offset[jobs]
             out[jobs] = np.where(ok, t, np.inf)
+        if len(self.grid_jobs):
+            jobs = self.grid_jobs
+            ok = inside[jobs]
+            i = np.flatnonzero(ok)
+            out[jobs[i]] = self.grid[i, c0[jobs[i]] - data.lo[jobs[i], 0], c1[jobs[i]] - data.lo[jobs[i], 1]]
         for j in self.python.tolist():
             if inside[j]:
                 out[j] = float(data.time_s(j, int(c0[j]), int(c1[j])))

@@ -313,8 +313,13 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
         moves, free, swapped = _trade_types(data, row_of_job, free, moves)
         improved |= swapped
         paused = [j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])]
+        state: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # rebuilt after each change
         for p in sorted(paused, key=lambda j: fastest[j]):
-            admitted = np.array(sorted(row_of_job), dtype=np.int64)
+            if state is None:
+                admitted = np.array(sorted(row_of_job), dtype=np.int64)
+                a_rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
+                state = (admitted, a_rows, t_min[a_rows], free[None, :] + use[a_rows])
+            admitted, a_rows, a_cost, room = state  # room (A, T·R): what each admitted job's leaving frees
             if not len(admitted):
                 break
             direct = [u for u in job_rows[p] if feasible[u] and np.all(use[u] <= free)]
@@ -324,9 +329,8 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
                 row_of_job[p] = u
                 moves += 1
                 improved = True
+                state = None
                 continue
-            a_rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
-            a_cost, room = t_min[a_rows], free[None, :] + use[a_rows]  # (A,), (A, T·R): the room each leaves
             best: tuple[float, int, int] | None = None  # (saving, row of p, index into admitted)
             for u in job_rows[p]:
                 if not feasible[u]:
@@ -345,6 +349,7 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
                 row_of_job[p] = u
                 moves += 1
                 improved = True
+                state = None
             if moves >= EXCHANGE_MOVES:
                 break
     return {v: (int(mins[v, 0]), int(mins[v, 1])) for v in row_of_job.values()}
