@@ -335,9 +335,10 @@ def _exchange(data: TypedData, chosen: dict[int, tuple[int, int]], free: np.ndar
             for u in job_rows[p]:
                 if not feasible[u]:
                     continue
-                ok = np.all(use[u][None, :] <= room, axis=1) & (a_cost > t_min[u] + IMPROVE_TOL)
-                if ok.any():
-                    i = int(np.argmax(np.where(ok, a_cost, -np.inf)))  # the costliest admitted job it can replace
+                dearer = np.flatnonzero(a_cost > t_min[u] + IMPROVE_TOL)  # the room test only where it saves
+                ok = dearer[np.all(use[u][None, :] <= room[dearer], axis=1)]
+                if len(ok):
+                    i = int(ok[np.argmax(a_cost[ok])])  # the costliest admitted job it can replace (the first of ties)
                     saving = float(a_cost[i] - t_min[u])
                     if best is None or saving > best[0]:
                         best = (saving, u, i)
@@ -363,6 +364,8 @@ def _trade_types(data: TypedData, row_of_job: dict[int, int], free: np.ndarray, 
     row_on = data.row_on
     jobs = np.array(sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]), dtype=np.int64)
     rows = np.array([row_of_job[j] for j in jobs.tolist()], dtype=np.int64)  # kept in step with row_of_job
+    if len(jobs) > TRADE_SCAN_JOBS:
+        return _trade_types_ranked(data, row_of_job, jobs, rows, free, moves)
     traded = False
     for i in range(len(jobs)):
         if moves >= EXCHANGE_MOVES:
@@ -391,6 +394,74 @@ def _trade_types(data: TypedData, row_of_job: dict[int, int], free: np.ndarray, 
         b = int(idx[k])
         rows[i], rows[b] = ua[k], ub[k]
         row_of_job[int(jobs[i])], row_of_job[int(jobs[b])] = int(ua[k]), int(ub[k])
+        moves += 1
+        traded = True
+    return moves, free, traded
+
+
+#: above this many admitted jobs, :func:`_trade_types` ranks each job's partners instead of scanning all
+TRADE_SCAN_JOBS = 1000
+#: partners ranked per pair of types (the ones a trade saves most with, as the pass starts)
+TRADE_PARTNERS = 256
+
+
+def _trade_types_ranked(data: TypedData, row_of_job: dict[int, int], jobs: np.ndarray, rows: np.ndarray,
+                        free: np.ndarray, moves: int) -> tuple[int, np.ndarray, bool]:
+    """:func:`_trade_types` in O(jobs · types² · TRADE_PARTNERS): a trade of job a (on τa) with b (on τb)
+    saves (t_a,τa − t_a,τb) + (t_b,τb − t_b,τa), the second part b's alone, so each job's partners on τb
+    are the TRADE_PARTNERS jobs on τb with the largest second part when the pass starts (ties by
+    position). Partners that have moved since are skipped; jobs moved onto τb during the pass wait for
+    the next one (``_exchange`` repeats the pass while it improves)."""
+    _, _, use, t_min = data.minimum
+    row_on = data.row_on
+    kind = data.kind
+    n_types = len(data.instance.accelerators)
+    positions = np.arange(len(jobs))
+    ranked: dict[tuple[int, int], np.ndarray] = {}
+    for tb in range(n_types):
+        on_tb = positions[kind[rows] == tb]
+        for ta in range(n_types):
+            if ta == tb or not len(on_tb):
+                continue
+            ub = row_on[jobs[on_tb], ta]
+            has = on_tb[ub >= 0]
+            g = t_min[rows[has]] - t_min[row_on[jobs[has], ta]]
+            ranked[tb, ta] = has[np.lexsort((has, -g))][:TRADE_PARTNERS]
+    traded = False
+    for i in range(len(jobs)):
+        if moves >= EXCHANGE_MOVES:
+            break
+        va = int(rows[i])
+        ta = int(kind[va])
+        tol = IMPROVE_TOL * max(1.0, t_min[va])
+        best: tuple[float, int, int, int, np.ndarray] | None = None  # (saving, position, ua, ub, free after)
+        for tb in range(n_types):
+            ua = int(row_on[jobs[i], tb])
+            cand = ranked.get((tb, ta))
+            if tb == ta or ua < 0 or cand is None or not len(cand):
+                continue
+            vb = rows[cand]
+            ub = row_on[jobs[cand], ta]
+            ok = (kind[vb] == tb) & (ub >= 0) & (cand != i)
+            saving = t_min[va] - t_min[ua] + t_min[vb] - t_min[np.where(ub >= 0, ub, 0)]
+            ok &= saving > tol
+            if not ok.any():
+                continue
+            sel = np.flatnonzero(ok)
+            after = free[None, :] + use[va][None, :] + use[vb[sel]] - use[ua] - use[ub[sel]]
+            good = np.all(after >= 0, axis=1)
+            if not good.any():
+                continue
+            g = sel[good]
+            k = int(np.lexsort((cand[g], -saving[g]))[0])  # the largest saving, then the first position
+            pick = (float(saving[g][k]), int(cand[g][k]), ua, int(ub[g][k]), after[np.flatnonzero(good)[k]])
+            if best is None or (pick[0], -pick[1]) > (best[0], -best[1]):
+                best = pick
+        if best is None:
+            continue
+        _, b, ua, ubk, free = best
+        rows[i], rows[b] = ua, ubk
+        row_of_job[int(jobs[i])], row_of_job[int(jobs[b])] = ua, ubk
         moves += 1
         traded = True
     return moves, free, traded
@@ -771,7 +842,7 @@ def solve_typed_exact(backend: ExactBackend, name: str, instance: Instance, *, t
         starts = [best]
         if not every_job:
             mass = np.bincount(row_of, weights=tb.lp.x, minlength=len(data.job))
-            starts.append(typed_admission(data, "aware", preference=-mass, limit=len(best)))
+            starts.append(typed_admission(data, "aware", preference=-mass, limit=len(best), exchange=False))
         best = _priced_incumbent(data, starts, clock=clock)
         metrics["incumbent_method"] = "typed greedy, LP rounding, then prices and local search over its rows"
         keep = fix_by_reduced_cost(cs, tb.lp, cost_of(best))
