@@ -23,6 +23,7 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow
+	SCHEDOPT_DOCS_SLOW=1 $(BIN)/python -m pytest docs
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
