@@ -28,7 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from schedopt.allocation.jobtime import job_time_s, training_s
-from schedopt.allocation.objectives import grid_terms, is_weighted, objective_terms
+from schedopt.allocation.objectives import objective_of_time
 from schedopt.claims import SESSION, Replay, TooLargeToReplay
 from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names
 from schedopt.instance import Instance, Job
@@ -45,12 +45,7 @@ def remaining_time_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.nda
     """The job's objective term over the counts (c0, c1): t_j = Q_j·step_time(c0, c1) + ρ_j
     where the counts differ from the running ones (s), weighted and offset by the
     instance's objective (``allocation/objectives.py``) when it is not Σ t_j."""
-    t = _time_grid(instance, job, c0, c1)
-    if not is_weighted(instance):
-        return t
-    weight, offset = objective_terms(instance)
-    j = instance.job_index[job.id]
-    return grid_terms(float(weight[j]), float(offset[j]), t)
+    return objective_of_time(instance, job.id, _time_grid(instance, job, c0, c1))
 
 
 def _time_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:

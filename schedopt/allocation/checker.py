@@ -184,7 +184,7 @@ def plan_objective(instance: Instance, plan: Plan) -> Instance:
 def allocation_value(instance: Instance, plan: Plan) -> float:
     """Σ_j c_j over the plan's admitted jobs, each at its type's speed: t_j = Q_j / f_j(p_j, w_j)
     (Optimus eq. 5-6), or its weighted form when the plan names the average-JCT objective."""
-    if plan.objective.name in OBJECTIVES:
-        instance = instance.with_objective(plan.objective.name)
+    if plan.objective.name in OBJECTIVES:  # else the instance's own (the checker reports the unknown name)
+        instance = plan_objective(instance, plan)
     term = _term_on_types(plan)
     return float(sum(term(instance, j, c) for j, c in plan.allocation.items()))

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from schedopt.allocation.jobtime import training_s
-from schedopt.allocation.objectives import is_weighted, job_term, objective_terms
+from schedopt.allocation.objectives import objective_of_time
 from schedopt.instance import Instance, Job
 
 
@@ -32,12 +32,7 @@ def remaining_time_s(instance: Instance, job_id: str, counts: dict[str, int], ac
 def objective_term(instance: Instance, job_id: str, counts: dict[str, int], accelerator: str | None = None) -> float:
     """The job's term of the instance's objective (``allocation/objectives.py``):
     :func:`remaining_time_s` under Σ t_j, weight_j·t_j + offset_j otherwise; inf if not allowed."""
-    t = remaining_time_s(instance, job_id, counts, accelerator)
-    if not is_weighted(instance):
-        return t
-    weight, offset = objective_terms(instance)
-    j = instance.job_index[job_id]
-    return job_term(float(weight[j]), float(offset[j]), t)
+    return float(objective_of_time(instance, job_id, remaining_time_s(instance, job_id, counts, accelerator)))
 
 
 def _changes(job: Job, running: dict[str, int], counts: dict[str, int]) -> bool:

@@ -32,6 +32,7 @@ time (c_j <= -H/t_j, equality at t_j = t*_j).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -93,13 +94,16 @@ def is_weighted(instance: Instance) -> bool:
     return instance.objective != OBJECTIVES[0]
 
 
-def job_term(weight: float, offset: float, t: float) -> float:
-    """weight·t + offset (inf stays inf: a configuration not allowed)."""
-    return weight * t + offset if math.isfinite(t) else math.inf
-
-
-def grid_terms(weight: float, offset: float, t: np.ndarray) -> np.ndarray:
-    """:func:`job_term` over an array of times."""
+def objective_of_time(instance: Instance, job_id: str, t: Any) -> Any:
+    """Job ``job_id``'s term of the instance's objective from its time ``t`` (seconds, scalar or
+    array): ``t`` itself under Σ t_j, weight·t + offset otherwise; inf stays inf (not allowed)."""
+    if not is_weighted(instance):
+        return t
+    weight, offset = objective_terms(instance)
+    j = instance.job_index[job_id]
+    w, b = float(weight[j]), float(offset[j])
+    if np.ndim(t) == 0:
+        return w * float(t) + b if math.isfinite(t) else math.inf
     t = np.asarray(t, dtype=float)
     with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(t), weight * t + offset, np.inf)
+        return np.where(np.isfinite(t), w * t + b, np.inf)
