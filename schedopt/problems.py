@@ -97,9 +97,10 @@ class Problem:
 
     @property
     def lexicographic_admission(self) -> bool:
-        """Whether the first objective is the admitted count (allocation, quality): a plan
+        """Whether the first objective is the admitted count (allocation, quality; placement's
+        placed count): a plan
         pausing a job is optimal only if no plan admits more (docs/certificates.md)."""
-        return bool(self.objectives) and self.objectives[0].name == "admitted"
+        return bool(self.objectives) and self.objectives[0].name in ("admitted", "placed")
 
     def why_not(self, instance: Instance) -> str | None:
         """Why a solver of this problem cannot take ``instance`` (None: it can)."""

@@ -18,7 +18,9 @@ OBJECTIVES = ["sum", "max", "cross_pairs"]
 
 
 def test_registry_has_the_design_placement_solvers() -> None:
-    assert set(PLACEMENT_SOLVERS) == {"optimus-placement", "dltap", "kube-default", "placement-milp", "placement-cpsat"}
+    # DESIGN.md's five, and ours: placement-lagrange (issue 51)
+    assert set(PLACEMENT_SOLVERS) == {"optimus-placement", "dltap", "kube-default", "placement-milp", "placement-cpsat",
+                                      "placement-lagrange"}
     info = {s.name: s for s in schedopt.solvers("placement")}
     assert info["placement-milp"].exact and info["placement-cpsat"].exact and not info["dltap"].exact
 

@@ -102,8 +102,11 @@ def _splits(part: Part) -> list[tuple[Part, Part]]:
 
 
 @lru_cache(maxsize=4096)
-def _undominated(p: int, w: int, kind: str, ratio: float) -> tuple[Shape, ...] | None:
-    """Undominated shapes for costs with c_ps/c_w = ``ratio`` (T) or pairs."""
+def undominated(p: int, w: int, kind: str, ratio: float, tol: float = TINY) -> tuple[Shape, ...] | None:
+    """Undominated shapes for costs with c_ps/c_w = ``ratio`` (``kind`` "time": T, scaled by
+    1/c_w) or cross-node pairs (``kind`` "cross_pairs"): those no one-part split of which costs
+    at most as much, within ``tol`` relative (0: exactly, as the certificate replay decides).
+    None when the vector partitions are too many to enumerate."""
     if p == 0 or w == 0:  # one role: every shape costs 0, single tasks pack best
         return (((1, 0),) * p + ((0, 1),) * w,) if p + w else ((),)
     shapes = vector_partitions(p, w)
@@ -116,7 +119,7 @@ def _undominated(p: int, w: int, kind: str, ratio: float) -> tuple[Shape, ...] |
     keep = []
     for s in shapes:
         c = cost(s)
-        dominated = any(cost(tuple(sorted(s[:i] + s[i + 1:] + pair, reverse=True))) <= c + TINY * max(1.0, c)
+        dominated = any(cost(tuple(sorted(s[:i] + s[i + 1:] + pair, reverse=True))) <= c + tol * max(1.0, c)
                         for i, part in enumerate(s) for pair in _splits(part))
         if not dominated:
             keep.append(s)
@@ -126,7 +129,7 @@ def _undominated(p: int, w: int, kind: str, ratio: float) -> tuple[Shape, ...] |
 def job_shapes(p: int, w: int, c_ps: float, c_w: float, kind: str) -> tuple[Shape, ...] | None:
     """The undominated shapes of a job (see the module docstring); None when too many to enumerate."""
     ratio = round(c_ps / c_w, 12) if c_w > 0 else 1.0
-    return _undominated(int(p), int(w), "cross_pairs" if kind == "cross_pairs" else "time", ratio)
+    return undominated(int(p), int(w), "cross_pairs" if kind == "cross_pairs" else "time", ratio)
 
 
 @dataclass

@@ -3,8 +3,8 @@
 
 ``placement`` (Optimus §4.2 and Appendix, DLTAP): tasks per server; place the
 most jobs, then minimise Σ_j T_j (or max_j T_j, or cross-node PS-worker pairs).
-Solvers: ``optimus-placement``, ``kube-default``, ``dltap``, ``placement-milp``,
-``placement-cpsat``.
+Solvers: ``optimus-placement``, ``placement-lagrange``, ``kube-default``, ``dltap``,
+``placement-milp``, ``placement-cpsat``.
 
 ``ps-assignment`` (Optimus §5.3, Table 3): parameter blocks to parameter
 servers; the Table 3 metrics. Solvers: ``paa``, ``mxnet-default``. It lives
@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from schedopt.instance import Instance
+from schedopt.placement.certificates import CERTIFICATES as PLACEMENT_CERTIFICATES
 from schedopt.placement.checker import (check_placement, check_ps_assignment, placement_plan_metrics, placement_value,
                                         ps_assignment_value)
 from schedopt.placement.families import PLACEMENT_FAMILIES, PS_ASSIGNMENT_FAMILIES
@@ -71,7 +72,8 @@ PLACEMENT = register_problem(Problem(
     check=check_placement,
     objective_value=placement_value,
     solver_modules=("schedopt.placement.optimus", "schedopt.placement.kube", "schedopt.placement.dltap",
-                    "schedopt.placement.milp", "schedopt.placement.cpsat"),
+                    "schedopt.placement.milp", "schedopt.placement.cpsat", "schedopt.placement.price_guided"),
+    certificates=dict(PLACEMENT_CERTIFICATES),
     families=dict(PLACEMENT_FAMILIES),
     rank=20,
 ))

@@ -32,6 +32,8 @@ COST_RESOLUTION = 1e9
 
 
 class CpSatPlacement:
+    label = "cp-sat"
+
     def __init__(self, workers: int):
         self.workers = workers
 

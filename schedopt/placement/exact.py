@@ -41,24 +41,17 @@ from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, build_class_model
 from schedopt.placement.incremental import place_keeping
 from schedopt.placement.optimus import refined_place
-from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, compile_placement, cross_pairs,
-                                       movement_metrics, transfer_time_s)
-from schedopt.plan import Plan, Status, Termination, relative_gap
+from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, coefficients, compile_placement,
+                                       cross_pairs, movement_metrics, objective_value, transfer_time_s)
+from schedopt.claims import TooLargeToReplay
+from schedopt.placement.relaxation import pattern_certificates, solve_class_lp
+from schedopt.plan import Certificate, Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import IMPROVE_TOL, OPTIMAL_GAP, TINY
 
 Objective = Literal["sum", "max", "cross_pairs"]
 OBJECTIVES = ("sum", "max", "cross_pairs")
 MOVES = ("first", "ignore")
 MODELS = ("auto", "classes", "servers")
-
-
-def coefficients(data: PlacementData) -> tuple[np.ndarray, np.ndarray]:
-    """(c_ps, c_w), each (J,): seconds of T_j per remote peer; 0 for one-role jobs."""
-    p = data.counts[:, 0].astype(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        unit = np.where(p > 0, data.size_mb / np.where(p > 0, p, 1.0), 0.0)
-    two = (data.counts[:, 0] > 0) & (data.counts[:, 1] > 0)
-    return np.where(two, unit / data.bw[:, 0], 0.0), np.where(two, unit / data.bw[:, 1], 0.0)
 
 
 @dataclass
@@ -109,22 +102,6 @@ def decode(P: np.ndarray, W: np.ndarray) -> list[JobPlacement | None]:
     return where
 
 
-def objective_value(data: PlacementData, where: list[JobPlacement | None], objective: Objective) -> float:
-    """The stage-2 objective of a placement, recomputed from the data."""
-    vals = []
-    for j, pl in enumerate(where):
-        if pl is None:
-            continue
-        p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
-        if objective == "cross_pairs":
-            vals.append(float(cross_pairs(p, w, pl[1], pl[2])))
-        else:
-            vals.append(transfer_time_s(data.size_mb[j], p, w, pl[1], pl[2], *data.bw[j]))
-    if objective == "max":
-        return max(vals, default=0.0)
-    return float(sum(vals))
-
-
 def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instance, *, objective: Objective,
                           time_limit: float | None, seed: int | None, options: dict[str, Any],
                           moves: str = "first", model: str = "auto") -> Plan:
@@ -171,9 +148,21 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
     left, expired = clock.left, clock.expired
 
     def plan(where: list[JobPlacement | None], status: Status, term: Termination, bound: float | None = None,
-             message: str | None = None) -> Plan:
+             message: str | None = None, count_proven: bool = False) -> Plan:
+        """The plan, its claims tied to proofs: the pattern certificates where they prove the
+        stated bounds (the bound, when they prove it within OPTIMAL_GAP; the placed count,
+        when they prove it the most), the backend's word otherwise."""
+        placed = sum(pl is not None for pl in where)
+        admitted_bound, cert = None, None
+        if status == Status.OPTIMAL or bound is not None:
+            admitted_bound, bound, cert = _certified(data, cm, objective, where, bound, count_proven,
+                                                     getattr(backend, "label", name), metrics, clock)
+            if status == Status.OPTIMAL and placed < data.J and admitted_bound != placed:
+                status = Status.FEASIBLE
+                message = "the placed count is not proven the most"
         return build_plan(data, where, solver=name, status=status, termination=term, started=started, bound=bound,
-                          seed=seed, options=options, metrics=metrics, message=message, objective=objective)
+                          seed=seed, options=options, metrics=metrics, message=message, objective=objective,
+                          admitted_bound=admitted_bound, certificate=cert)
 
     def key(where: list[JobPlacement | None]) -> tuple[int, int, float]:
         return (-sum(pl is not None for pl in where), moved_tasks(data, where) if keep else 0,
@@ -224,14 +213,58 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         bound = value if bound is None else bound
         gap = relative_gap(value, bound)
         if gap is not None and gap > OPTIMAL_GAP:  # optimal for the backend's (scaled) model only
-            return plan(best, Status.FEASIBLE, Termination.OPTIMAL, bound=bound,
+            return plan(best, Status.FEASIBLE, Termination.OPTIMAL, bound=bound, count_proven=True,
                         message=f"optimal for the backend's scaled model; the proven gap on the true objective is {gap:.2g}")
-        return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound)
+        return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, count_proven=True)
     gap = relative_gap(value, bound)
     if gap is not None and gap <= IMPROVE_TOL:
-        return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound)
+        return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, count_proven=True)
     return plan(best, Status.FEASIBLE, second.termination if second.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
-                bound=bound, message=None if found else "stage 2 found no better placement in time; the best placement found is returned")
+                bound=bound, count_proven=True, message=None if found else "stage 2 found no better placement in time; the best placement found is returned")
+
+
+def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective, where: list[JobPlacement | None],
+               bound: float | None, count_proven: bool, backend: str, metrics: dict[str, Any],
+               clock: Deadline) -> tuple[int | None, float | None, Certificate | None]:
+    """(admitted bound, bound, certificate) for an exact plan: pattern certificates from the class
+    model's LP where they prove the claims, else the backend's proof of what it proved."""
+    placed = sum(pl is not None for pl in where)
+    value = objective_value(data, where, objective)
+    count_bound = count_proof = pattern_bound = bound_proof = None
+    if objective in ("sum", "cross_pairs") and data.J:
+        if cm is None:
+            cm = build_class_model(data, objective, *coefficients(data))
+        if cm is not None:
+            first = solve_class_lp(cm, stage="place")
+            second = solve_class_lp(cm, stage="cost", min_placed=placed) if first is not None else None
+            if first is not None:
+                try:
+                    count_bound, pattern_bound, cert, info = pattern_certificates(data, cm, objective, placed, first, second)
+                except TooLargeToReplay:
+                    cert, info = None, {"certificate": "too large to replay"}
+                metrics.update(info)
+                if cert is not None:
+                    count_proof, bound_proof = cert.admitted_bound, cert.bound
+    if count_bound is not None and count_bound != placed:
+        count_bound = count_proof = None  # proves less than the backend did: the backend's word stands
+    if count_bound is None and count_proven and placed < data.J:
+        count_bound, count_proof = placed, Proof(kind="backend", backend=backend)
+    if bound is not None:
+        closes = pattern_bound is not None and relative_gap(value, pattern_bound) is not None and \
+            relative_gap(value, pattern_bound) <= OPTIMAL_GAP  # type: ignore[operator]
+        if closes:
+            bound = min(pattern_bound, value)  # type: ignore[type-var]
+            bound_proof = bound_proof.model_copy(update={"value": bound})  # type: ignore[union-attr]
+        elif pattern_bound is not None and pattern_bound > bound:
+            bound = pattern_bound
+        else:
+            bound_proof = Proof(kind="backend", backend=backend)
+    else:
+        bound_proof = None
+    if count_bound is None:
+        count_proof = None
+    cert = Certificate(bound=bound_proof, admitted_bound=count_proof) if (bound_proof or count_proof) else None
+    return count_bound, bound, cert
 
 
 # ---- brute force (tests) -------------------------------------------------------------------------

@@ -162,6 +162,8 @@ def build_class_model(data: PlacementData, cm: ClassModel, *, stage: str, object
 
 
 class HighsPlacement:
+    label = "pyomo+highs"
+
     def __init__(self, rel_gap: float, threads: int):
         self.rel_gap = rel_gap
         self.threads = threads

@@ -22,7 +22,7 @@ import numpy as np
 
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import TWO_ROLES, Instance
-from schedopt.plan import Objective, Plan, Status, Termination, relative_gap
+from schedopt.plan import Certificate, Objective, Plan, Status, Termination, relative_gap
 from schedopt.tolerances import FIT_TOL
 
 #: objective kind -> (plan objective name, metric holding its value)
@@ -205,7 +205,8 @@ def placement_metrics(data: PlacementData, where: list[JobPlacement | None]) -> 
 def build_plan(data: PlacementData, where: list[JobPlacement | None], *, solver: str, status: Status,
                termination: Termination, started: float, bound: float | None = None, seed: int | None = None,
                options: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
-               message: str | None = None, objective: str = "sum") -> Plan:
+               message: str | None = None, objective: str = "sum", admitted_bound: int | None = None,
+               certificate: Certificate | None = None) -> Plan:
     m = placement_metrics(data, where)
     m.update(metrics or {})
     obj_name, metric = OBJECTIVE_NAMES[objective]
@@ -223,8 +224,34 @@ def build_plan(data: PlacementData, where: list[JobPlacement | None], *, solver:
                 per_server[data.servers[s_idx]] = counts
         placement[data.jobs[j]] = per_server
     return Plan(instance=data.instance.name, problem="placement", solver=solver, status=status, termination=termination,
-                objective=Objective(name=obj_name, sense="min",
-                                    value=value, bound=bound, gap=relative_gap(value, bound), admitted=len(allocation)),
+                objective=Objective(name=obj_name, sense="min", value=value, bound=bound, gap=relative_gap(value, bound),
+                                    admitted=len(allocation), admitted_bound=admitted_bound),
+                certificate=certificate,
                 solve_seconds=time.perf_counter() - started, allocation=allocation, placement=placement,
                 paused=[j.id for j in data.instance.jobs if j.id not in allocation], metrics=m, seed=seed,
                 options=options or {}, message=message)
+
+
+def coefficients(data: PlacementData) -> tuple[np.ndarray, np.ndarray]:
+    """(c_ps, c_w), each (J,): seconds of T_j per remote peer; 0 for one-role jobs."""
+    p = data.counts[:, 0].astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unit = np.where(p > 0, data.size_mb / np.where(p > 0, p, 1.0), 0.0)
+    two = (data.counts[:, 0] > 0) & (data.counts[:, 1] > 0)
+    return np.where(two, unit / data.bw[:, 0], 0.0), np.where(two, unit / data.bw[:, 1], 0.0)
+
+
+def objective_value(data: PlacementData, where: list[JobPlacement | None], objective: str) -> float:
+    """The stage-2 objective of a placement, recomputed from the data."""
+    vals = []
+    for j, pl in enumerate(where):
+        if pl is None:
+            continue
+        p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
+        if objective == "cross_pairs":
+            vals.append(float(cross_pairs(p, w, pl[1], pl[2])))
+        else:
+            vals.append(transfer_time_s(data.size_mb[j], p, w, pl[1], pl[2], *data.bw[j]))
+    if objective == "max":
+        return max(vals, default=0.0)
+    return float(sum(vals))

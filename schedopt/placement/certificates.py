@@ -1,0 +1,205 @@
+"""Replaying placement certificates from the instance alone (checker side; docs/certificates.md).
+
+Both kinds price *items*: a part (a, b) of a job is a PS and b workers of it on one
+server, its item the resource vector a·d_ps + b·d_w (keyed by :func:`item_key`).
+Prices π >= 0 are given per item; an item not named costs 0. For each server k,
+V_k(π) is the most a server of its capacity can hold in priced items (the best
+packing; the replay enumerates the maximal packings of the priced items).
+
+Every placement assigns each placed job a *shape*: its parts, one per server it
+uses. Splitting a part into two on the same server keeps every server's load and
+never lowers the job's cost, so each plan can be rewritten, at no higher cost,
+into one where every job's shape is *undominated* (no one-part split costs at
+most as much; decided exactly, :func:`~schedopt.placement.classes.undominated`
+with no tolerance), its parts still packed per server. Summing over servers,
+Σ_j π·parts_j <= Σ_k V_k(π). Hence, with g_j = min over job j's undominated shapes
+whose parts each fit some server:
+
+``pattern-lp-dual`` (proves ``objective.admitted_bound``, the most jobs placed):
+
+    placed <= Σ_j max(0, 1 - min_s π·n_s) + Σ_k V_k(π),   floored;
+
+``pattern-lagrangian`` (proves ``objective.bound`` of Σ T_j or of the cross-node
+pairs, over every placement placing at least ``admit`` = k jobs; μ = ``admit_price``):
+
+    Σ_j cost_j >= Σ_j min(0, min_s [cost(s) + π·n_s] - μ) + μ·k - Σ_k V_k(π).
+
+(For a placed set A with |A| >= k: Σ_A cost = Σ_A (cost + π·n - μ) - Σ_A π·n + μ|A|.)
+The Optimus Appendix's T(s) and DLTAP's pairs are as in :mod:`schedopt.placement.classes`.
+``max`` T_j has no such certificate.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from schedopt.claims import Replay, TooLargeToReplay
+from schedopt.instance import Instance
+from schedopt.packing import maximal_patterns
+from schedopt.placement.classes import Shape, server_classes, shape_pairs, shape_time, undominated
+from schedopt.placement.problem import OBJECTIVE_NAMES, PlacementData, coefficients, compile_placement
+from schedopt.tolerances import capacity_limit, floor_count
+
+#: the most maximal packings of priced items enumerated per server capacity
+MAX_REPLAY_PATTERNS = 200_000
+
+KIND_OF = {name: kind for kind, (name, _) in OBJECTIVE_NAMES.items()}
+
+
+def item_key(resources: list[str], vector: np.ndarray) -> str:
+    """An item's name in a certificate: its resource vector, e.g. ``cpu=8,gpu=1,mem_gb=20``."""
+    return ",".join(f"{r}={float(v):.9g}" for r, v in zip(resources, vector.tolist()))
+
+
+def fits_some_server(data: PlacementData, vec: np.ndarray) -> bool:
+    return bool(np.any(np.all(vec <= capacity_limit(data.cap), axis=1)))
+
+
+def job_options(data: PlacementData, j: int, kind: str) -> list[tuple[Shape, float, list[str]]]:
+    """Job j's undominated shapes whose parts each fit some server: (shape, cost, item keys)."""
+    p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
+    c_ps, c_w = (float(c[j]) for c in coefficients(data))
+    ratio = c_ps / c_w if c_w > 0 else 1.0
+    shapes = undominated(p, w, "cross_pairs" if kind == "cross_pairs" else "time", ratio, 0.0)
+    if shapes is None:
+        raise TooLargeToReplay(f"job {data.jobs[j]}: more than the enumerated vector partitions of ({p}, {w}) tasks")
+    names = data.instance.resources
+    keys: dict[tuple[int, int], str | None] = {}
+    for shape in shapes:
+        for part in shape:
+            if part not in keys:
+                vec = part[0] * data.demand[j, 0] + part[1] * data.demand[j, 1]
+                keys[part] = item_key(names, vec) if fits_some_server(data, vec) else None
+    out = []
+    for shape in shapes:
+        parts = [keys[part] for part in shape]
+        if any(k is None for k in parts):
+            continue  # a part no server holds: no placement has this shape
+        cost = float(shape_pairs(shape, p, w)) if kind == "cross_pairs" else shape_time(shape, p, w, c_ps, c_w)
+        out.append((shape, cost, parts))  # type: ignore[arg-type]
+    return out
+
+
+def _items(data: PlacementData, prices: dict[str, float] | None) -> dict[str, tuple[np.ndarray, float]]:
+    """The priced items: key -> (vector, price); ValueError for a bad price or an item no job has."""
+    prices = prices or {}
+    for key, value in prices.items():
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"price of item {key!r} must be finite and >= 0, got {value!r}")
+    known: dict[str, np.ndarray] = {}
+    names = data.instance.resources
+    for p, w, d in {(int(data.counts[j, 0]), int(data.counts[j, 1]), data.demand[j].tobytes()): j
+                    for j in range(data.J)}:
+        d_ps, d_w = np.frombuffer(d).reshape(2, -1)
+        for a in range(p + 1):
+            for b in range(w + 1):
+                if a + b:
+                    vec = a * d_ps + b * d_w
+                    known.setdefault(item_key(names, vec), vec)
+    unknown = sorted(set(prices) - set(known))
+    if unknown:
+        raise ValueError(f"prices name items that are no part of any job: {unknown[:3]}")
+    return {k: (known[k], float(v)) for k, v in prices.items() if v > 0}
+
+
+@lru_cache(maxsize=16)
+def _patterns(items: bytes, n: int, capacity: bytes) -> np.ndarray | None:
+    """The maximal packings of ``n`` item vectors into one server (cached: a check replays two
+    certificates, and a solver states both, over the same items)."""
+    cap = np.frombuffer(capacity)
+    return maximal_patterns(np.frombuffer(items).reshape(n, len(cap)), cap, limit=MAX_REPLAY_PATTERNS)
+
+
+def server_values(data: PlacementData, items: dict[str, tuple[np.ndarray, float]]) -> np.ndarray:
+    """(S,) V_k(π): the most priced items one server holds, by value (maximal packings enumerated)."""
+    out = np.zeros(data.S)
+    if not items:
+        return out
+    vecs = np.array([v for v, _ in items.values()], dtype=float)
+    price = np.array([p for _, p in items.values()], dtype=float)
+    for members in server_classes(data.cap):
+        patterns = _patterns(vecs.tobytes(), len(vecs), data.cap[members[0]].tobytes())
+        if patterns is None:
+            raise TooLargeToReplay(f"more than {MAX_REPLAY_PATTERNS:,} packings of the priced items on one server")
+        out[members] = float((patterns @ price).max(initial=0.0))
+    return out
+
+
+def _signature(data: PlacementData, j: int, c_ps: np.ndarray, c_w: np.ndarray) -> tuple:
+    return (int(data.counts[j, 0]), int(data.counts[j, 1]), data.demand[j].tobytes(), float(c_ps[j]), float(c_w[j]))
+
+
+def job_bests(data: PlacementData, price: dict[str, float], kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(J,) min_s π·n_s and (J,) min_s [cost(s) + π·n_s] over each job's undominated shapes
+    whose parts fit some server (+inf for a job no placement holds). Jobs alike are priced once."""
+    c_ps, c_w = coefficients(data)
+    seen: dict[tuple, tuple[float, float]] = {}
+    price_only, with_cost = np.full(data.J, np.inf), np.full(data.J, np.inf)
+    for j in range(data.J):
+        sig = _signature(data, j, c_ps, c_w)
+        if sig not in seen:
+            options = job_options(data, j, kind)
+            sums = [sum(price.get(k, 0.0) for k in keys) for _, _, keys in options]
+            seen[sig] = (min(sums, default=np.inf), min((c + v for (_, c, _), v in zip(options, sums)), default=np.inf))
+        price_only[j], with_cost[j] = seen[sig]
+    return price_only, with_cost
+
+
+def admission_bound(data: PlacementData, prices: dict[str, float] | None, kind: str) -> int:
+    """At most this many jobs are placed by any placement (the prices' LP-dual value, floored)."""
+    items = _items(data, prices)
+    price = {k: p for k, (_, p) in items.items()}
+    price_only, _ = job_bests(data, price, kind)
+    return floor_count(float(server_values(data, items).sum()) + float(np.maximum(0.0, 1.0 - price_only).sum()))
+
+
+def lagrangian_bound(data: PlacementData, prices: dict[str, float] | None, kind: str, *, admit: int | None,
+                     admit_price: float) -> float:
+    """The least cost of any placement placing at least ``admit`` jobs (None: all of them)."""
+    if not math.isfinite(admit_price) or admit_price < 0:
+        raise ValueError(f"admit_price must be finite and >= 0, got {admit_price!r}")
+    items = _items(data, prices)
+    price = {k: p for k, (_, p) in items.items()}
+    _, best = job_bests(data, price, kind)
+    values = float(server_values(data, items).sum())
+    if admit is None or admit >= data.J:
+        if np.isinf(best).any():
+            raise ValueError("some job fits no server: no placement places every job")
+        return max(float(best.sum()) - values, 0.0)
+    if admit < 0:
+        raise ValueError(f"admit must be >= 0, got {admit}")
+    terms = np.minimum(0.0, np.where(np.isinf(best), 0.0, best - admit_price))
+    return max(float(terms.sum()) + admit_price * admit - values, 0.0)
+
+
+def _kind(plan: Any) -> str:
+    kind = KIND_OF.get(plan.objective.name)
+    if kind is None or kind == "max":
+        raise ValueError(f'objective "{plan.objective.name}" has no pattern certificate (Σ T_j and cross-node pairs have)')
+    return kind
+
+
+def replay_admission(instance: Instance, plan: Any, proof: Any) -> float:
+    """``pattern-lp-dual``: the most jobs any placement places, as the prices prove it."""
+    return float(admission_bound(compile_placement(instance), proof.prices, _kind(plan)))
+
+
+def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:
+    """``pattern-lagrangian``: the least Σ T_j (or cross-node pairs) of any placement placing at
+    least ``admit`` jobs (None: every job); ``admit`` may not exceed the plan's placed jobs."""
+    data = compile_placement(instance)
+    if proof.admit is not None and proof.admit > len(plan.allocation):
+        raise ValueError(f"admit {proof.admit} > the {len(plan.allocation)} jobs the plan places (the bound covers "
+                         f"placements placing at least {proof.admit}, which need not include the optimum)")
+    if proof.admit is None and len(plan.allocation) < data.J:
+        raise ValueError("no admit: the bound covers placements placing every job, and the plan pauses some")
+    return lagrangian_bound(data, proof.prices, _kind(plan), admit=proof.admit,
+                            admit_price=float(proof.admit_price or 0.0))
+
+
+CERTIFICATES = {"pattern-lagrangian": Replay("bound", replay_lagrangian),
+                "pattern-lp-dual": Replay("admitted_bound", replay_admission)}

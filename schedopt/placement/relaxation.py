@@ -1,0 +1,181 @@
+"""The class model's relaxation (:mod:`schedopt.placement.classes`), solver side: its LP
+(HiGHS through SciPy's ``linprog``), its MILP for small neighbourhoods (``milp``), and the
+certificates its duals give (replayed by :mod:`schedopt.placement.certificates`).
+
+Rows over v = (x_js for every job's shapes, z_cq for every class's patterns):
+
+    Σ_s x_js <= 1                                  one shape per job (or paused)
+    Σ_q z_cq <= |c|                                a class fills at most its servers
+    Σ_js n_si·x_js - Σ_cq n_cqi·z_cq <= 0           every part has a slot (one row per item i)
+
+The LP's duals on the cover rows are the item prices π >= 0 of the ``pattern-lp-dual``
+and ``pattern-lagrangian`` certificates; the placed-count row's dual is μ. Items that
+only dominated shapes use get no LP row: they are priced by the cheapest way to cut them
+into priced items (:func:`certificate_prices`), which keeps every packing's value within
+the LP's (a packing holding an item holds its pieces too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+from schedopt.deadline import Deadline
+from schedopt.placement.certificates import KIND_OF, fits_some_server, admission_bound, item_key, lagrangian_bound
+from schedopt.placement.classes import ClassModel
+from schedopt.placement.problem import OBJECTIVE_NAMES, PlacementData
+from schedopt.plan import Certificate, Proof
+
+
+@dataclass
+class ClassLp:
+    """One LP solve of the class model: ``value``; ``x[j]`` (n_j,) shape weights;
+    ``z[c]`` (P_c,) servers per pattern; ``pi`` (I,) item prices >= 0; ``mu`` the
+    placed-count row's price >= 0 (0 in the placing stage)."""
+
+    value: float
+    x: list[np.ndarray]
+    z: list[np.ndarray]
+    pi: np.ndarray
+    mu: float
+
+
+def class_rows(cm: ClassModel) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The class model's rows A·v <= b over v = (x_js for every job's shapes, z_cq for every
+    class's patterns): J one-shape rows, C class-size rows, I cover rows."""
+    J, C, I = len(cm.shapes), len(cm.classes), len(cm.items)
+    nx = np.array([len(s) for s in cm.shapes], dtype=np.int64)
+    npat = np.array([len(q) for q in cm.patterns], dtype=np.int64)
+    n_x = int(nx.sum())
+    n = n_x + int(npat.sum())
+    rows, cols, vals = [], [], []
+    # one shape per job: Σ_s x_js <= 1
+    rows.append(np.repeat(np.arange(J), nx)), cols.append(np.arange(n_x)), vals.append(np.ones(n_x))
+    # class size: Σ_q z_cq <= |c|
+    rows.append(J + np.repeat(np.arange(C), npat)), cols.append(np.arange(n_x, n)), vals.append(np.ones(n - n_x))
+    # cover: Σ_js n_si·x_js - Σ_cq n_cqi·z_cq <= 0, one row per item
+    if J and I:
+        uses = sp.coo_matrix(np.vstack(cm.uses))
+        rows.append(J + C + uses.col), cols.append(uses.row), vals.append(uses.data.astype(float))
+    if C and I:
+        pats = sp.coo_matrix(np.vstack(cm.patterns))
+        rows.append(J + C + pats.col), cols.append(n_x + pats.row), vals.append(-pats.data.astype(float))
+    A = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(J + C + I, n))
+    b = np.concatenate([np.ones(J), np.array([len(c) for c in cm.classes], dtype=float), np.zeros(I)])
+    return A, b
+
+
+def split_solution(cm: ClassModel, v: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """A solution vector cut into per-job shape weights and per-class pattern counts."""
+    x_off = np.concatenate([[0], np.cumsum([len(s) for s in cm.shapes])]).astype(np.int64)
+    z_off = x_off[-1] + np.concatenate([[0], np.cumsum([len(q) for q in cm.patterns])]).astype(np.int64)
+    return ([v[x_off[j]:x_off[j + 1]] for j in range(len(cm.shapes))],
+            [v[z_off[c]:z_off[c + 1]] for c in range(len(cm.patterns))])
+
+
+def solve_class_lp(cm: ClassModel, *, stage: str, min_placed: int = 0) -> ClassLp | None:
+    """The class model's LP: ``stage`` "place" maximises Σ x; "cost" minimises the shapes'
+    cost with Σ x >= ``min_placed``. None when HiGHS finds no optimum."""
+    J, C = len(cm.shapes), len(cm.classes)
+    A, b = class_rows(cm)
+    n_x = int(sum(len(s) for s in cm.shapes))
+    c = np.zeros(A.shape[1])
+    if stage == "place":
+        c[:n_x] = -1.0
+    else:
+        c[:n_x] = np.concatenate(cm.cost) if J else 0.0
+        # the placed-count row: -Σ x <= -min_placed
+        count = sp.csr_matrix((-np.ones(n_x), (np.zeros(n_x, dtype=np.int64), np.arange(n_x))), shape=(1, A.shape[1]))
+        A, b = sp.vstack([A, count], format="csr"), np.concatenate([b, [-float(min_placed)]])
+    res = linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
+    if res.status != 0:
+        return None
+    duals = -np.asarray(res.ineqlin.marginals)  # >= 0 for <= rows of a minimisation
+    x, z = split_solution(cm, np.asarray(res.x))
+    return ClassLp(value=float(-res.fun if stage == "place" else res.fun), x=x, z=z,
+                   pi=np.maximum(duals[J + C: J + C + len(cm.items)], 0.0),
+                   mu=float(max(duals[-1], 0.0)) if stage != "place" else 0.0)
+
+
+#: branch-and-bound nodes a neighbourhood's MILP may take
+MILP_NODES = 2_000
+
+
+def class_milp(cm: ClassModel, clock: Deadline, seconds: float) -> tuple[list[int | None] | None, list[np.ndarray]]:
+    """The class model as one MILP: the most jobs placed, then the least cost (a placed job is worth
+    more than every cost together). (chosen shape per job, servers per pattern), or (None, [])."""
+    n_x = int(sum(len(s) for s in cm.shapes))
+    npat = np.array([len(q) for q in cm.patterns], dtype=np.int64)
+    n = n_x + int(npat.sum())
+    worth = 1.0 + float(sum(c.max() for c in cm.cost if len(c)))
+    c = np.concatenate([np.concatenate(cm.cost) - worth, np.zeros(n - n_x)])
+    A, b = class_rows(cm)
+    time_left = clock.left()
+    # a node limit keeps the result deterministic; the time limit is a safety net
+    options = {"time_limit": min(seconds, time_left) if time_left is not None else seconds, "node_limit": MILP_NODES}
+    ub = np.concatenate([np.ones(n_x), np.repeat([float(len(m)) for m in cm.classes], npat)])
+    res = milp(c, constraints=LinearConstraint(A, -np.inf, b), integrality=np.ones(n), bounds=Bounds(0, ub), options=options)
+    if res.x is None:
+        return None, []
+    xs, zs = split_solution(cm, np.round(res.x).astype(np.int64))
+    return [int(np.argmax(v)) if v.max(initial=0) > 0 else None for v in xs], zs
+
+
+def certificate_prices(data: PlacementData, cm: ClassModel, pi: np.ndarray) -> dict[str, float]:
+    """Item prices for a certificate: the LP's π on its items; every other part a job has that
+    fits some server priced at the cheapest cut of it into two priced parts of the same job."""
+    names = data.instance.resources
+    price = {item_key(names, cm.items[i]): float(v) for i, v in enumerate(pi.tolist()) if v > 0}
+    lp_items = {item_key(names, v) for v in cm.items}
+    done: set[tuple] = set()
+    for j in range(data.J):
+        p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
+        sig = (p, w, data.demand[j].tobytes())
+        if sig in done:
+            continue
+        done.add(sig)
+        value: dict[tuple[int, int], float] = {}
+        for size in range(1, p + w + 1):
+            for a in range(max(0, size - w), min(p, size) + 1):
+                b = size - a
+                vec = a * data.demand[j, 0] + b * data.demand[j, 1]
+                key = item_key(names, vec)
+                if key in lp_items:
+                    value[a, b] = price.get(key, 0.0)
+                    continue
+                cuts = [value[a1, b1] + value[a - a1, b - b1] for a1 in range(a + 1) for b1 in range(b + 1)
+                        if 0 < a1 + b1 < size]
+                value[a, b] = min(cuts, default=0.0)
+                if value[a, b] > 0 and fits_some_server(data, vec):
+                    price[key] = min(price.get(key, np.inf), value[a, b])
+    return price
+
+
+def pattern_certificates(data: PlacementData, cm: ClassModel, objective: str, placed: int, first: ClassLp,
+                         second: ClassLp | None) -> tuple[int | None, float | None, Certificate | None, dict[str, Any]]:
+    """(admitted bound, objective bound, their certificate, timings) for a placement placing
+    ``placed`` jobs, from the LP duals: the count's bound always (when the objective has the
+    certificate), the objective's when the count is proven the most and ``second`` was solved
+    for that count. Each value is what the replay proves, not the LP's word."""
+    import time
+    kind = objective
+    if kind not in ("sum", "cross_pairs"):
+        return None, None, None, {}
+    t0 = time.perf_counter()
+    every = placed >= data.J
+    count_prices = certificate_prices(data, cm, first.pi)
+    most = data.J if every else admission_bound(data, count_prices, kind)
+    admitted_proof = None if every else Proof(kind="pattern-lp-dual", value=float(most), prices=count_prices)
+    bound = proof = None
+    if second is not None and most == placed:
+        prices = certificate_prices(data, cm, second.pi)
+        admit = None if every else placed
+        bound = lagrangian_bound(data, prices, kind, admit=admit, admit_price=second.mu)
+        proof = Proof(kind="pattern-lagrangian", value=bound, prices=prices, admit=admit,
+                      admit_price=None if every else second.mu)
+    cert = Certificate(bound=proof, admitted_bound=admitted_proof) if (proof or admitted_proof) else None
+    return (None if every else most), bound, cert, {"certificate_seconds": time.perf_counter() - t0}

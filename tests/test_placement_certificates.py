@@ -1,0 +1,136 @@
+"""The placement certificates (``pattern-lp-dual``, ``pattern-lagrangian``) replayed from the
+instance alone: what they prove on hand-made cases, and forged ones refused (issue 51 §2)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import schedopt
+from schedopt.instance import Instance
+from schedopt.placement.certificates import admission_bound, item_key, lagrangian_bound
+from schedopt.placement.exact import solve_bruteforce
+from schedopt.placement.problem import compile_placement
+from tests.conftest import assert_checked
+from tests.test_placement import placement_instance, ps_job
+from tests.test_placement_price_guided import tiny
+
+
+def strict(instance: Instance, plan: schedopt.Plan) -> list[str]:
+    return [str(v) for v in schedopt.check(instance, plan, strict=True)]
+
+
+def forged(plan: schedopt.Plan, **proof_changes: object) -> schedopt.Plan:
+    cert = plan.certificate
+    assert cert is not None and cert.bound is not None
+    bound = cert.bound.model_copy(update=proof_changes)
+    return plan.model_copy(update={"certificate": cert.model_copy(update={"bound": bound})})
+
+
+def test_fig10_the_bound_is_the_optimum() -> None:
+    """Optimus Fig. 10: 2 PS and 4 workers on 3 servers of 3 slots; the optimum T = 2 (the even
+    split on two servers) is proven by item prices alone."""
+    inst = placement_instance([ps_job("j", 2, 4)], servers=3, slots=3)
+    plan = assert_checked(inst, schedopt.solve(inst, "placement-lagrange"))
+    assert plan.objective.value == 2 and plan.objective.bound == pytest.approx(2.0)
+    assert plan.certificate.bound.kind == "pattern-lagrangian" and not strict(inst, plan)
+
+
+def test_zero_prices_prove_each_job_alone() -> None:
+    """No prices: every job at its cheapest shape that fits a server, nothing else."""
+    inst = placement_instance([ps_job("a", 2, 4), ps_job("b", 1, 1)], servers=3, slots=3)
+    data = compile_placement(inst)
+    assert lagrangian_bound(data, {}, "sum", admit=None, admit_price=0.0) == pytest.approx(2.0)  # b fits whole: 0
+    assert admission_bound(data, {}, "sum") == 2
+
+
+def test_slot_prices_prove_the_count() -> None:
+    """Three 2-task jobs on two servers of 2 slots. Pricing a task at 1/2 and a pair at 1, each job
+    costs 1 whichever shape it takes, and a server holds 1: at most 0·3 + 1·2 = 2 placed. Leaving
+    the pair unpriced proves nothing useful: a job placed whole costs 0, so 3 + 2·1 = 5."""
+    inst = placement_instance([ps_job(f"j{i}", 1, 1) for i in range(3)], servers=2, slots=2)
+    data = compile_placement(inst)
+    one = item_key(["slot"], data.demand[0, 0])
+    two = item_key(["slot"], 2 * data.demand[0, 0])
+    assert (one, two) == ("slot=1", "slot=2")
+    assert admission_bound(data, {one: 0.5, two: 1.0}, "sum") == 2 == solve_bruteforce(inst, "sum")[0]
+    assert admission_bound(data, {one: 0.5}, "sum") == 5
+    plan = assert_checked(inst, schedopt.solve(inst, "placement-lagrange"))
+    assert plan.objective.admitted == plan.objective.admitted_bound == 2 and not strict(inst, plan)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_inflated_prices_are_refused_or_still_true(seed: int) -> None:
+    """Prices scaled up, down, or dropped: the replay recomputes; a stated bound above what the
+    numbers prove is a violation, and whatever passes is below the brute-force optimum."""
+    inst = tiny(seed)
+    most, best, _ = solve_bruteforce(inst, "sum")
+    plan = schedopt.solve(inst, "placement-lagrange")
+    if plan.certificate is None or plan.certificate.bound is None:
+        pytest.skip("this plan states no bound (its count is not proven the most)")
+    for factor in (0.0, 0.5, 2.0, 10.0):
+        prices = {k: v * factor for k, v in (plan.certificate.bound.prices or {}).items()}
+        for stated in (plan.objective.bound, best + 1.0):
+            bad = forged(plan, prices=prices).model_copy(update={"objective": plan.objective.model_copy(
+                update={"bound": stated, "gap": None})})
+            if not schedopt.check(inst, bad, strict=True):
+                assert stated <= best + 1e-9
+
+
+@pytest.mark.parametrize("change,match", [
+    ({"prices": {"slot=99": 1.0}}, "no part of any job"),
+    ({"prices": {"slot=1": -1.0}}, "finite and >= 0"),
+    ({"prices": {"slot=1": math.nan}}, "finite and >= 0"),
+    ({"admit_price": -1.0}, "admit_price"),
+    ({"admit": 99}, "admit 99"),
+])
+def test_malformed_certificates_are_violations(change: dict, match: str) -> None:
+    inst = placement_instance([ps_job("a", 2, 4), ps_job("b", 2, 2), ps_job("c", 3, 3)], servers=2, slots=4)
+    plan = assert_checked(inst, schedopt.solve(inst, "placement-lagrange"))
+    assert plan.certificate is not None and plan.certificate.bound is not None
+    bad = forged(plan, **change)
+    text = "\n".join(strict(inst, bad))
+    assert match in text, text
+
+
+def test_a_kind_proves_only_its_claim() -> None:
+    inst = placement_instance([ps_job("a", 2, 4), ps_job("b", 2, 2), ps_job("c", 3, 3)], servers=2, slots=4)
+    plan = schedopt.solve(inst, "placement-lagrange")
+    cert = plan.certificate
+    swapped = cert.model_copy(update={"bound": cert.admitted_bound, "admitted_bound": cert.bound})
+    text = "\n".join(strict(inst, plan.model_copy(update={"certificate": swapped})))
+    assert "proves objective.admitted_bound, not objective.bound" in text
+
+
+def test_empty_plan_claimed_optimal_fails() -> None:
+    """The issue-48 forgery for placement: nothing placed, value 0, bound 0, "optimal"."""
+    inst = placement_instance([ps_job("a", 1, 1)], servers=1, slots=2)
+    honest = schedopt.solve(inst, "placement-lagrange")
+    empty = honest.model_copy(update={"allocation": {}, "placement": {}, "paused": ["a"], "certificate": None,
+                                      "status": schedopt.Status.OPTIMAL, "objective": honest.objective.model_copy(
+                                          update={"value": 0.0, "bound": 0.0, "gap": 0.0, "admitted": 0,
+                                                  "admitted_bound": None})})
+    assert strict(inst, empty)
+
+
+def test_a_certificate_from_another_instance() -> None:
+    """Checked against an instance it was not made for: refused or still a true bound."""
+    a = placement_instance([ps_job("j", 2, 4)], servers=3, slots=3)
+    b = placement_instance([ps_job("j", 2, 4)], servers=2, slots=3)
+    plan_a = schedopt.solve(a, "placement-lagrange")
+    plan_b = assert_checked(b, schedopt.solve(b, "placement-lagrange"))
+    moved = plan_b.model_copy(update={"certificate": plan_a.certificate,
+                                      "objective": plan_b.objective.model_copy(update={"bound": plan_a.objective.bound})})
+    _, best, _ = solve_bruteforce(b, "sum")
+    if not schedopt.check(b, moved, strict=True):
+        assert plan_a.objective.bound <= best + 1e-9
+
+
+def test_max_objective_has_no_pattern_certificate() -> None:
+    inst = placement_instance([ps_job("a", 2, 4), ps_job("b", 2, 2)], servers=3, slots=3)
+    plan = schedopt.solve(inst, "placement-lagrange")
+    mx = assert_checked(inst, schedopt.solve(inst, "placement-lagrange", objective="max"))
+    bad = mx.model_copy(update={"certificate": plan.certificate, "objective": mx.objective.model_copy(
+        update={"bound": 0.0, "gap": None})})
+    assert "no pattern certificate" in "\n".join(strict(inst, bad))
