@@ -218,6 +218,7 @@ class Instance(_Strict):
     policy: Policy | None = Field(None, description="policy parameters (Dorm θ1/θ2, SLAQ epoch)")
     previous: dict[JobId, dict[str, dict[str, Count]]] | None = Field(None, description="running placement: job -> server -> role -> tasks (Dorm's adjustments, restarts)")
     allocation: dict[JobId, dict[str, Count]] | None = Field(None, description="given counts: job -> role -> tasks (the placement and ps-assignment problems)")
+    allocation_accelerators: dict[JobId, Name | None] | None = Field(None, description="given types with the given counts, on clusters whose servers name accelerator types: job -> the type its tasks run on (null: servers without one); an allocation plan's accelerators (placement)")
     queues: list[Queue] | None = Field(None, description="tenants' queues with quotas per flavor and resource, in cohorts (Kueue's ClusterQueues; allocation)")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -284,9 +285,14 @@ class Instance(_Strict):
         except _Invalid as exc:
             raise InputError(exc.source, exc.problems) from None
 
-    def with_allocation(self, allocation: dict[str, dict[str, int]]) -> "Instance":
-        """A copy whose ``allocation`` (the counts a placement problem takes as given) is ``allocation``."""
-        copy = self.model_copy(update={"allocation": {j: dict(c) for j, c in allocation.items()}})
+    def with_allocation(self, allocation: dict[str, dict[str, int]],
+                        accelerators: dict[str, str | None] | None = None) -> "Instance":
+        """A copy whose ``allocation`` (the counts a placement problem takes as given) is ``allocation``,
+        and on a cluster with accelerator types each job's type (an allocation plan's ``accelerators``)."""
+        update: dict[str, Any] = {"allocation": {j: dict(c) for j, c in allocation.items()}}
+        if accelerators is not None:
+            update["allocation_accelerators"] = {j: a for j, a in accelerators.items() if j in allocation}
+        copy = self.model_copy(update=update)
         copy._source = self._source
         return copy
 
@@ -459,6 +465,18 @@ class Instance(_Strict):
         for key, counts in (self.allocation or {}).items():
             self._check_ref(out, f"allocation.{key}", key, roles_of)
             self._check_roles(out, f"allocation.{key}", key, counts, roles_of)
+        kinds = {srv.accelerator for srv in self.servers}
+        for key, kind in (self.allocation_accelerators or {}).items():
+            if key not in (self.allocation or {}):
+                out.append(FieldProblem(f"allocation_accelerators.{key}", f'job "{key}" has no given counts (allocation)'))
+            elif kind not in kinds:
+                names = ", ".join(sorted(str(k) if k is not None else "null" for k in kinds))
+                out.append(FieldProblem(f"allocation_accelerators.{key}", f'no server has type {kind!r} (types: {names})'))
+        if self.allocation is not None and any(k is not None for k in kinds):
+            for key in self.allocation:
+                if key not in (self.allocation_accelerators or {}):
+                    out.append(FieldProblem(f"allocation_accelerators.{key}", "the servers name accelerator types: give "
+                                                                              "the type each job's counts run on"))
         for i, job in enumerate(self.jobs):
             if job.running is not None:
                 self._check_roles(out, f"jobs[{i}].running", job.id, job.running, roles_of)

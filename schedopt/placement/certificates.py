@@ -17,7 +17,10 @@ whose parts each fit some server:
 
 ``pattern-lp-dual`` (proves ``objective.admitted_bound``, the most jobs placed):
 
-    placed <= Σ_j max(0, 1 - min_s π·n_s) + Σ_k V_k(π),   floored;
+    placed <= Σ_parts ⌊ Σ_{j in part} max(0, 1 - min_s π·n_s) + Σ_{k in part} V_k(π) ⌋,
+
+floored in each independent part (jobs and servers linked when a task of the job fits
+the server: on a typed cluster, each type's jobs and servers);
 
 ``pattern-lagrangian`` (proves ``objective.bound`` of Σ T_j or of the cross-node
 pairs, over every placement placing at least ``admit`` = k jobs; μ = ``admit_price``):
@@ -67,7 +70,7 @@ def job_options(data: PlacementData, j: int, kind: str) -> list[tuple[Shape, flo
     shapes = undominated(p, w, "cross_pairs" if kind == "cross_pairs" else "time", ratio, 0.0)
     if shapes is None:
         raise TooLargeToReplay(f"job {data.jobs[j]}: more than the enumerated vector partitions of ({p}, {w}) tasks")
-    names = data.instance.resources
+    names = data.resources or data.instance.resources
     keys: dict[tuple[int, int], str | None] = {}
     for shape in shapes:
         for part in shape:
@@ -91,7 +94,7 @@ def _items(data: PlacementData, prices: dict[str, float] | None) -> dict[str, tu
         if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise ValueError(f"price of item {key!r} must be finite and >= 0, got {value!r}")
     known: dict[str, np.ndarray] = {}
-    names = data.instance.resources
+    names = data.resources or data.instance.resources
     for p, w, d in {(int(data.counts[j, 0]), int(data.counts[j, 1]), data.demand[j].tobytes()): j
                     for j in range(data.J)}:
         d_ps, d_w = np.frombuffer(d).reshape(2, -1)
@@ -149,23 +152,60 @@ def job_bests(data: PlacementData, price: dict[str, float], kind: str) -> tuple[
     return price_only, with_cost
 
 
+def components(data: PlacementData) -> tuple[np.ndarray, np.ndarray, int]:
+    """Independent parts of the placement: jobs and servers linked when one task of the job fits
+    the server (on a typed cluster, a type's jobs and servers). (J,) and (S,) component labels, and
+    their number. No placement puts a job's task outside its component."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    room = capacity_limit(data.cap)
+    fits = np.zeros((data.J, data.S), dtype=bool)
+    for slot in (0, 1):
+        has = data.counts[:, slot] > 0
+        fits[has] |= np.all(data.demand[has, slot][:, None, :] <= room[None, :, :], axis=2)
+    jobs, servers = np.nonzero(fits)
+    graph = coo_matrix((np.ones(len(jobs)), (jobs, data.J + servers)), shape=(data.J + data.S,) * 2)
+    n, labels = connected_components(graph, directed=False)
+    return labels[:data.J], labels[data.J:], int(n)
+
+
 def admission_bound(data: PlacementData, prices: dict[str, float] | None, kind: str) -> int:
-    """At most this many jobs are placed by any placement (the prices' LP-dual value, floored)."""
+    """At most this many jobs are placed by any placement: the prices' LP-dual value, floored in
+    each independent part (:func:`components`: no job's task leaves its part, so the count of each
+    part is bounded by its own share of the value)."""
     items = _items(data, prices)
     price = {k: p for k, (_, p) in items.items()}
     price_only, _ = job_bests(data, price, kind)
-    return floor_count(float(server_values(data, items).sum()) + float(np.maximum(0.0, 1.0 - price_only).sum()))
+    job_part, server_part, n = components(data)
+    share = np.bincount(job_part, weights=np.maximum(0.0, 1.0 - price_only), minlength=n) + \
+        np.bincount(server_part, weights=server_values(data, items), minlength=n)
+    return int(sum(floor_count(float(v)) for v in share))
 
 
 def lagrangian_bound(data: PlacementData, prices: dict[str, float] | None, kind: str, *, admit: int | None,
-                     admit_price: float) -> float:
-    """The least cost of any placement placing at least ``admit`` jobs (None: all of them)."""
-    if not math.isfinite(admit_price) or admit_price < 0:
-        raise ValueError(f"admit_price must be finite and >= 0, got {admit_price!r}")
+                     admit_price: float, part_admit: list[int] | None = None,
+                     part_admit_price: list[float] | None = None) -> float:
+    """The least cost of any placement placing at least ``admit`` jobs (None: all of them), or,
+    with ``part_admit``, at least ``part_admit[c]`` in each independent part c (:func:`components`,
+    parts in their labels' order) with that part's row priced ``part_admit_price[c]``."""
     items = _items(data, prices)
     price = {k: p for k, (_, p) in items.items()}
     _, best = job_bests(data, price, kind)
     values = float(server_values(data, items).sum())
+    if part_admit is not None:
+        job_part, _, n = components(data)
+        mus = np.asarray(part_admit_price if part_admit_price is not None else [], dtype=float)
+        ks = np.asarray(part_admit, dtype=float)
+        if len(ks) != n or len(mus) != n:
+            raise ValueError(f"part_admit and part_admit_price name {len(ks)} and {len(mus)} parts; the instance has {n}")
+        if not np.all(np.isfinite(mus)) or np.any(mus < 0) or np.any(ks < 0):
+            raise ValueError("part_admit must be >= 0 and part_admit_price finite and >= 0")
+        mu_j = mus[job_part]
+        terms = np.minimum(0.0, np.where(np.isinf(best), 0.0, best - mu_j))
+        return max(float(terms.sum()) + float(mus @ ks) - values, 0.0)
+    if not math.isfinite(admit_price) or admit_price < 0:
+        raise ValueError(f"admit_price must be finite and >= 0, got {admit_price!r}")
     if admit is None or admit >= data.J:
         if np.isinf(best).any():
             raise ValueError("some job fits no server: no placement places every job")
@@ -192,6 +232,17 @@ def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:
     """``pattern-lagrangian``: the least Σ T_j (or cross-node pairs) of any placement placing at
     least ``admit`` jobs (None: every job); ``admit`` may not exceed the plan's placed jobs."""
     data = compile_placement(instance)
+    if proof.part_admit is not None:
+        if proof.admit is not None or proof.admit_price is not None:
+            raise ValueError("part_admit replaces admit and admit_price: give one or the other")
+        job_part, _, n = components(data)
+        placed = np.array([job in plan.allocation for job in data.jobs], dtype=bool)
+        per_part = np.bincount(job_part[placed], minlength=n)
+        if len(proof.part_admit) == n and any(k > int(per_part[c]) for c, k in enumerate(proof.part_admit)):
+            raise ValueError(f"part_admit {proof.part_admit} exceeds the plan's jobs placed per part "
+                             f"{per_part.tolist()} (the bound covers placements placing at least that many in each)")
+        return lagrangian_bound(data, proof.prices, _kind(plan), admit=None, admit_price=0.0,
+                                part_admit=proof.part_admit, part_admit_price=proof.part_admit_price)
     if proof.admit is not None and proof.admit > len(plan.allocation):
         raise ValueError(f"admit {proof.admit} > the {len(plan.allocation)} jobs the plan places (the bound covers "
                          f"placements placing at least {proof.admit}, which need not include the optimum)")

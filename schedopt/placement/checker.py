@@ -39,7 +39,7 @@ def check_joint_placement(instance: Instance, plan: Plan) -> list[Violation]:
     if not isinstance(reported, dict):
         return out
     try:
-        data = compile_placement(instance.with_allocation(plan.allocation))
+        data = compile_placement(instance.with_allocation(plan.allocation, plan.accelerators))
     except InputError as exc:
         out.append(Violation("placement", str(exc)))
         return out
@@ -49,6 +49,23 @@ def check_joint_placement(instance: Instance, plan: Plan) -> list[Violation]:
         if key in reported and abs(float(reported[key]) - float(m[key])) > REL_TOL * max(1.0, abs(float(m[key]))):
             out.append(Violation(f"metrics.placement.{key}", f"{reported[key]} != recomputed {m[key]}"))
     return out
+
+def check_types(instance: Instance, plan: Plan) -> list[Violation]:
+    """On a cluster whose servers name accelerator types, every task of a job runs on a server of
+    the type given for it (``allocation_accelerators``)."""
+    if not instance.has_types:
+        return []
+    given = instance.allocation_accelerators or {}
+    kinds = [srv.accelerator for srv in instance.servers for _ in range(srv.count)]
+    kind_of = dict(zip(instance.server_names, kinds))
+    out = []
+    for job_id, per_server in (plan.placement or {}).items():
+        for server in per_server:
+            if server in kind_of and job_id in given and kind_of[server] != given[job_id]:
+                out.append(Violation(f"placement.{job_id}.{server}", f"server of type {kind_of[server]!r}; the job's tasks "
+                                                                       f"run on type {given[job_id]!r}"))
+    return out
+
 
 def check_placement(instance: Instance, plan: Plan) -> list[Violation]:
     """Counts as the instance's allocation gives them, per-server capacity, and
@@ -66,6 +83,7 @@ def check_placement(instance: Instance, plan: Plan) -> list[Violation]:
             out.append(Violation("placement", "placed jobs need a placement"))
         return out
     out += check_server_placement(instance, plan)
+    out += check_types(instance, plan)
     if any(v.path.startswith(("allocation.", "placement.")) and "capacity" not in v.path for v in out):
         return out
     out += check_paused(plan, [j.id for j in instance.jobs if j.id not in plan.allocation], "jobs not placed")

@@ -227,7 +227,7 @@ class CpSatPlacement:
         return StageResult(term, P, W, value, bound, info)
 
 
-@register("placement-cpsat", problem="placement", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",))
+@register("placement-cpsat", problem="placement", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",), accelerator_types=True)
 class PlacementCpSat:
     """Exact placement (max placed jobs, then fewest moved running tasks with ``moves="first"``, then
     min Σ T_j / max T_j / cross-node pairs), OR-Tools CP-SAT."""

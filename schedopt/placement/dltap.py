@@ -19,7 +19,7 @@ from schedopt.placement.problem import PlacementData
 from schedopt.registry import register
 
 
-@register("dltap", problem="placement", exact=False, backend="numpy")
+@register("dltap", problem="placement", exact=False, backend="numpy", accelerator_types=True)
 class Dltap(KubeScheduler):
     """DLTAP: workers by the default score, then PS scored up where the job's workers are (eq. 1-3)."""
 

@@ -236,10 +236,10 @@ def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective,
             cm = build_class_model(data, objective, *coefficients(data))
         if cm is not None:
             first = solve_class_lp(cm, stage="place")
-            second = solve_class_lp(cm, stage="cost", min_placed=placed) if first is not None else None
             if first is not None:
                 try:
-                    count_bound, pattern_bound, cert, info = pattern_certificates(data, cm, objective, placed, first, second)
+                    count_bound, pattern_bound, cert, info = pattern_certificates(
+                        data, cm, objective, np.array([pl is not None for pl in where], dtype=bool), first)
                 except TooLargeToReplay:
                     cert, info = None, {"certificate": "too large to replay"}
                 metrics.update(info)

@@ -4,6 +4,8 @@
 servers (16 cores, 4 GPUs, 64 GB), jobs drawn from the Table 1 profiles with
 their demands, model sizes and bandwidths, and given counts (``allocation``)
 of 1..``max_tasks`` PS and 1..``max_tasks`` workers each.
+``placement-typed``: the same jobs on servers of three accelerator types (v100,
+p100, k80; a third each), each job given a type its tasks must run on.
 ``placement-classes``: the same jobs on three server classes (half GPU servers
 as above, a quarter CPU-only servers of 16 cores and 64 GB, a quarter
 double-size GPU servers), the setting of exact placement's class model.
@@ -67,7 +69,25 @@ def placement_classes(jobs: int, servers: int, rng: np.random.Generator, max_tas
     return out
 
 
+#: ``placement-typed``: the servers' accelerator types (a third each, rounding to the first) and
+#: each job's given type drawn uniformly (issue 51 §3: a job's tasks on servers of its type)
+PLACEMENT_TYPES = ("v100", "p100", "k80")
+
+
+def placement_typed(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+    out = placement(jobs, servers, rng, max_tasks, data_dir)
+    counts = [servers // len(PLACEMENT_TYPES)] * len(PLACEMENT_TYPES)
+    counts[0] += servers - sum(counts)
+    out["servers"] = [{"name": kind, "count": n, "capacity": dict(PLACEMENT_SERVER), "accelerator": kind}
+                      for kind, n in zip(PLACEMENT_TYPES, counts) if n > 0]
+    kinds = [kind for kind, n in zip(PLACEMENT_TYPES, counts) if n > 0]
+    out["allocation_accelerators"] = {job["id"]: kinds[int(rng.integers(len(kinds)))] for job in out["jobs"]}
+    return out
+
+
 PLACEMENT_FAMILIES = {"placement": Family("placement", placement, "Table 1 jobs with given counts on identical servers"),
+                      "placement-typed": Family("placement-typed", placement_typed,
+                                                "as placement, servers of three accelerator types, each job given one"),
                       "placement-classes": Family("placement-classes", placement_classes,
                                                   "as placement, on three server classes: GPU, CPU-only, double-size GPU")}
 PS_ASSIGNMENT_FAMILIES = {"optimus-paa": Family("optimus-paa", optimus_paa, "Optimus §5.3: measured parameter blocks (reads --data-dir)")}

@@ -44,7 +44,7 @@ class Pipeline:
         if not first.has_solution:
             return first.model_copy(update={"solver": self.name})
         left = clock.left(0.01)
-        second = self.placer.solve(instance.with_allocation(first.allocation), time_limit=left, seed=seed)
+        second = self.placer.solve(instance.with_allocation(first.allocation, first.accelerators), time_limit=left, seed=seed)
         placed = set((second.placement or {}).keys()) if second.has_solution else set()
         shrunk: list[str] = []
         if second.has_solution and placed != set(first.allocation):
@@ -77,6 +77,8 @@ class Pipeline:
                     solve_seconds=clock.spent(), allocation=allocation,
                     placement={j: second.placement[j] for j in allocation} if second.placement is not None else {},
                     paused=[j.id for j in instance.jobs if j.id not in allocation], metrics=metrics, seed=seed,
+                    accelerators={j: first.accelerators[j] for j in allocation if j in first.accelerators}
+                    if first.accelerators is not None else None,
                     options={"allocation": first.options, "placement": second.options}, message=message)
 
 
@@ -95,7 +97,7 @@ def _retry_at_minimum(pipeline: "Pipeline", instance: Instance, first: Plan, sec
     if all(allocation[j] == first.allocation[j] for j in missing):
         return second, []  # already at their minimum: nothing to retry
     previous = {**(instance.previous or {}), **(second.placement or {})}
-    retry = instance.with_allocation(allocation).model_copy(update={"previous": previous})
+    retry = instance.with_allocation(allocation, first.accelerators).model_copy(update={"previous": previous})
     left = clock.left(0.01)
     third = pipeline.placer.solve(retry, time_limit=left, seed=seed)
     got = set((third.placement or {}).keys()) if third.has_solution else set()
@@ -103,7 +105,7 @@ def _retry_at_minimum(pipeline: "Pipeline", instance: Instance, first: Plan, sec
         return second, []
     from schedopt.placement.checker import placement_plan_metrics
     # the metrics against the instance's own running placement, not the retry's
-    real = instance.with_allocation({j: allocation[j] for j in got})
+    real = instance.with_allocation({j: allocation[j] for j in got}, first.accelerators)
     metrics = {**third.metrics, **placement_plan_metrics(real, third)}
     return third.model_copy(update={"metrics": metrics, "allocation": {j: allocation[j] for j in got}}), \
         [j for j in missing if j in got]
@@ -144,4 +146,6 @@ def joint_info(name: str) -> SolverInfo:
     return SolverInfo(name=name, problem=first.problem, exact=False, backend=f"{first.backend} then {second.backend}",
                       description=f"{first.name}, then {second.name} on its counts", factory=make, options=options,
                       supports_time_limit=first.supports_time_limit or second.supports_time_limit,
-                      requires=tuple(dict.fromkeys(first.requires + second.requires)))
+                      requires=tuple(dict.fromkeys(first.requires + second.requires)),
+                      accelerator_types=first.accelerator_types and second.accelerator_types, quotas=first.quotas,
+                      restarts=first.restarts, objectives=first.objectives)

@@ -416,6 +416,6 @@ class KubeScheduler:
                           started=started, seed=seed, options=self.options(), metrics=counters, message=message)
 
 
-@register("kube-default", problem="placement", exact=False, backend="numpy")
+@register("kube-default", problem="placement", exact=False, backend="numpy", accelerator_types=True)
 class KubeDefault(KubeScheduler):
     """Kubernetes default scheduling: filter, least-allocated + balanced-allocation scores, seeded random ties."""

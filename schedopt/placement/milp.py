@@ -208,7 +208,7 @@ class HighsPlacement:
         return StageResult(res.termination, P, W, res.incumbent, res.bound, info)
 
 
-@register("placement-milp", problem="placement", exact=True, backend="pyomo+highs", supports_time_limit=True)
+@register("placement-milp", problem="placement", exact=True, backend="pyomo+highs", supports_time_limit=True, accelerator_types=True)
 class PlacementMilp:
     """Exact placement (max placed jobs, then fewest moved running tasks with ``moves="first"``, then
     min Σ T_j / max T_j / cross-node pairs), Pyomo + HiGHS."""

@@ -335,7 +335,7 @@ def refined_place(data: PlacementData, sort_by: int, *, max_swaps: int = 500,
     return where, counters
 
 
-@register("optimus-placement", problem="placement", exact=False, backend="numpy")
+@register("optimus-placement", problem="placement", exact=False, backend="numpy", accelerator_types=True)
 class OptimusPlacement:
     """Optimus §4.2: smallest job first onto the fewest most-available servers, tasks spread evenly.
     ``refine`` (default): then the passes of :func:`refined_place` (best fit, fill, swap, consolidate;

@@ -43,6 +43,8 @@ from schedopt.placement.incremental import place_keeping
 from schedopt.placement.optimus import refined_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, coefficients, compile_placement,
                                        cross_pairs, objective_value, transfer_time_s)
+from schedopt.claims import TooLargeToReplay
+from schedopt.placement.certificates import components
 from schedopt.placement.relaxation import ClassLp, class_milp, pattern_certificates, solve_class_lp
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
@@ -247,6 +249,47 @@ def _place_cheapest(pl: Placement, j: int, rc: np.ndarray, below: float | None =
     return False
 
 
+#: placing more jobs: neighbourhoods of this many servers (those with the most room), this many
+#: paused jobs as candidates (the fewest tasks first), at most this many tries
+COUNT_SERVERS, COUNT_GUESTS, COUNT_TRIES = 6, 8, 6
+
+
+def _more_jobs(pl: Placement, job_part: np.ndarray, server_part: np.ndarray, targets: list[int], clock: Deadline) -> int:
+    """In each independent part (:func:`~schedopt.placement.certificates.components`: a typed
+    cluster's types) placing fewer jobs than its share of the LP allows (floored), neighbourhoods
+    solved exactly for the count: its servers with the most room and the jobs on them, with its
+    smallest paused jobs as candidates, refilled by the class model's MILP; kept when more jobs are
+    placed. Returns how many more were placed."""
+    data = pl.data
+    gained = 0
+    for c in range(len(targets)):
+        servers = np.flatnonzero(server_part == c)
+        for attempt in range(COUNT_TRIES):
+            placed = int(pl.on[job_part == c].sum())
+            if placed >= targets[c] or clock.expired() or not len(servers):
+                break
+            room = (pl.free[servers] * pl.scale).sum(axis=1)
+            order = servers[np.argsort(-room, kind="stable")]
+            hood = order[attempt * COUNT_SERVERS // 2: attempt * COUNT_SERVERS // 2 + COUNT_SERVERS]
+            group = np.flatnonzero((pl.P[:, hood] + pl.W[:, hood]).sum(axis=1)).tolist()
+            hood = np.union1d(hood, np.flatnonzero((pl.P[group] + pl.W[group]).sum(axis=0)))
+            paused = np.flatnonzero(~pl.on & (job_part == c)).tolist()
+            guests = sorted(paused, key=lambda u: (int(data.counts[u].sum()), u))[:COUNT_GUESTS]
+            if not guests or len(group) + len(guests) > REPAIR_JOBS:
+                break
+            before = pl.placed
+            saved = [(j, pl.remove(j)) for j in group]
+            if _place_exactly(pl, group + guests, clock, hood) > len(group) and pl.placed > before:
+                gained += pl.placed - before
+                continue
+            for j in group + guests:
+                if pl.on[j]:
+                    pl.remove(j)
+            for j, old in saved:
+                pl.restore(j, *old)
+    return gained
+
+
 def _improve(pl: Placement, clock: Deadline, rounds: int, max_swaps: int, target: float, max_repairs: int
              ) -> dict[str, int]:
     """Deterministic passes until nothing changes (at most ``rounds``): fill, reshape, swap, regroup."""
@@ -373,16 +416,25 @@ def price_guided_place(data: PlacementData, objective: str, clock: Deadline, rou
     first = solve_class_lp(cm, stage="place")
     if first is None:
         return [None] * data.J, {}, None
-    most = floor_count(first.value)
-    second = solve_class_lp(cm, stage="cost", min_placed=most)
+    # the count each independent part (a typed cluster's types) may reach: its LP share, floored
+    job_part, server_part, n = components(data)
+    share = np.bincount(job_part, weights=np.array([float(x.sum()) for x in first.x]), minlength=n)
+    targets = [floor_count(float(v)) for v in share]
+    most = min(floor_count(first.value), sum(targets))
+    if len(set(server_part.tolist())) > 1:
+        second = solve_class_lp(cm, stage="cost", part_of=job_part, part_min=targets)
+    else:
+        second = solve_class_lp(cm, stage="cost", min_placed=most)
     if second is None:
         return [None] * data.J, {}, None
     rc = [cm.cost[j] + cm.uses[j] @ second.pi for j in range(data.J)]
     pl = Placement(data, cm, objective)
     _round(pl, second, rc, clock)
     rounded = (pl.placed, pl.total())
+    gained = _more_jobs(pl, job_part, server_part, targets, clock) if pl.placed < most else 0
     target = second.value if pl.placed == most else 0.0  # the LP's bound holds for `most` placed jobs
     counters = _improve(pl, clock, rounds, max_swaps, target, repairs)
+    counters["count_repaired"] = gained
     counters.update({"rounded_placed": rounded[0], "rounded_cost": rounded[1]})
     return _where(pl), counters, (cm, first, second)
 
@@ -392,7 +444,7 @@ def price_guided_place(data: PlacementData, objective: str, clock: Deadline, rou
 MAX_CLASSES = 64
 
 
-@register("placement-lagrange", problem="placement", exact=False, backend="scipy+highs", supports_time_limit=True)
+@register("placement-lagrange", problem="placement", exact=False, backend="scipy+highs", supports_time_limit=True, accelerator_types=True)
 class PlacementLagrange:
     """Price-guided placement: the class model's LP, rounded, a local search and exact repairs; certified bounds.
 
@@ -443,19 +495,20 @@ class PlacementLagrange:
         options = {"objective": self.objective, "keep": self.keep, "bound": self.bound, "rounds": self.rounds,
                    "max_swaps": self.max_swaps, "repairs": self.repairs}
         admitted_bound = bound = cert = None
-        placed = sum(pl is not None for pl in where)
+        placed_jobs = np.array([pl is not None for pl in where], dtype=bool)
         if self.bound and self.objective != "max" and data.J:
             lps = relaxed[0]
             if lps is None:  # placed incrementally: the bounds come from the whole instance, running tasks free to move
                 cm = build_class_model(data, self.objective, *coefficients(data))
                 first = solve_class_lp(cm, stage="place") if cm is not None and len(cm.classes) <= MAX_CLASSES else None
-                second = solve_class_lp(cm, stage="cost", min_placed=placed) if first is not None else None
-                lps = (cm, first, second) if first is not None else None
-            elif placed != floor_count(lps[1].value):
-                lps = (lps[0], lps[1], solve_class_lp(lps[0], stage="cost", min_placed=placed))
+                lps = (cm, first, None) if first is not None else None  # type: ignore[assignment]
             if lps is not None:
-                admitted_bound, bound, cert, info = pattern_certificates(data, lps[0], self.objective, placed, lps[1], lps[2])
-                metrics.update(info)
+                try:
+                    admitted_bound, bound, cert, info = pattern_certificates(data, lps[0], self.objective, placed_jobs,
+                                                                             lps[1], lps[2])
+                    metrics.update(info)
+                except TooLargeToReplay as exc:  # a plan states no bound its checker cannot replay
+                    metrics["certificate"] = f"none: too large to replay ({exc})"
         return build_plan(data, where, solver=self.name, status=Status.HEURISTIC, termination=Termination.COMPLETED,
                           started=clock.started, bound=bound, seed=seed, options=options, metrics=metrics,
                           objective=self.objective, admitted_bound=admitted_bound, certificate=cert)

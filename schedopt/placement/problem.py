@@ -51,6 +51,10 @@ class PlacementData:
     prev: list["JobPlacement | None"] | None = None
     #: (S, R) load of tasks kept in place, already taken out of ``cap`` (incremental placement)
     bound_load: np.ndarray | None = None
+    #: the R column names: the instance's resources, then on a typed cluster one column per accelerator
+    #: type (:data:`TYPE_COLUMN`), which a task of a job given that type demands once and only servers
+    #: of that type hold (a reduction: every placement solver and checker reads types as capacity)
+    resources: list[str] | None = None
 
     @property
     def J(self) -> int:
@@ -61,9 +65,33 @@ class PlacementData:
         return len(self.servers)
 
 
+#: the name of a typed cluster's column for accelerator type τ (``None``: servers without a type)
+TYPE_COLUMN = "type:{}"
+
+
+def type_columns(instance: Instance) -> tuple[list[str], np.ndarray, dict[str | None, int]]:
+    """On a cluster whose servers name accelerator types: the extra columns' names, their
+    capacity (S, T) (a number no placement reaches on a server of that type, 0 elsewhere) and each
+    type's column. Nothing on an untyped cluster."""
+    if not instance.has_types:
+        return [], np.zeros((len(instance.server_names), 0)), {}
+    kinds = instance.accelerators
+    column = {kind: t for t, kind in enumerate(kinds)}
+    tasks = float(sum(sum(c.values()) for c in (instance.allocation or {}).values())) + 1.0
+    cap = np.zeros((len(instance.server_names), len(kinds)))
+    k = 0
+    for srv in instance.servers:
+        cap[k:k + srv.count, column[srv.accelerator]] = tasks
+        k += srv.count
+    return [TYPE_COLUMN.format(kind if kind is not None else "none") for kind in kinds], cap, column
+
+
 def compile_placement(instance: Instance) -> PlacementData:
-    """Arrays of the jobs the instance's ``allocation`` gives counts for (others are not placed)."""
+    """Arrays of the jobs the instance's ``allocation`` gives counts for (others are not placed).
+    On a typed cluster the job's type (``allocation_accelerators``) is a column of its demand."""
     alloc = instance.allocation or {}
+    type_names, type_cap, type_col = type_columns(instance)
+    given_types = instance.allocation_accelerators or {}
     problems = []
     jobs, roles, counts, demand, size, bw = [], [], [], [], [], []
     for i, job in enumerate(instance.jobs):
@@ -82,22 +110,30 @@ def compile_placement(instance: Instance) -> PlacementData:
         roles.append(TWO_ROLES if two else (None, job.role_names[0]))
         c = (given["ps"], given["worker"]) if two else (0, given[job.role_names[0]])
         counts.append(c)
-        d = np.zeros((2, len(instance.resources)))
+        d = np.zeros((2, len(instance.resources) + len(type_names)))
+        R0 = len(instance.resources)
         if two:
-            d[0], d[1] = instance.vector(job.roles["ps"].demand), instance.vector(job.roles["worker"].demand)
+            d[0, :R0], d[1, :R0] = instance.vector(job.roles["ps"].demand), instance.vector(job.roles["worker"].demand)
         else:
-            d[1] = instance.vector(job.roles[job.role_names[0]].demand)
+            d[1, :R0] = instance.vector(job.roles[job.role_names[0]].demand)
+        if type_names:
+            if job.id not in given_types or given_types[job.id] not in type_col:
+                problems.append(FieldProblem(f"allocation_accelerators.{job.id}",
+                                             "the servers name accelerator types: give the type the job's counts run on"))
+                continue
+            d[:, R0 + type_col[given_types[job.id]]] = 1.0  # every task runs on a server of its job's type
         demand.append(d)
         size.append(float(job.model_size or 0.0))
         bw.append((job.bandwidth.ps, job.bandwidth.worker) if job.bandwidth else (1.0, 1.0))
     if problems:
         raise InputError(instance.source, problems)
-    R = len(instance.resources)
+    R = len(instance.resources) + len(type_names)
     return PlacementData(instance=instance, jobs=jobs, roles=roles,
                          counts=np.array(counts, dtype=np.int64).reshape(-1, 2),
                          demand=np.array(demand).reshape(-1, 2, R), size_mb=np.array(size), bw=np.array(bw).reshape(-1, 2),
-                         cap=instance.server_capacity, servers=instance.server_names,
-                         prev=_previous_placement(instance, jobs, roles))
+                         cap=np.hstack([instance.server_capacity, type_cap]) if type_names else instance.server_capacity,
+                         servers=instance.server_names, prev=_previous_placement(instance, jobs, roles),
+                         resources=list(instance.resources) + type_names)
 
 
 def _previous_placement(instance: Instance, jobs: list[str], roles: list[tuple[str | None, str]]) -> list["JobPlacement | None"] | None:

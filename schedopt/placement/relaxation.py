@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from schedopt.deadline import Deadline
-from schedopt.placement.certificates import KIND_OF, fits_some_server, admission_bound, item_key, lagrangian_bound
+from schedopt.placement.certificates import admission_bound, components, fits_some_server, item_key, lagrangian_bound
 from schedopt.placement.classes import ClassModel
 from schedopt.placement.problem import OBJECTIVE_NAMES, PlacementData
 from schedopt.plan import Certificate, Proof
@@ -42,6 +42,9 @@ class ClassLp:
     z: list[np.ndarray]
     pi: np.ndarray
     mu: float
+    min_placed: int = 0
+    part_mu: np.ndarray | None = None  # each part's count row price (solved by parts)
+    part_min: list[int] | None = None
 
 
 def class_rows(cm: ClassModel) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -77,28 +80,37 @@ def split_solution(cm: ClassModel, v: np.ndarray) -> tuple[list[np.ndarray], lis
             [v[z_off[c]:z_off[c + 1]] for c in range(len(cm.patterns))])
 
 
-def solve_class_lp(cm: ClassModel, *, stage: str, min_placed: int = 0) -> ClassLp | None:
+def solve_class_lp(cm: ClassModel, *, stage: str, min_placed: int = 0, part_of: np.ndarray | None = None,
+                   part_min: list[int] | None = None) -> ClassLp | None:
     """The class model's LP: ``stage`` "place" maximises Σ x; "cost" minimises the shapes'
-    cost with Σ x >= ``min_placed``. None when HiGHS finds no optimum."""
+    cost with Σ x >= ``min_placed``, or, given each job's part (``part_of`` (J,)), with
+    Σ_{j in part c} x_j >= ``part_min[c]`` for every part. None when HiGHS finds no optimum."""
     J, C = len(cm.shapes), len(cm.classes)
     A, b = class_rows(cm)
-    n_x = int(sum(len(s) for s in cm.shapes))
+    nx = np.array([len(s) for s in cm.shapes], dtype=np.int64)
+    n_x = int(nx.sum())
     c = np.zeros(A.shape[1])
+    n_rows = 0
     if stage == "place":
         c[:n_x] = -1.0
     else:
         c[:n_x] = np.concatenate(cm.cost) if J else 0.0
-        # the placed-count row: -Σ x <= -min_placed
-        count = sp.csr_matrix((-np.ones(n_x), (np.zeros(n_x, dtype=np.int64), np.arange(n_x))), shape=(1, A.shape[1]))
-        A, b = sp.vstack([A, count], format="csr"), np.concatenate([b, [-float(min_placed)]])
+        # the placed-count rows: -Σ_{j in part} x <= -min (one part: every job)
+        label = np.zeros(J, dtype=np.int64) if part_of is None else np.asarray(part_of, dtype=np.int64)
+        mins = [min_placed] if part_of is None else list(part_min or [])
+        n_rows = len(mins)
+        count = sp.csr_matrix((-np.ones(n_x), (np.repeat(label, nx), np.arange(n_x))), shape=(n_rows, A.shape[1]))
+        A, b = sp.vstack([A, count], format="csr"), np.concatenate([b, -np.asarray(mins, dtype=float)])
     res = linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
     if res.status != 0:
         return None
     duals = -np.asarray(res.ineqlin.marginals)  # >= 0 for <= rows of a minimisation
     x, z = split_solution(cm, np.asarray(res.x))
+    mus = np.maximum(duals[len(duals) - n_rows:], 0.0) if n_rows else np.zeros(0)
     return ClassLp(value=float(-res.fun if stage == "place" else res.fun), x=x, z=z,
                    pi=np.maximum(duals[J + C: J + C + len(cm.items)], 0.0),
-                   mu=float(max(duals[-1], 0.0)) if stage != "place" else 0.0)
+                   mu=float(mus[0]) if part_of is None and n_rows else 0.0, min_placed=min_placed,
+                   part_mu=mus if part_of is not None else None, part_min=part_min)
 
 
 #: branch-and-bound nodes a neighbourhood's MILP may take
@@ -128,7 +140,7 @@ def class_milp(cm: ClassModel, clock: Deadline, seconds: float) -> tuple[list[in
 def certificate_prices(data: PlacementData, cm: ClassModel, pi: np.ndarray) -> dict[str, float]:
     """Item prices for a certificate: the LP's π on its items; every other part a job has that
     fits some server priced at the cheapest cut of it into two priced parts of the same job."""
-    names = data.instance.resources
+    names = data.resources or data.instance.resources
     price = {item_key(names, cm.items[i]): float(v) for i, v in enumerate(pi.tolist()) if v > 0}
     lp_items = {item_key(names, v) for v in cm.items}
     done: set[tuple] = set()
@@ -155,27 +167,47 @@ def certificate_prices(data: PlacementData, cm: ClassModel, pi: np.ndarray) -> d
     return price
 
 
-def pattern_certificates(data: PlacementData, cm: ClassModel, objective: str, placed: int, first: ClassLp,
-                         second: ClassLp | None) -> tuple[int | None, float | None, Certificate | None, dict[str, Any]]:
-    """(admitted bound, objective bound, their certificate, timings) for a placement placing
-    ``placed`` jobs, from the LP duals: the count's bound always (when the objective has the
-    certificate), the objective's when the count is proven the most and ``second`` was solved
-    for that count. Each value is what the replay proves, not the LP's word."""
+def pattern_certificates(data: PlacementData, cm: ClassModel, objective: str, placed_jobs: np.ndarray, first: ClassLp,
+                         second: ClassLp | None = None) -> tuple[int | None, float | None, Certificate | None, dict[str, Any]]:
+    """(admitted bound, objective bound, their certificate, timings) for a placement placing the
+    jobs ``placed_jobs`` (J,) bool: the count's bound from ``first`` (the placing LP) always, the
+    objective's when that count is the placement's. The objective's LP is solved with the
+    placement's count in each independent part (``second`` is reused when it was solved so). Each
+    value is what the replay proves, not the LP's word. TooLargeToReplay when the replay cannot
+    enumerate what the prices need."""
     import time
     kind = objective
     if kind not in ("sum", "cross_pairs"):
         return None, None, None, {}
     t0 = time.perf_counter()
+    placed = int(np.count_nonzero(placed_jobs))
     every = placed >= data.J
     count_prices = certificate_prices(data, cm, first.pi)
     most = data.J if every else admission_bound(data, count_prices, kind)
     admitted_proof = None if every else Proof(kind="pattern-lp-dual", value=float(most), prices=count_prices)
     bound = proof = None
-    if second is not None and most == placed:
-        prices = certificate_prices(data, cm, second.pi)
-        admit = None if every else placed
-        bound = lagrangian_bound(data, prices, kind, admit=admit, admit_price=second.mu)
-        proof = Proof(kind="pattern-lagrangian", value=bound, prices=prices, admit=admit,
-                      admit_price=None if every else second.mu)
+    if most == placed:
+        job_part, server_part, n = components(data)
+        per_part = np.bincount(job_part[placed_jobs], minlength=n).astype(int).tolist()
+        by_parts = not every and len(set(server_part.tolist())) > 1
+        if by_parts:
+            if second is None or second.part_min != per_part:
+                second = solve_class_lp(cm, stage="cost", part_of=job_part, part_min=per_part)
+        elif second is None or second.part_min is not None or second.min_placed != placed:
+            second = solve_class_lp(cm, stage="cost", min_placed=placed)
+        if second is not None:
+            prices = certificate_prices(data, cm, second.pi)
+            if every:
+                bound = lagrangian_bound(data, prices, kind, admit=None, admit_price=0.0)
+                proof = Proof(kind="pattern-lagrangian", value=bound, prices=prices)
+            elif by_parts:
+                mus = [float(m) for m in second.part_mu]  # type: ignore[union-attr]
+                bound = lagrangian_bound(data, prices, kind, admit=None, admit_price=0.0, part_admit=per_part,
+                                         part_admit_price=mus)
+                proof = Proof(kind="pattern-lagrangian", value=bound, prices=prices, part_admit=per_part,
+                              part_admit_price=mus)
+            else:
+                bound = lagrangian_bound(data, prices, kind, admit=placed, admit_price=second.mu)
+                proof = Proof(kind="pattern-lagrangian", value=bound, prices=prices, admit=placed, admit_price=second.mu)
     cert = Certificate(bound=proof, admitted_bound=admitted_proof) if (proof or admitted_proof) else None
     return (None if every else most), bound, cert, {"certificate_seconds": time.perf_counter() - t0}

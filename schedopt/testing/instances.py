@@ -259,7 +259,8 @@ KITS: dict[str, ProblemKit] = {
     "placement": ProblemKit(
         "placement", tiny=_family("placement", 3, 2, 2), larger=_family("placement", 60, 40, 4), reference="placement-milp",
         empty=lambda: make_instance([], {"cpu": 16, "gpu": 4}, servers=2, name="empty", allocation={}),
-        oversubscribed=_placement_oversubscribed, unmeetable=_placement_unmeetable),
+        oversubscribed=_placement_oversubscribed, unmeetable=_placement_unmeetable,
+        typed=_family("placement-typed", 3, 3, 2)),
     "quality": ProblemKit(
         "quality", tiny=_family("slaq", 4, 2, 4), larger=_family("slaq", 400, 100, 16), reference="slaq-milp",
         empty=lambda: _without_jobs(_family("slaq", 2, 2, 4)(0))),
