@@ -176,7 +176,7 @@ def test_the_capability_tags_select_the_checks() -> None:
     assert {"refuses_types", "refuses_quotas", "restart_instances"} <= names("dl2")
     assert not {"typed_instances", "quota_instances"} & names("dl2")
     assert "time_limit_unused" in names("optimus-greedy") and "time_limit_unused" not in names("optimus-milp")
-    assert not {"typed_instances", "refuses_types"} & names("placement-milp")  # placement has no typed kit yet
+    assert "typed_instances" in names("placement-milp") and "refuses_types" not in names("placement-milp")
     check_solver("dl2", checks=["refuses_types", "refuses_quotas"])
     with pytest.raises(InputError) as err:
         schedopt.solve(kit("allocation").quotas(0), "dl2")

@@ -213,11 +213,19 @@ def test_typed_simulation_runs_each_job_at_its_type_speed_and_aware_beats_blind(
     assert aware.avg_jct_s < blind.avg_jct_s
 
 
-def test_typed_simulation_refuses_placement_in_one_line() -> None:
+def test_typed_simulation_with_placement() -> None:
+    """Placement takes accelerator types (issue 51 §3): a typed workload runs with a placement
+    solver, every plan checked; online estimation still refuses types in one line."""
     from schedopt.sim import simulate
 
+    from tests.test_typed_placement import typed_workload
+
+    inst = typed_workload(12, 6, 2)
+    for placement in ("optimus-placement", "placement-lagrange"):
+        result = simulate(inst, "optimus-greedy", placement=placement, interval_s=1800.0, check_plans=True)
+        assert result.finished == len(inst.jobs) and result.check_violations == 0
     with pytest.raises(schedopt.InputError, match="accelerator types"):
-        simulate(random_typed_instance(1), "optimus-greedy", placement="optimus-placement")
+        simulate(random_typed_instance(1), "optimus-greedy", estimation="online")
 
 
 @pytest.mark.parametrize("solver", ["drf", "tetris", "fifo", "srtf"])

@@ -114,10 +114,19 @@ def test_part_admits_forged(change, match) -> None:  # type: ignore[no-untyped-d
     assert match in text, text
 
 
+def typed_workload(jobs: int, servers: int, seed: int) -> Instance:
+    """A typed allocation instance of PS/worker jobs (Table 1 profiles, no data folder needed): the
+    ``placement-typed`` family without its given counts and types."""
+    doc = generate_instance("placement-typed", jobs=jobs, servers=servers, seed=seed, max_tasks=4).to_dict()
+    doc.pop("allocation", None)
+    doc.pop("allocation_accelerators", None)
+    return Instance.from_dict(doc)
+
+
 def test_joint_typed_allocation_then_placement() -> None:
     """An allocation plan's types carry into placement: optimus-greedy then placement-lagrange on
     a typed PS/worker instance."""
-    inst = generate_instance("gavel", jobs=30, servers=10, seed=4)
+    inst = typed_workload(30, 10, 4)
     for name in ("optimus-greedy+placement-lagrange", "optimus-greedy+optimus-placement"):
         plan = assert_checked(inst, schedopt.solve(inst, name))
         assert plan.accelerators is not None and set(plan.accelerators) == set(plan.allocation)

@@ -70,7 +70,7 @@ class Pipeline:
             if dropped:
                 parts.append(f"admitted by {self.allocator.name} but not placed by {self.placer.name}: {', '.join(dropped)}")
             message = "; ".join(parts)
-        metrics = {**first.metrics, **allocation_metrics(instance, allocation), "placement": second.metrics,
+        metrics = {**first.metrics, **allocation_metrics(instance, allocation, first.accelerators), "placement": second.metrics,
                    "placement_status": second.status.value}
         return Plan(instance=instance.name, problem=first.problem, solver=self.name, status=status,
                     termination=first.termination, objective=objective,

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from schedopt.deadline import Deadline
 from schedopt.placement.certificates import admission_bound, components, fits_some_server, item_key, lagrangian_bound
@@ -85,6 +84,8 @@ def solve_class_lp(cm: ClassModel, *, stage: str, min_placed: int = 0, part_of: 
     """The class model's LP: ``stage`` "place" maximises Σ x; "cost" minimises the shapes'
     cost with Σ x >= ``min_placed``, or, given each job's part (``part_of`` (J,)), with
     Σ_{j in part c} x_j >= ``part_min[c]`` for every part. None when HiGHS finds no optimum."""
+    from scipy.optimize import linprog  # loaded when a placement LP is solved: `import schedopt` stays light
+
     J, C = len(cm.shapes), len(cm.classes)
     A, b = class_rows(cm)
     nx = np.array([len(s) for s in cm.shapes], dtype=np.int64)
@@ -120,6 +121,8 @@ MILP_NODES = 2_000
 def class_milp(cm: ClassModel, clock: Deadline, seconds: float) -> tuple[list[int | None] | None, list[np.ndarray]]:
     """The class model as one MILP: the most jobs placed, then the least cost (a placed job is worth
     more than every cost together). (chosen shape per job, servers per pattern), or (None, [])."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
     n_x = int(sum(len(s) for s in cm.shapes))
     npat = np.array([len(q) for q in cm.patterns], dtype=np.int64)
     n = n_x + int(npat.sum())

@@ -175,10 +175,9 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         raise InputError("--estimation", f"expected one of {', '.join(ESTIMATION_MODES)}, got {estimation!r}")
     if estimation == "online" and (error_steps or error_speed):
         raise InputError("--error-steps", "the Fig. 15 errors distort the truth; with --estimation online the errors are the fits' own")
-    if workload.typed and (placement is not None or estimation == "online"):
-        raise InputError("--placement" if placement is not None else "--estimation",
-                         "a cluster with accelerator types (or jobs with spread) is simulated without a placement solver "
-                         "and with the truth (placement and online estimation do not model types yet)")
+    if workload.typed and estimation == "online":
+        raise InputError("--estimation", "a cluster with accelerator types (or jobs with spread) is simulated with the "
+                                         "truth (online estimation does not model types yet)")
     _check_workload(workload, placement)
     imbalance = _PsImbalance(workload, ps_assignment, seed) if ps_assignment is not None else None
     truth = Truth(workload, communication_aware=communication_aware, imbalance=imbalance, interference=interference,
