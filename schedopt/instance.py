@@ -180,6 +180,8 @@ class Queue(_Strict):
     cohort: Name | None = Field(None, description="cohort: queues that lend each other unused quota")
     quotas: dict[Name, dict[Name, Quota]] = Field(description="flavor -> resource -> quota; a flavor is an accelerator type (default-flavor: servers without one); a flavor or resource not listed: the queue cannot use it")
     preemption: Preemption | None = Field(None, description="preemption: which running workloads a pending one may evict (kueue-admission); null: Kueue's default, Never for both")
+    queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] | None = Field(None, description="Kueue's queueingStrategy for this queue (kueue-admission): StrictFIFO's head that does not fit blocks the queue; null: the solver's option")
+    when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] | None = Field(None, description="Kueue's flavorFungibility.whenCanBorrow for this queue (kueue-admission): TryNextFlavor looks for a later flavor that fits without borrowing; null: the solver's option")
 
 
 class Policy(_Strict):

@@ -447,9 +447,14 @@ def read_documents(path: str | os.PathLike[str]) -> list[Any]:
     text = _read_text(p, src)
     try:
         docs = [d for d in yaml.load_all(text, Loader=_UniqueKeyLoader) if d is not None]  # noqa: S506
-    except yaml.YAMLError:
-        parse_text(text, ".yaml", src)  # the single-document parser words the error (or parses: re-raise below)
-        raise InputError(src, "YAML error") from None
+    except yaml.YAMLError as exc:  # worded at the error's own line, whichever document holds it
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = (getattr(exc, "problem", None) or str(exc)).splitlines()[0]
+        if "maximum nesting depth" in problem:
+            raise InputError(src, f"nested more than {MAX_DEPTH} levels deep; the limit is MAX_DEPTH") from None
+        kind = "YAML error" if isinstance(exc, yaml.constructor.ConstructorError) else "YAML syntax error"
+        raise InputError(src, f"{kind}{where}: {problem}") from None
     except RecursionError:
         raise InputError(src, f"nested more than {MAX_DEPTH} levels deep; the limit is MAX_DEPTH") from None
     for d in docs:

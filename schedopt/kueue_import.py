@@ -32,6 +32,7 @@ TFJob roles other than PS and Worker, jobs whose pods request differently.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from fractions import Fraction
@@ -60,6 +61,8 @@ def parse_quantity(value: Any, where: str) -> Fraction:
     if isinstance(value, bool):
         raise InputError(where, f"expected a quantity, got {value!r}")
     if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(where, f"a quantity is a finite number, got {value!r}")
         return Fraction(value)
     m = _QUANTITY.match(str(value).strip())
     if not m:
@@ -72,15 +75,105 @@ def parse_quantity(value: Any, where: str) -> Fraction:
 
 def _amount(resource: str, value: Any, where: str) -> float:
     q = parse_quantity(value, where)
+    if q < 0:
+        raise InputError(where, f"a quantity is >= 0, got {value!r}")
+    if "/" in resource and q.denominator != 1:  # Kubernetes: extended resources (nvidia.com/gpu) are whole
+        raise InputError(where, f"{resource} is an extended resource: its quantity is a whole number, got {value!r}")
     return float(q / 2**30) if resource == "memory" else float(q)
 
 
-def _requests(pod_template: dict, where: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for i, c in enumerate(((pod_template or {}).get("spec") or {}).get("containers") or []):
-        for r, v in (((c or {}).get("resources") or {}).get("requests") or {}).items():
-            out[r] = out.get(r, 0.0) + _amount(r, v, f"{where}.containers[{i}].resources.requests.{r}")
+def _map(value: Any, where: str, *, required: bool = False) -> dict:
+    """``value`` as a mapping (absent: empty unless ``required``); InputError naming the field otherwise."""
+    if value is None and not required:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(where, f"expected a mapping, got {type(value).__name__}" if value is not None else "required")
+    return value
+
+
+def _list(value: Any, where: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(where, f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _count(value: Any, where: str, default: int, least: int = 1) -> int:
+    """A pod count: a whole number >= ``least`` (Kubernetes refuses ``abc``, ``2.5`` and negatives)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(where, f"expected a whole number, got {value!r}")
+    if value < least:
+        raise InputError(where, f"must be >= {least}, got {value}")
+    return value
+
+
+def _name(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InputError(where, f"a name (text) is required, got {value!r}")
+    return value
+
+
+def _container_requests(c: Any, where: str) -> dict[str, float]:
+    """One container's requests; a resource with only a limit requests its limit (Kubernetes' default)."""
+    res = _map(_map(c, where).get("resources"), f"{where}.resources")
+    requests = _map(res.get("requests"), f"{where}.resources.requests")
+    limits = _map(res.get("limits"), f"{where}.resources.limits")
+    out = {r: _amount(r, v, f"{where}.resources.requests.{r}") for r, v in requests.items()}
+    for r, v in limits.items():
+        if r not in out:
+            out[r] = _amount(r, v, f"{where}.resources.limits.{r}")
     return out
+
+
+def _requests(pod_template: Any, where: str) -> dict[str, float]:
+    """A pod's requests as Kubernetes and Kueue compute them: per resource, the larger of the sum over
+    its containers and the largest init container, plus the pod's ``overhead``."""
+    spec = _map(_map(pod_template, where).get("spec"), f"{where}.spec", required=True)
+    containers = _list(spec.get("containers"), f"{where}.spec.containers")
+    if not containers:
+        raise InputError(f"{where}.spec.containers", "a pod has at least one container")
+    out: dict[str, float] = {}
+    for i, c in enumerate(containers):
+        for r, v in _container_requests(c, f"{where}.spec.containers[{i}]").items():
+            out[r] = out.get(r, 0.0) + v
+    for i, c in enumerate(_list(spec.get("initContainers"), f"{where}.spec.initContainers")):
+        for r, v in _container_requests(c, f"{where}.spec.initContainers[{i}]").items():
+            out[r] = max(out.get(r, 0.0), v)
+    for r, v in _map(spec.get("overhead"), f"{where}.spec.overhead").items():
+        out[r] = out.get(r, 0.0) + _amount(r, v, f"{where}.spec.overhead.{r}")
+    return out
+
+
+def _priority(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not -2**31 <= value < 2**31:
+        raise InputError(where, f"a priority is a 32-bit whole number, got {value!r}")
+    return value
+
+
+def _timestamp(value: Any, where: str) -> float | None:
+    """Seconds since the epoch of an RFC 3339 time (``2026-11-26T10:00:00Z``); None when absent."""
+    if value is None:
+        return None
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise InputError(where, f"not an RFC 3339 time: {value!r}") from None
+
+
+#: the kinds read, by their exact (case-sensitive) Kubernetes name
+KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Node", "PriorityClass", "WorkloadPriorityClass",
+         "Job", "TFJob", "PyTorchJob", "MPIJob", "JobSet", "Workload")
+#: kinds Kueue integrates that this model does not read: refused in one line naming the kind
+NOT_READ = {"RayJob": "Ray", "RayCluster": "Ray", "JAXJob": "Kubeflow JAX", "LeaderWorkerSet": "LeaderWorkerSet",
+            "Deployment": "a serving Deployment", "StatefulSet": "a StatefulSet", "Pod": "plain Pods and pod groups",
+            "AppWrapper": "AppWrapper", "PaddleJob": "Kubeflow Paddle", "XGBoostJob": "Kubeflow XGBoost",
+            "TrainJob": "Kubeflow Trainer v2", "SparkApplication": "Spark"}
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 class _Reader:
@@ -90,74 +183,148 @@ class _Reader:
         self.local: dict[tuple[str, str], str] = {}  # (namespace, name) -> ClusterQueue
         self.nodes: list[dict[str, Any]] = []
         self.jobs: list[dict[str, Any]] = []
+        self.priority_classes: dict[str, int] = {}  # PriorityClass name -> value
+        self.workload_priority_classes: dict[str, int] = {}
+        self.seen: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> where first read
 
     def read(self, doc: Any, where: str) -> None:
         if not isinstance(doc, dict) or "kind" not in doc:
             raise InputError(where, "expected a Kubernetes object with apiVersion and kind")
-        kind, meta = doc["kind"], dict(doc.get("metadata") or {})
+        kind = doc["kind"]
+        if not isinstance(kind, str):
+            raise InputError(f"{where}.kind", f"expected the kind's name (text), got {kind!r}")
+        if kind == "List":  # `kubectl get ... -o yaml`: the objects are its items
+            for i, item in enumerate(_list(doc.get("items"), f"{where}.items")):
+                self.read(item, f"{where}.items[{i}]")
+            return
+        meta = dict(_map(doc.get("metadata"), f"{where}: {kind}.metadata"))
         if "name" not in meta and meta.get("generateName"):  # kubectl create names it generateName + a suffix
             meta["name"] = f"{str(meta['generateName']).rstrip('-')}-{len(self.jobs)}"
-        name = str(meta.get("name", ""))
+        if kind in NOT_READ:
+            raise InputError(f"{where}: {kind} {meta.get('name', '')}".rstrip(),
+                             f"kind {kind} ({NOT_READ[kind]}) is not read: its pod sets are not modelled; submit it as a "
+                             "Job, TFJob, PyTorchJob, MPIJob, JobSet or Workload")
+        if kind not in KINDS:
+            raise InputError(f"{where}.kind", f"kind {kind} is not read (kinds read: {', '.join(KINDS)})")
+        name = _name(meta.get("name"), f"{where}: {kind}.metadata.name")
+        namespace = str(meta.get("namespace") or "default")
         where = f"{where}: {kind} {name}"
-        spec = doc.get("spec") or {}
-        handler = getattr(self, f"_{kind.lower()}", None)
-        if handler is None:
-            raise InputError(where, f"kind {kind} is not read (Kueue's ResourceFlavor, ClusterQueue, Cohort, LocalQueue, "
-                                    "Node; Job, TFJob, PyTorchJob, MPIJob, JobSet, Workload)")
-        handler(doc, meta, spec, name, where)
+        key = (kind, namespace if kind not in ("ResourceFlavor", "ClusterQueue", "Cohort", "Node", "PriorityClass",
+                                               "WorkloadPriorityClass") else "", name)
+        if key in self.seen:
+            raise InputError(where, f"a second {kind} named {name!r}" + (f" in namespace {namespace}" if key[1] else "")
+                             + f" (the first at {self.seen[key]}): names are unique")
+        self.seen[key] = where
+        spec = _map(doc.get("spec"), f"{where}: spec")
+        getattr(self, f"_{kind.lower()}")(doc, meta, spec, name, where)
 
     def _resourceflavor(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
-        self.flavors[name] = dict(spec.get("nodeLabels") or {})
+        labels = _map(spec.get("nodeLabels"), f"{where}: spec.nodeLabels")
+        for i, taint in enumerate(_list(spec.get("nodeTaints"), f"{where}: spec.nodeTaints")):
+            effect = _map(taint, f"{where}: spec.nodeTaints[{i}]").get("effect")
+            if effect in ("NoSchedule", "NoExecute"):
+                raise InputError(f"{where}: spec.nodeTaints[{i}]", "flavor taints (and the tolerations that admit a job "
+                                                                    "onto them) are not modelled")
+        self.flavors[name] = {str(k): str(v) for k, v in labels.items()}
 
     def _clusterqueue(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
-        groups = spec.get("resourceGroups") or []
+        groups = _list(spec.get("resourceGroups"), f"{where}: spec.resourceGroups")
         if len(groups) > 1:
             raise InputError(where, "spec.resourceGroups: more than one resource group (a different flavor per "
                                     "resource) is not modelled: a job runs on one flavor")
-        quotas: dict[str, dict[str, dict[str, float]]] = {}
-        for fi, fl in enumerate((groups[0].get("flavors") or []) if groups else []):
-            per = quotas.setdefault(str(fl["name"]), {})
-            for ri, res in enumerate(fl.get("resources") or []):
-                r = str(res["name"])
-                path = f"{where}: spec.resourceGroups[0].flavors[{fi}].resources[{ri}]"
-                q = {"nominal": _amount(r, res.get("nominalQuota", 0), f"{path}.nominalQuota")}
-                for key, out in (("borrowingLimit", "borrowing_limit"), ("lendingLimit", "lending_limit")):
-                    if res.get(key) is not None:
-                        q[out] = _amount(r, res[key], f"{path}.{key}")
-                per[r] = q
+        group = _map(groups[0], f"{where}: spec.resourceGroups[0]") if groups else {}
         cohort = spec.get("cohortName", spec.get("cohort"))
+        if cohort is not None and not isinstance(cohort, str):
+            raise InputError(f"{where}: spec.cohort", f"a cohort's name (text), got {cohort!r}")
+        quotas: dict[str, dict[str, dict[str, float]]] = {}
+        for fi, fl in enumerate(_list(group.get("flavors"), f"{where}: spec.resourceGroups[0].flavors")):
+            fpath = f"{where}: spec.resourceGroups[0].flavors[{fi}]"
+            flavor = _name(_map(fl, fpath).get("name"), f"{fpath}.name")
+            if flavor in quotas:
+                raise InputError(f"{fpath}.name", f"flavor {flavor} listed twice")
+            per = quotas.setdefault(flavor, {})
+            for ri, res in enumerate(_list(fl.get("resources"), f"{fpath}.resources")):
+                path = f"{fpath}.resources[{ri}]"
+                r = _name(_map(res, path).get("name"), f"{path}.name")
+                q = {"nominal": _amount(r, res.get("nominalQuota", 0), f"{path}.nominalQuota")}
+                for key_, out in (("borrowingLimit", "borrowing_limit"), ("lendingLimit", "lending_limit")):
+                    if res.get(key_) is not None:
+                        if cohort is None:  # Kueue's validation: limits only within a cohort
+                            raise InputError(f"{path}.{key_}", "a ClusterQueue without a cohort has nobody to borrow "
+                                                               "from or lend to: set spec.cohort or drop the limit")
+                        q[out] = _amount(r, res[key_], f"{path}.{key_}")
+                if q.get("lending_limit", 0.0) > q["nominal"]:
+                    raise InputError(f"{path}.lendingLimit", "Kueue's validation: lendingLimit <= nominalQuota")
+                per[r] = q
         self.queues[name] = {"name": name, "cohort": cohort, "quotas": quotas}
-        preemption = spec.get("preemption") or {}
-        if preemption.get("borrowWithinCohort") and (preemption["borrowWithinCohort"].get("policy") or "Never") != "Never":
+        preemption = _map(spec.get("preemption"), f"{where}: spec.preemption")
+        bwc = _map(preemption.get("borrowWithinCohort"), f"{where}: spec.preemption.borrowWithinCohort")
+        if (bwc.get("policy") or "Never") != "Never":
             raise InputError(where, "spec.preemption.borrowWithinCohort: preemption while borrowing is not modelled")
-        rules = {out: preemption[key] for key, out in (("withinClusterQueue", "within_cluster_queue"),
-                                                       ("reclaimWithinCohort", "reclaim_within_cohort")) if preemption.get(key)}
+        rules = {out: preemption[key_] for key_, out in (("withinClusterQueue", "within_cluster_queue"),
+                                                         ("reclaimWithinCohort", "reclaim_within_cohort")) if preemption.get(key_)}
         if rules:
             self.queues[name]["preemption"] = rules  # values checked by the instance model
+        strategy = spec.get("queueingStrategy")
+        if strategy is not None:
+            if strategy not in ("BestEffortFIFO", "StrictFIFO"):
+                raise InputError(f"{where}: spec.queueingStrategy", f"expected BestEffortFIFO or StrictFIFO, got {strategy!r}")
+            self.queues[name]["queueing_strategy"] = strategy
+        fung = _map(spec.get("flavorFungibility"), f"{where}: spec.flavorFungibility")
+        borrow = fung.get("whenCanBorrow")
+        if borrow is not None:  # Kueue v1beta2 names MayStopSearch "Borrow"
+            rule = {"Borrow": "MayStopSearch", "MayStopSearch": "MayStopSearch", "TryNextFlavor": "TryNextFlavor"}.get(borrow)
+            if rule is None:
+                raise InputError(f"{where}: spec.flavorFungibility.whenCanBorrow", f"expected Borrow, MayStopSearch or "
+                                                                                   f"TryNextFlavor, got {borrow!r}")
+            self.queues[name]["when_can_borrow"] = rule
+        preempt = fung.get("whenCanPreempt")
+        if preempt is not None and preempt != "TryNextFlavor":
+            raise InputError(f"{where}: spec.flavorFungibility.whenCanPreempt", f"{preempt!r} is not modelled "
+                                                                              "(kueue-admission follows TryNextFlavor, Kueue's default)")
+        if fung.get("preference"):
+            raise InputError(f"{where}: spec.flavorFungibility.preference", "the fungibility preference is not modelled")
+        if spec.get("fairSharing") or spec.get("admissionScope"):
+            raise InputError(f"{where}: spec.{'fairSharing' if spec.get('fairSharing') else 'admissionScope'}",
+                             "fair sharing is not modelled")
 
     def _cohort(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
-        for key in ("parentName", "parent", "resourceGroups"):
-            if spec.get(key):
-                raise InputError(where, f"spec.{key}: hierarchical cohorts and cohort quotas are not modelled")
+        for key_ in ("parentName", "parent", "resourceGroups", "fairSharing"):
+            if spec.get(key_):
+                raise InputError(where, f"spec.{key_}: hierarchical cohorts, cohort quotas and fair sharing are not modelled")
 
     def _localqueue(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
-        self.local[(str(meta.get("namespace", "default")), name)] = str(spec.get("clusterQueue", ""))
+        self.local[(str(meta.get("namespace") or "default"), name)] = _name(spec.get("clusterQueue"),
+                                                                          f"{where}: spec.clusterQueue")
 
     def _node(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
-        alloc = ((doc.get("status") or {}).get("allocatable") or {})
-        self.nodes.append({"name": name, "labels": dict(meta.get("labels") or {}),
+        alloc = _map(_map(doc.get("status"), f"{where}: status").get("allocatable"), f"{where}: status.allocatable")
+        self.nodes.append({"name": name, "labels": dict(_map(meta.get("labels"), f"{where}: metadata.labels")),
                            "capacity": {r: _amount(r, v, f"{where}: status.allocatable.{r}") for r, v in alloc.items()}})
 
+    def _priorityclass(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
+        self.priority_classes[name] = _priority(doc.get("value"), f"{where}: value")
+        if doc.get("globalDefault") is True:
+            self._global_default = self.priority_classes[name]
+
+    def _workloadpriorityclass(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
+        self.workload_priority_classes[name] = _priority(doc.get("value"), f"{where}: value")
+
     # ---- jobs: (pods, requests per pod, min pods) ---------------------------------------------
-    def _add_job(self, meta: dict, where: str, roles: dict[str, dict[str, Any]]) -> None:
-        labels, notes = meta.get("labels") or {}, meta.get("annotations") or {}
+    def _add_job(self, meta: dict, where: str, roles: dict[str, dict[str, Any]], *, priority: Any = None,
+                 priority_class: str | None = None) -> None:
+        labels = _map(meta.get("labels"), f"{where}: metadata.labels")
+        notes = _map(meta.get("annotations"), f"{where}: metadata.annotations")
+        queue = labels.get(QUEUE_LABEL)
         job: dict[str, Any] = {"id": str(meta.get("name")), "roles": roles,
-                               "queue_local": (str(meta.get("namespace", "default")), labels.get(QUEUE_LABEL))}
+                               "queue_local": (str(meta.get("namespace") or "default"), queue),
+                               "priority": (priority, priority_class, labels.get(PRIORITY_CLASS_LABEL), where),
+                               "created": _timestamp(meta.get("creationTimestamp"), f"{where}: metadata.creationTimestamp")}
         pods = sum(r["max"] for r in roles.values())
         if SPEED_ANNOTATION in notes:
             try:
                 job["speed"] = json.loads(notes[SPEED_ANNOTATION])
-            except ValueError as exc:
+            except (TypeError, ValueError) as exc:
                 raise InputError(where, f"metadata.annotations.{SPEED_ANNOTATION}: not JSON ({exc})") from None
         elif len(roles) == 2:
             p, w = roles["ps"]["max"], roles["worker"]["max"]
@@ -165,18 +332,38 @@ class _Reader:
         else:
             job["speed"] = {"form": "amdahl", "serial": 0.0, "parallel": 1.0 / DEFAULT_STEPS_PER_POD_S}
         steps = notes.get(STEPS_ANNOTATION)
-        job["remaining_steps"] = float(steps) if steps is not None else DEFAULT_WORK_S * DEFAULT_STEPS_PER_POD_S * pods
+        try:
+            job["remaining_steps"] = float(steps) if steps is not None else DEFAULT_WORK_S * DEFAULT_STEPS_PER_POD_S * pods
+        except ValueError:
+            raise InputError(where, f"metadata.annotations.{STEPS_ANNOTATION}: not a number ({steps!r})") from None
         self.jobs.append(job)
 
     def _job(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
-        n = int(spec.get("parallelism", 1))
-        low = int((meta.get("annotations") or {}).get(MIN_PARALLELISM, n))
-        demand = _requests((spec.get("template") or {}), f"{where}: spec.template.spec")
-        self._add_job(meta, where, {"worker": {"demand": demand, "min": max(1, min(low, n)), "max": max(1, n)}})
+        n = _count(spec.get("parallelism"), f"{where}: spec.parallelism", 1)
+        completions = _count(spec.get("completions"), f"{where}: spec.completions", n)
+        n = min(n, completions)  # Kueue counts min(parallelism, completions) pods
+        note = _map(meta.get("annotations"), f"{where}: metadata.annotations").get(MIN_PARALLELISM)
+        try:
+            low = int(note) if note is not None else n
+        except (TypeError, ValueError):
+            raise InputError(f"{where}: metadata.annotations.{MIN_PARALLELISM}", f"not a whole number: {note!r}") from None
+        if not 0 < low <= n:
+            raise InputError(f"{where}: metadata.annotations.{MIN_PARALLELISM}", f"must be in [1, {n}], got {low}")
+        template = _map(spec.get("template"), f"{where}: spec.template", required=True)
+        demand = _requests(template, f"{where}: spec.template")
+        self._add_job(meta, where, {"worker": {"demand": demand, "min": low, "max": n}},
+                      priority_class=_map(template.get("spec"), where).get("priorityClassName"))
 
-    def _replicas(self, specs: dict, where: str, field: str) -> dict[str, tuple[int, dict[str, float]]]:
-        return {role: (int(s.get("replicas", 1)), _requests(s.get("template") or {}, f"{where}: spec.{field}.{role}.template.spec"))
-                for role, s in (specs or {}).items()}
+    def _replicas(self, specs: Any, where: str, field: str) -> dict[str, tuple[int, dict[str, float], Any]]:
+        out = {}
+        for role, rs in _map(specs, f"{where}: spec.{field}", required=True).items():
+            path = f"{where}: spec.{field}.{role}"
+            rs = _map(rs, path)
+            template = _map(rs.get("template"), f"{path}.template", required=True)
+            out[str(role)] = (_count(rs.get("replicas"), f"{path}.replicas", 1, least=0),
+                              _requests(template, f"{path}.template"),
+                              _map(template.get("spec"), path).get("priorityClassName"))
+        return out
 
     def _tfjob(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         reps = self._replicas(spec.get("tfReplicaSpecs"), where, "tfReplicaSpecs")
@@ -186,38 +373,99 @@ class _Reader:
         roles = {"worker": {"demand": reps["Worker"][1], "min": reps["Worker"][0], "max": reps["Worker"][0]}}
         if "PS" in reps:
             roles["ps"] = {"demand": reps["PS"][1], "min": reps["PS"][0], "max": reps["PS"][0]}
-        self._add_job(meta, where, roles)
+        self._add_job(meta, where, roles, priority_class=reps["Worker"][2])
 
-    def _one_role(self, meta: dict, where: str, reps: dict[str, tuple[int, dict[str, float]]], field: str,
-                  pods_of: list[str]) -> None:
-        used = [r for r in pods_of if r in reps]
+    def _one_role(self, meta: dict, where: str, reps: dict[str, tuple[int, dict[str, float], Any]], field: str,
+                  pods_of: list[str], *, priority: Any = None, low: int | None = None) -> None:
+        used = [r for r in pods_of if r in reps and reps[r][0] > 0]
         demands = {json.dumps(reps[r][1], sort_keys=True) for r in used}
         if len(demands) > 1:
             raise InputError(where, f"spec.{field}: {', '.join(used)} request differently; a one-role job's pods are alike")
         n = sum(reps[r][0] for r in used)
-        self._add_job(meta, where, {"worker": {"demand": reps[used[0]][1] if used else {}, "min": max(1, n), "max": max(1, n)}})
+        if n < 1:
+            raise InputError(f"{where}: spec.{field}", "no pods to admit")
+        low = n if low is None else low
+        self._add_job(meta, where, {"worker": {"demand": reps[used[0]][1], "min": low, "max": n}}, priority=priority,
+                      priority_class=next((reps[r][2] for r in used if reps[r][2]), None))
 
     def _pytorchjob(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         reps = self._replicas(spec.get("pytorchReplicaSpecs"), where, "pytorchReplicaSpecs")
         self._one_role(meta, where, reps, "pytorchReplicaSpecs", ["Master", "Worker"])
 
     def _mpijob(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
+        # Kueue admits the launcher with the workers: it counts as one more pod when it requests alike
+        # (otherwise the job's pods differ, which a one-role job cannot state: refused in one line)
         reps = self._replicas(spec.get("mpiReplicaSpecs"), where, "mpiReplicaSpecs")
-        self._one_role(meta, where, reps, "mpiReplicaSpecs", ["Worker"])  # the launcher does not train
+        self._one_role(meta, where, reps, "mpiReplicaSpecs", ["Launcher", "Worker"])
 
     def _jobset(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         reps = {}
-        for i, rj in enumerate(spec.get("replicatedJobs") or []):
-            job_spec = ((rj.get("template") or {}).get("spec") or {})
-            pods = int(rj.get("replicas", 1)) * int(job_spec.get("parallelism", 1))
-            reps[str(rj.get("name", i))] = (pods, _requests(job_spec.get("template") or {}, f"{where}: spec.replicatedJobs[{i}]"))
+        for i, rj in enumerate(_list(spec.get("replicatedJobs"), f"{where}: spec.replicatedJobs")):
+            path = f"{where}: spec.replicatedJobs[{i}]"
+            rj = _map(rj, path)
+            job_spec = _map(_map(rj.get("template"), f"{path}.template", required=True).get("spec"), f"{path}.template.spec")
+            par = _count(job_spec.get("parallelism"), f"{path}.template.spec.parallelism", 1)
+            par = min(par, _count(job_spec.get("completions"), f"{path}.template.spec.completions", par))
+            pods = _count(rj.get("replicas"), f"{path}.replicas", 1, least=0) * par
+            template = _map(job_spec.get("template"), f"{path}.template.spec.template", required=True)
+            reps[str(rj.get("name", i))] = (pods, _requests(template, f"{path}.template.spec.template"),
+                                            _map(template.get("spec"), path).get("priorityClassName"))
         self._one_role(meta, where, reps, "replicatedJobs", list(reps))
 
     def _workload(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
-        reps = {str(ps.get("name", i)): (int(ps.get("count", 1)), _requests(ps.get("template") or {}, f"{where}: spec.podSets[{i}].template.spec"))
-                for i, ps in enumerate(spec.get("podSets") or [])}
-        meta = {**meta, "labels": {**(meta.get("labels") or {}), QUEUE_LABEL: spec.get("queueName")}}
-        self._one_role(meta, where, reps, "podSets", list(reps))
+        reps, low = {}, 0
+        for i, ps in enumerate(_list(spec.get("podSets"), f"{where}: spec.podSets")):
+            path = f"{where}: spec.podSets[{i}]"
+            ps = _map(ps, path)
+            count = _count(ps.get("count"), f"{path}.count", 1, least=0)
+            least = _count(ps.get("minCount"), f"{path}.minCount", count, least=0)
+            if least > count:
+                raise InputError(f"{path}.minCount", f"must be <= count ({count}), got {least}")
+            template = _map(ps.get("template"), f"{path}.template", required=True)
+            reps[str(ps.get("name", i))] = (count, _requests(template, f"{path}.template"),
+                                            _map(template.get("spec"), path).get("priorityClassName"))
+            low += least
+        queue = spec.get("queueName")
+        meta = {**meta, "labels": {**_map(meta.get("labels"), f"{where}: metadata.labels"), QUEUE_LABEL: queue}}
+        if spec.get("priorityClassName"):
+            meta["labels"][PRIORITY_CLASS_LABEL] = spec["priorityClassName"]
+        self._one_role(meta, where, reps, "podSets", list(reps), priority=spec.get("priority"), low=max(1, low))
+
+    def _priorities_and_times(self, source: str) -> None:
+        """Each job's priority (Workload ``spec.priority``; else its WorkloadPriorityClass label; else
+        its pods' PriorityClass; else the PriorityClass marked ``globalDefault``, or 0) as a weight
+        >= 1 keeping the order (weight = priority - the least + 1), and its creation time as its
+        arrival (seconds after the earliest; a job without one is created last, in listing order)."""
+        values = []
+        for j in self.jobs:
+            given, pod_class, wl_class, where = j.pop("priority")
+            if given is not None:
+                value = _priority(given, f"{where}: spec.priority")
+            elif wl_class is not None:
+                if wl_class not in self.workload_priority_classes:
+                    raise InputError(f"{where}: metadata.labels.{PRIORITY_CLASS_LABEL}",
+                                     f"no WorkloadPriorityClass {wl_class!r} in the files")
+                value = self.workload_priority_classes[wl_class]
+            elif pod_class is not None:
+                if pod_class not in self.priority_classes:
+                    raise InputError(f"{where}: priorityClassName", f"no PriorityClass {pod_class!r} in the files")
+                value = self.priority_classes[pod_class]
+            else:
+                value = self.default_priority
+            values.append(value)
+            j["where"] = where
+        least = min(values, default=0)
+        for j, value in zip(self.jobs, values):
+            j["weight"] = float(value - least + 1)
+        times = [j["created"] for j in self.jobs if j["created"] is not None]
+        first, last = min(times, default=0.0), max(times, default=0.0)
+        for j in self.jobs:
+            created = j.pop("created")
+            j["arrival"] = (created if created is not None else last) - first
+
+    @property
+    def default_priority(self) -> int:
+        return self._global_default if hasattr(self, "_global_default") else 0
 
     # ---- the instance ---------------------------------------------------------------------------
     def instance(self, name: str, source: str) -> Instance:
@@ -238,8 +486,20 @@ class _Reader:
             for f in flavors:
                 cap = {r: sum(q["quotas"].get(f, {}).get(r, {}).get("nominal", 0.0) for q in self.queues.values()) for r in resources}
                 servers.append({"name": f, "accelerator": f, "capacity": cap})
+        self._priorities_and_times(source)
+        if any(r == "pods" for q in self.queues.values() for per in q["quotas"].values() for r in per) or \
+                any("pods" in n["capacity"] for n in self.nodes):
+            for j in self.jobs:  # Kueue counts the pods resource as one per pod
+                for role in j["roles"].values():
+                    role["demand"] = {**role["demand"], "pods": 1.0}
+            resources = sorted(set(resources) | {"pods"})
+        ids: dict[str, str] = {}
         jobs = []
         for j in self.jobs:
+            if j["id"] in ids:
+                raise InputError(source, f"two workloads named {j['id']!r} ({ids[j['id']]} and {j['where']}): job ids "
+                                         "are names, unique across namespaces and kinds; rename one")
+            ids[j["id"]] = j.pop("where")
             ns, lq = j.pop("queue_local")
             if lq is not None:
                 if (ns, lq) in self.local:

@@ -96,6 +96,15 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
     def use(v: int, c: tuple[int, int]) -> np.ndarray:
         return c[0] * rows.demand[v, 0] + c[1] * rows.demand[v, 1]
 
+    def borrow_rule(j: int) -> str:
+        """The job's queue's whenCanBorrow, else the solver's."""
+        q = queue_of.get(inst.jobs[j].queue) if inst.jobs[j].queue is not None else None
+        return (q.when_can_borrow if q is not None else None) or when_can_borrow
+
+    def queue_strategy(name: str | None) -> str:
+        q = queue_of.get(name) if name is not None else None
+        return (q.queueing_strategy if q is not None else None) or strategy
+
     def nominal(queue: str, t: int) -> np.ndarray:
         """The queue's nominal quota of each resource on type t (R,), 0 where it has none."""
         per = queue_of[queue].quotas.get(inst.flavors[t], {})
@@ -138,7 +147,7 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
                 u = use(v, c)
                 if not np.all(used + u <= limit):
                     continue
-                if nominal_room(j, v, u) or when_can_borrow == "MayStopSearch":
+                if nominal_room(j, v, u) or borrow_rule(j) == "MayStopSearch":
                     return v, c
                 if borrowing is None:
                     borrowing = (v, c)
@@ -262,7 +271,7 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
                 admit(j, *found)
             elif preempt_for(j):
                 pass
-            elif strategy == "StrictFIFO":
+            elif queue_strategy(name) == "StrictFIFO":
                 blocked.add(name)
     for j in queues.get(None, []):  # jobs without a queue: after every queue, arrival order
         found = place(j)

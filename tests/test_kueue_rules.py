@@ -1,0 +1,282 @@
+"""Kueue as Kueue reads it (issue 52): one small manifest set per rule and the decision Kueue makes
+on it (the situations follow Kueue's own scheduler tests; the manifests are ours), and hostile
+manifests refused in one line naming the file, the object and the field, with nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import schedopt
+from schedopt.cli import app
+from schedopt.kueue_import import import_kueue
+from tests.conftest import assert_checked
+
+SETUP = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  {extra}
+  resourceGroups:
+  - coveredResources: [{resources}]
+    flavors:
+    - name: default-flavor
+      resources:
+{quotas}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: default}
+spec: {clusterQueue: cq}
+"""
+
+
+def setup(quotas: dict[str, object], extra: str = "") -> str:
+    lines = "\n".join(f"      - name: {r}\n        nominalQuota: {q}" for r, q in quotas.items())
+    return SETUP.replace("{resources}", ", ".join(quotas)).replace("{quotas}", lines).replace("{extra}", extra)
+
+
+def job(name: str, *, parallelism: int = 1, resources: str = "requests: {cpu: 1}", labels: str = "",
+        extra_spec: str = "", pod_extra: str = "") -> str:
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: default
+  labels: {{kueue.x-k8s.io/queue-name: lq{labels}}}
+spec:
+  parallelism: {parallelism}
+  {extra_spec}
+  template:
+    spec:
+      {pod_extra}
+      containers:
+      - name: c
+        image: busybox
+        resources: {{{resources}}}
+      restartPolicy: Never
+"""
+
+
+def load(tmp_path: Path, *docs: str) -> schedopt.Instance:
+    path = tmp_path / "manifests.yaml"
+    path.write_text("\n---\n".join(d.strip("\n") for d in docs))
+    return import_kueue([path])
+
+
+def admitted(inst: schedopt.Instance) -> dict[str, dict[str, int]]:
+    return assert_checked(inst, schedopt.solve(inst, "kueue-admission")).allocation
+
+
+# ---- pod requests as Kubernetes computes them (issue 52 §1) --------------------------------------
+
+def test_limits_alone_are_the_requests(tmp_path: Path) -> None:
+    """Two 4-GPU jobs whose containers state only limits, under a 4-GPU quota: one is admitted."""
+    gpu = "limits: {cpu: 1, nvidia.com/gpu: 4}"
+    inst = load(tmp_path, setup({"cpu": 10, "nvidia.com/gpu": 4}), job("a", resources=gpu), job("b", resources=gpu))
+    assert inst.jobs[0].roles["worker"].demand == {"cpu": 1.0, "nvidia.com/gpu": 4.0}
+    assert list(admitted(inst)) == ["a"]
+
+
+def test_a_request_beside_a_limit_wins(tmp_path: Path) -> None:
+    inst = load(tmp_path, setup({"cpu": 10}), job("a", resources="requests: {cpu: 1}, limits: {cpu: 3}"))
+    assert inst.jobs[0].roles["worker"].demand == {"cpu": 1.0}
+
+
+def test_init_containers_and_overhead(tmp_path: Path) -> None:
+    """A pod requests max(largest init container, sum of containers) plus its overhead."""
+    pod = "overhead: {cpu: 250m}\n      initContainers:\n      - {name: i, image: busybox, resources: {requests: {cpu: 3, memory: 1Gi}}}"
+    inst = load(tmp_path, setup({"cpu": 10, "memory": "10Gi"}),
+                job("a", resources="requests: {cpu: 1, memory: 2Gi}", pod_extra=pod))
+    assert inst.jobs[0].roles["worker"].demand == {"cpu": 3.25, "memory": 2.0}
+
+
+def test_the_pods_resource_limits_admission(tmp_path: Path) -> None:
+    """`pods: 3` in the ClusterQueue: three 2-pod jobs, one admitted (2 + 2 > 3)."""
+    inst = load(tmp_path, setup({"cpu": 100, "pods": 3}), *(job(n, parallelism=2) for n in "abc"))
+    assert inst.jobs[0].roles["worker"].demand == {"cpu": 1.0, "pods": 1.0}
+    assert list(admitted(inst)) == ["a"]
+
+
+def test_completions_below_parallelism(tmp_path: Path) -> None:
+    """parallelism 8, completions 2: Kueue counts 2 pods."""
+    inst = load(tmp_path, setup({"cpu": 10}), job("a", parallelism=8, extra_spec="completions: 2"))
+    assert inst.jobs[0].roles["worker"].max_count == 2
+
+
+MPI = """
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {{name: pi, namespace: default, labels: {{kueue.x-k8s.io/queue-name: lq}}}}
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template: {{spec: {{containers: [{{name: l, image: x, resources: {{limits: {{cpu: {launcher}}}}}}}]}}}}
+    Worker:
+      replicas: 2
+      template: {{spec: {{containers: [{{name: w, image: x, resources: {{limits: {{cpu: 1}}}}}}]}}}}
+"""
+
+
+def test_an_mpijobs_launcher_is_a_pod(tmp_path: Path) -> None:
+    inst = load(tmp_path, setup({"cpu": 10}), MPI.format(launcher=1))
+    assert inst.jobs[0].roles["worker"].max_count == 3  # the launcher and two workers, all alike
+    with pytest.raises(schedopt.InputError, match="Launcher, Worker request differently"):
+        load(tmp_path, setup({"cpu": 10}), MPI.format(launcher=2))
+
+
+# ---- Kueue's settings (issue 52 §2) --------------------------------------------------------------
+
+WORKLOAD = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {{name: {name}, namespace: default{created}}}
+spec:
+  queueName: lq
+  {priority}
+  podSets:
+  - name: main
+    count: {count}
+    {min_count}
+    template: {{spec: {{containers: [{{name: c, image: x, resources: {{requests: {{cpu: 1}}}}}}]}}}}
+"""
+
+
+def workload(name: str, count: int = 1, priority: int | None = None, created: str | None = None,
+             min_count: int | None = None) -> str:
+    return WORKLOAD.format(name=name, count=count, priority=f"priority: {priority}" if priority is not None else "",
+                           created=f", creationTimestamp: '{created}'" if created else "",
+                           min_count=f"minCount: {min_count}" if min_count is not None else "")
+
+
+def test_priority_decides(tmp_path: Path) -> None:
+    """Room for one: the priority-1000 Workload is admitted though listed after the priority-1 one."""
+    inst = load(tmp_path, setup({"cpu": 1}), workload("low", priority=1), workload("high", priority=1000))
+    assert list(admitted(inst)) == ["high"]
+
+
+def test_priority_classes(tmp_path: Path) -> None:
+    """A WorkloadPriorityClass on the job's label, a PriorityClass on its pods."""
+    classes = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 10000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: batch}
+value: 5
+"""
+    inst = load(tmp_path, setup({"cpu": 1}), classes, job("plain", pod_extra="priorityClassName: batch"),
+                job("urgent", labels=", kueue.x-k8s.io/priority-class: urgent"))
+    assert list(admitted(inst)) == ["urgent"]
+    with pytest.raises(schedopt.InputError, match="no PriorityClass 'nope'"):
+        load(tmp_path, setup({"cpu": 1}), job("a", pod_extra="priorityClassName: nope"))
+
+
+def test_creation_time_decides_among_equals(tmp_path: Path) -> None:
+    inst = load(tmp_path, setup({"cpu": 1}), workload("newer", created="2026-11-26T10:00:05Z"),
+                workload("older", created="2026-11-26T10:00:00Z"))
+    assert {j.id: j.arrival for j in inst.jobs} == {"newer": 5.0, "older": 0.0}
+    assert list(admitted(inst)) == ["older"]
+
+
+def test_min_count_admits_partially(tmp_path: Path) -> None:
+    """A 12-pod Workload with minCount 4 under 8 CPUs: Kueue admits 8."""
+    inst = load(tmp_path, setup({"cpu": 8}), workload("w", count=12, min_count=4))
+    assert admitted(inst) == {"w": {"worker": 8}}
+
+
+def test_strict_fifo_per_queue(tmp_path: Path) -> None:
+    """A head that does not fit blocks a StrictFIFO queue; BestEffortFIFO admits the next one."""
+    docs = [workload("big", count=5, created="2026-11-26T10:00:00Z"), workload("small", created="2026-11-26T10:00:01Z")]
+    strict = load(tmp_path, setup({"cpu": 2}, extra="queueingStrategy: StrictFIFO"), *docs)
+    assert strict.queues[0].queueing_strategy == "StrictFIFO"
+    assert admitted(strict) == {}
+    best = load(tmp_path, setup({"cpu": 2}), *docs)
+    assert list(admitted(best)) == ["small"]
+
+
+def test_kubectl_list_output(tmp_path: Path) -> None:
+    items = "apiVersion: v1\nkind: List\nitems:\n" + "\n".join(
+        "- " + "\n  ".join(workload(n).strip("\n").splitlines()) for n in ("a", "b"))
+    inst = load(tmp_path, setup({"cpu": 4}), items)
+    assert [j.id for j in inst.jobs] == ["a", "b"]
+
+
+# ---- hostile manifests (issue 52 §6) --------------------------------------------------------------
+
+HOSTILE = {
+    "kind: 5": ("apiVersion: v1\nkind: 5\nmetadata: {name: x}", ".kind"),
+    "lower-case kind": ("apiVersion: batch/v1\nkind: job\nmetadata: {name: x}", "kind job is not read"),
+    "unknown kind": ("apiVersion: x/v1\nkind: Frobnicator\nmetadata: {name: x}", "kind Frobnicator is not read"),
+    "RayJob": ("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}", "kind RayJob (Ray) is not read"),
+    "parallelism abc": (job("a").replace("parallelism: 1", "parallelism: abc"), "spec.parallelism"),
+    "parallelism 0": (job("a", parallelism=0), "spec.parallelism"),
+    "parallelism -3": (job("a", parallelism=-3), "spec.parallelism"),
+    "spec a list": ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec: [1, 2]", "spec"),
+    "metadata a string": ("apiVersion: batch/v1\nkind: Job\nmetadata: hello\nspec: {}", "Job.metadata"),
+    "job without spec": ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}", "spec.template"),
+    "containers not a list": (job("a").replace("      containers:\n      - name: c\n        image: busybox\n        resources: {requests: {cpu: 1}}",
+                                               "      containers: {name: c}"), "containers"),
+    "requests a list": (job("a", resources="requests: [1, 2]"), "resources.requests"),
+    "gpu 100m": (job("a", resources="requests: {nvidia.com/gpu: 100m}"), "whole number"),
+    "replicas: two": (MPI.format(launcher=1).replace("replicas: 2", "replicas: two"), "Worker.replicas"),
+    "name missing": ("apiVersion: batch/v1\nkind: Job\nmetadata: {namespace: default}\nspec: {}", "metadata.name"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_manifests_are_refused_in_one_line(case: str, tmp_path: Path) -> None:
+    text, field = HOSTILE[case]
+    path, out = tmp_path / "bad.yaml", tmp_path / "out.yaml"
+    path.write_text(setup({"cpu": 10}) + "\n---\n" + text.strip("\n"))
+    res = CliRunner().invoke(app, ["import", "kueue", str(path), "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert field in res.output and "Traceback" not in res.output and str(path) in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1 and not out.exists()
+
+
+@pytest.mark.parametrize("quota,field", [(".nan", "finite"), (".inf", "finite"), ("-4", ">= 0")])
+def test_bad_quotas_are_refused(quota: str, field: str, tmp_path: Path) -> None:
+    with pytest.raises(schedopt.InputError, match=field):
+        load(tmp_path, setup({"cpu": quota}))
+
+
+def test_queue_structure_refusals(tmp_path: Path) -> None:
+    with pytest.raises(schedopt.InputError, match="a second ClusterQueue named 'cq'"):
+        load(tmp_path, setup({"cpu": 1}), setup({"cpu": 2}).split("---")[1])
+    groups_map = setup({"cpu": 1}).replace("  resourceGroups:\n  - coveredResources", "  resourceGroups:\n    x:\n      coveredResources")
+    with pytest.raises(schedopt.InputError, match="resourceGroups"):
+        load(tmp_path, groups_map)
+    nameless = setup({"cpu": 1}).replace("    - name: default-flavor", "    - nominal: 1")
+    with pytest.raises(schedopt.InputError, match=r"flavors\[0\].name"):
+        load(tmp_path, nameless)
+    borrow = setup({"cpu": 1}).replace("nominalQuota: 1", "nominalQuota: 1\n        borrowingLimit: 1")
+    with pytest.raises(schedopt.InputError, match="without a cohort"):
+        load(tmp_path, borrow)
+
+
+def test_a_yaml_error_in_a_later_document_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(setup({"cpu": 1}) + "\n---\nkind: Job\nmetadata: {name: [unclosed\n")
+    lines = path.read_text().splitlines()
+    with pytest.raises(schedopt.InputError, match=rf"line {len(lines) + 1}|line {len(lines)}"):
+        import_kueue([path])
+
+
+def test_the_same_name_in_two_namespaces(tmp_path: Path) -> None:
+    other = workload("w").replace("namespace: default", "namespace: team-b")
+    with pytest.raises(schedopt.InputError, match="two workloads named 'w'"):
+        load(tmp_path, setup({"cpu": 4}), workload("w"), other)
