@@ -429,7 +429,36 @@ class _Reader:
         meta = {**meta, "labels": {**_map(meta.get("labels"), f"{where}: metadata.labels"), QUEUE_LABEL: queue}}
         if spec.get("priorityClassName"):
             meta["labels"][PRIORITY_CLASS_LABEL] = spec["priorityClassName"]
-        self._one_role(meta, where, reps, "podSets", list(reps), priority=spec.get("priority"), low=max(1, low))
+        if set(reps) == {"ps", "worker"}:  # a PS/worker job (as `schedopt export kueue` writes one)
+            roles = {r: {"demand": reps[r][1], "min": reps[r][0], "max": reps[r][0]} for r in ("ps", "worker")}
+            self._add_job(meta, where, roles, priority=spec.get("priority"))
+        else:
+            self._one_role(meta, where, reps, "podSets", list(reps), priority=spec.get("priority"), low=max(1, low))
+        admission = _map(_map(doc.get("status"), f"{where}: status").get("admission"), f"{where}: status.admission")
+        if admission:
+            self._admitted(self.jobs[-1], admission, reps, f"{where}: status.admission")
+
+    def _admitted(self, job: dict, admission: dict, reps: dict, where: str) -> None:
+        """A Workload Kueue admitted runs: its pod sets' admitted counts are the job's running counts
+        and the flavor of its assignments the type it runs on (what a later admission may keep,
+        preempt or reclaim)."""
+        counts, flavors = {}, set()
+        for i, a in enumerate(_list(admission.get("podSetAssignments"), f"{where}.podSetAssignments")):
+            a = _map(a, f"{where}.podSetAssignments[{i}]")
+            pod_set = _name(a.get("name"), f"{where}.podSetAssignments[{i}].name")
+            if pod_set not in reps:
+                raise InputError(f"{where}.podSetAssignments[{i}].name", f"no pod set {pod_set!r} in spec.podSets")
+            counts[pod_set] = _count(a.get("count"), f"{where}.podSetAssignments[{i}].count", reps[pod_set][0], least=0)
+            flavors |= {str(f) for f in _map(a.get("flavors"), f"{where}.podSetAssignments[{i}].flavors").values()}
+        if len(flavors) > 1:
+            raise InputError(f"{where}.podSetAssignments", f"flavors {sorted(flavors)}: a job runs on one flavor")
+        roles = job["roles"]
+        if set(roles) == {"ps", "worker"}:
+            job["running"] = {r: counts.get(r, 0) for r in roles}
+        else:
+            job["running"] = {"worker": sum(counts.values())}
+        if flavors:
+            job["running_flavor"] = flavors.pop()
 
     def _priorities_and_times(self, source: str) -> None:
         """Each job's priority (Workload ``spec.priority``; else its WorkloadPriorityClass label; else
@@ -500,6 +529,12 @@ class _Reader:
                 raise InputError(source, f"two workloads named {j['id']!r} ({ids[j['id']]} and {j['where']}): job ids "
                                          "are names, unique across namespaces and kinds; rename one")
             ids[j["id"]] = j.pop("where")
+            flavor = j.pop("running_flavor", None)
+            if flavor is not None:
+                if flavor not in flavors:
+                    raise InputError(source, f"job {j['id']}: status.admission: flavor {flavor!r} is no ResourceFlavor "
+                                             "in the files")
+                j["running_accelerator"] = flavor  # every server's type is its flavor
             ns, lq = j.pop("queue_local")
             if lq is not None:
                 if (ns, lq) in self.local:

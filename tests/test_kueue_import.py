@@ -90,8 +90,15 @@ def test_export_kueue_writes_workloads_that_reimport(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["export", "kueue", str(inst_path), str(plan_path), "--out", str(out)])
     assert res.exit_code == 0, res.output
     plan = schedopt.load_plan(plan_path)
+    inst = schedopt.load_instance(inst_path)
     back = import_kueue([EXAMPLES / "admin/single-clusterqueue-setup.yaml", out])
-    assert {j.id: j.roles["worker"].max_count for j in back.jobs} == {j: c["worker"] for j, c in plan.allocation.items()}
+    # the same jobs (their requests), admitted (running at the plan's counts) on the plan's flavors
+    assert {j.id: j.roles["worker"].max_count for j in back.jobs} == {
+        j: inst.jobs[inst.job_index[j]].roles["worker"].max_count for j in plan.allocation}
+    assert {j.id: j.running for j in back.jobs} == plan.allocation
+    assert {j.id: j.running_accelerator for j in back.jobs} == plan.accelerators
     assert back.jobs[0].roles["worker"].demand["memory"] == pytest.approx(200 / 1024)  # 200Mi, exactly back
+    again = assert_checked(back, schedopt.solve(back, "kueue-admission"))
+    assert again.allocation == plan.allocation  # admitted work stays admitted
     bad = CliRunner().invoke(app, ["export", "kueue", str(inst_path), str(plan_path), "--out", str(tmp_path / "w.json")])
     assert bad.exit_code == 2 and not (tmp_path / "w.json").exists()

@@ -280,3 +280,38 @@ def test_the_same_name_in_two_namespaces(tmp_path: Path) -> None:
     other = workload("w").replace("namespace: default", "namespace: team-b")
     with pytest.raises(schedopt.InputError, match="two workloads named 'w'"):
         load(tmp_path, setup({"cpu": 4}), workload("w"), other)
+
+
+# ---- export integrity (issue 52 §7) ----------------------------------------------------------------
+
+def test_export_names_quantities_and_conditions() -> None:
+    from schedopt.allocation.kueue import k8s_label, quantity, unique_names
+
+    assert unique_names(["Job_1", "job-1", "JOB.1"]) == {"Job_1": "job-1", "job-1": "job-1-2", "JOB.1": "job.1"}
+    long = ["a" * 300 + "x", "a" * 300 + "y"]
+    names = unique_names(long)
+    assert len(set(names.values())) == 2 and all(len(n) <= 253 for n in names.values())
+    assert k8s_label("Worker.Main") == "worker-main"
+    assert quantity(123456.789, "cpu") == "123456789m" and quantity(0.5, "cpu") == "500m"
+    assert quantity(1 / 3, "cpu") == "0.333333333333"
+
+
+def test_export_keeps_the_request_and_refuses_a_failing_plan(tmp_path: Path) -> None:
+    import yaml
+
+    inst = load(tmp_path, setup({"cpu": 8}), workload("w", count=12, min_count=4))
+    inst_path, plan_path, out = tmp_path / "i.yaml", tmp_path / "p.yaml", tmp_path / "w.yaml"
+    schedopt.save_instance(inst, inst_path)
+    plan = schedopt.solve(inst, "kueue-admission")
+    schedopt.save_plan(plan, plan_path)
+    res = CliRunner().invoke(app, ["export", "kueue", str(inst_path), str(plan_path), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = next(yaml.safe_load_all(out.read_text()))
+    assert doc["spec"]["podSets"][0]["count"] == 12  # the request
+    assert doc["status"]["admission"]["podSetAssignments"][0]["count"] == 8  # what was admitted
+    assert [c["type"] for c in doc["status"]["conditions"]] == ["QuotaReserved", "Admitted"]
+    over = plan.model_copy(update={"allocation": {"w": {"worker": 12}}})
+    schedopt.save_plan(over, plan_path)
+    out.unlink()
+    res = CliRunner().invoke(app, ["export", "kueue", str(inst_path), str(plan_path), "--out", str(out)])
+    assert res.exit_code == 2 and "fails check" in res.output and not out.exists()

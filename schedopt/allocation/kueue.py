@@ -324,27 +324,62 @@ def k8s_name(text: str, limit: int = 63) -> str:
     return name or "x"
 
 
+def k8s_label(text: str) -> str:
+    """``text`` as a DNS label (a pod set's name): lower case, [a-z0-9-], at most 63 characters."""
+    return k8s_name(text.replace(".", "-"), 63)
+
+
+def unique_names(ids: list[str], limit: int = 253) -> dict[str, str]:
+    """Each id's object name, distinct: ids that map to one name (``Job_1``, ``job-1``; long ids cut
+    to the limit) get ``-2``, ``-3`` ... in their listing order."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for job_id in ids:
+        base = k8s_name(job_id, limit)
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            tail = f"-{k}"
+            name = base[: limit - len(tail)].rstrip("-.") + tail
+        taken.add(name)
+        out[job_id] = name
+    return out
+
+
 def quantity(value: float, resource: str = "") -> str:
-    """A Kubernetes quantity: ``memory`` (GiB in instances, as ``schedopt import kueue``
-    reads it) in whole Gi, Mi, Ki or bytes; any other resource an integer, else a
-    decimal (``0.5``)."""
+    """A Kubernetes quantity, exact to 12 significant digits: ``memory`` (GiB in instances, as
+    ``schedopt import kueue`` reads it) in whole Gi, Mi, Ki or bytes; any other resource an
+    integer, whole milli-units (``500m``, ``123456789m``), else a decimal."""
     if resource == "memory":
         size = round(float(value) * 2**30)
         for suffix, unit in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
             if size % unit == 0 and size:
                 return f"{size // unit}{suffix}"
         return str(size)
-    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
+    value = float(value)
+    if value.is_integer():
+        return str(int(value))
+    milli = round(value * 1000)
+    if abs(milli - value * 1000) <= 1e-9 * max(1.0, abs(value * 1000)):
+        return f"{milli}m"
+    return f"{value:.12g}"
+
+
+#: the conditions Kueue sets on an admitted Workload (their time: the epoch; a plan keeps none)
+ADMITTED_CONDITIONS = ("QuotaReserved", "Admitted")
 
 
 def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
     """Each admitted job as a Kueue ``Workload`` (v1beta2) with the ``status.admission``
     Kueue would record: the job's queue as the cluster queue, and per role (pod set) its
-    count, the flavor of each resource it requests (the job's accelerator type, or
-    ``default-flavor``) and its resource usage. ``spec.queueName`` is the cluster queue's
-    name (an instance keeps no LocalQueue names). Validates against the Workload CRD's schema
-    (``tests/test_quotas.py`` checks it with ``jsonschema``)."""
+    requested count in ``spec.podSets`` and its admitted count in the admission's
+    ``podSetAssignments`` with the flavor of each resource it requests (the job's accelerator
+    type, or ``default-flavor``) and its resource usage; conditions QuotaReserved and Admitted.
+    Names are distinct DNS names (:func:`unique_names`). ``spec.queueName`` is the cluster queue's
+    name (an instance keeps no LocalQueue names nor namespaces: ``default``). Validates against the
+    Workload CRD's schema (``tests/test_quotas.py`` checks it with ``jsonschema``)."""
     flavors = dict(zip(instance.accelerators, instance.flavors))
+    names = unique_names(list(plan.allocation))
     out = []
     for job_id, counts in plan.allocation.items():
         job = instance.jobs[instance.job_index[job_id]]
@@ -353,14 +388,18 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
         for role in job.role_names:
             n = int(counts[role])
             demand = {r: float(v) for r, v in job.roles[role].demand.items() if v > 0}
-            pod_sets.append({"name": k8s_name(role), "count": n, "minCount": int(job.roles[role].min),
-                             "template": {"spec": {"containers": [{"name": k8s_name(role), "resources": {
+            pod_sets.append({"name": k8s_label(role), "count": int(job.roles[role].max_count),
+                             "minCount": int(job.roles[role].min),
+                             "template": {"spec": {"containers": [{"name": k8s_label(role), "resources": {
                                  "requests": {r: quantity(v, r) for r, v in demand.items()}}}]}}})
-            assignments.append({"name": k8s_name(role), "count": n, "flavors": {r: k8s_name(flavor) for r in demand},
+            assignments.append({"name": k8s_label(role), "count": n, "flavors": {r: k8s_name(flavor) for r in demand},
                                 "resourceUsage": {r: quantity(v * n, r) for r, v in demand.items()}})
         queue = k8s_name(job.queue or "default", 253)
+        conditions = [{"type": kind, "status": "True", "reason": kind, "message": f"admitted by {plan.solver}",
+                       "lastTransitionTime": "1970-01-01T00:00:00Z"} for kind in ADMITTED_CONDITIONS]
         out.append({"apiVersion": WORKLOAD_API, "kind": "Workload",
-                    "metadata": {"name": k8s_name(job_id, 253), "namespace": "default"},
+                    "metadata": {"name": names[job_id], "namespace": "default"},
                     "spec": {"queueName": queue, "podSets": pod_sets, "priority": int(round(job.weight))},
-                    "status": {"admission": {"clusterQueue": queue, "podSetAssignments": assignments}}})
+                    "status": {"admission": {"clusterQueue": queue, "podSetAssignments": assignments},
+                               "conditions": conditions}})
     return out

@@ -59,6 +59,12 @@ def export_kueue(
     unknown = sorted(set(plan.allocation) - set(instance.job_index))
     if unknown:
         raise InputError(str(plan_path), f"allocation: jobs {unknown[:5]} are not in {instance_path}")
+    from schedopt.checking import check
+
+    violations = check(instance, plan)
+    if violations:
+        raise InputError(str(plan_path), f"the plan fails check ({violations[0]}; {len(violations)} in all): "
+                                         "Kueue would not have admitted it")
     workloads = workload_admissions(instance, plan)
     out_path.write_text(yaml.safe_dump_all(workloads, sort_keys=False))
     out.print(f"wrote {out_path}: {len(workloads)} Workloads")
