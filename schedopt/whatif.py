@@ -13,11 +13,16 @@ from schedopt.instance import Instance
 
 
 def quota_what_if(instance: Instance, *, queue: str, flavor: str, resource: str, nominal: float,
-                  solver: str = "optimus-milp", time_limit: float | None = None, seed: int | None = 0) -> dict:
+                  solver: str = "optimus-milp", time_limit: float | None = None, seed: int | None = 0,
+                  grow_capacity: bool = False) -> dict:
     """What setting ``queue``'s nominal quota of ``resource`` on ``flavor`` to ``nominal``
     would change: the plan before and after (both solved by ``solver``), as admitted jobs,
-    Σ remaining time and each queue's usage. Raises :class:`InputError` naming an unknown
-    queue, flavor or resource."""
+    Σ remaining time and each queue's usage. A lending limit above the new nominal quota is
+    lowered to it (Kueue's validation: lendingLimit <= nominalQuota). ``grow_capacity``: the
+    flavor's servers grow (or shrink) by the same change, spread over them in proportion to what
+    they hold (for a cluster whose capacity was made up from the quotas, as ``schedopt import
+    kueue`` does without Node objects). Raises :class:`InputError` naming an unknown queue,
+    flavor or resource."""
     doc = instance.to_dict()
     queues = {q["name"]: q for q in doc.get("queues") or []}
     if queue not in queues:
@@ -28,7 +33,19 @@ def quota_what_if(instance: Instance, *, queue: str, flavor: str, resource: str,
         raise InputError("resource", f'unknown resource "{resource}"; the instance declares {instance.resources}')
     per = queues[queue]["quotas"].setdefault(flavor, {})
     before_nominal = float(per.get(resource, {}).get("nominal", 0.0))
-    per.setdefault(resource, {})["nominal"] = float(nominal)
+    quota = per.setdefault(resource, {})
+    quota["nominal"] = float(nominal)
+    if quota.get("lending_limit") is not None and quota["lending_limit"] > nominal:
+        quota["lending_limit"] = float(nominal)
+    if grow_capacity:
+        kind = instance.accelerators[instance.flavors.index(flavor)]
+        mine = [srv for srv in doc["servers"] if srv.get("accelerator") == kind]
+        held = sum(float(srv["capacity"].get(resource, 0.0)) * int(srv.get("count", 1)) for srv in mine)
+        delta = float(nominal) - before_nominal
+        for srv in mine:
+            count = int(srv.get("count", 1))
+            share = (float(srv["capacity"].get(resource, 0.0)) * count / held) if held > 0 else 1.0 / len(mine)
+            srv["capacity"][resource] = max(0.0, float(srv["capacity"].get(resource, 0.0)) + delta * share / count)
     changed = Instance.from_dict(doc, source=f"{instance.source} (what-if)")
 
     def summary(inst: Instance) -> dict:

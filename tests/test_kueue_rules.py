@@ -315,3 +315,23 @@ def test_export_keeps_the_request_and_refuses_a_failing_plan(tmp_path: Path) -> 
     out.unlink()
     res = CliRunner().invoke(app, ["export", "kueue", str(inst_path), str(plan_path), "--out", str(out)])
     assert res.exit_code == 2 and "fails check" in res.output and not out.exists()
+
+
+# ---- what-if on an imported cluster (issue 52 §8) ---------------------------------------------------
+
+def test_what_if_on_a_cluster_made_of_quotas(tmp_path: Path) -> None:
+    """No Node objects: the capacity is the quotas'. Raising the quota 1 -> 2 CPUs admits the second
+    job only when the capacity grows with it (--grow-capacity); lowering a lending queue to 0 works."""
+    from schedopt.whatif import quota_what_if
+
+    cohort = "cohort: c"
+    inst = load(tmp_path, setup({"cpu": 1}, extra=cohort), workload("a"), workload("b"))
+    same = quota_what_if(inst, queue="cq", flavor="default-flavor", resource="cpu", nominal=2, solver="kueue-admission")
+    assert same["after"]["admitted"] == 1
+    grown = quota_what_if(inst, queue="cq", flavor="default-flavor", resource="cpu", nominal=2, solver="kueue-admission",
+                          grow_capacity=True)
+    assert grown["before"]["admitted"] == 1 and grown["after"]["admitted"] == 2
+    lending = load(tmp_path, setup({"cpu": 1}, extra=cohort).replace("nominalQuota: 1", "nominalQuota: 1\n        lendingLimit: 1"),
+                   workload("a"))
+    zero = quota_what_if(lending, queue="cq", flavor="default-flavor", resource="cpu", nominal=0, solver="kueue-admission")
+    assert zero["after"]["admitted"] == 0

@@ -26,6 +26,8 @@ def quota(
     time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.0, help="seconds per solve"),
     seed: int = typer.Option(0, "--seed", min=0),
     format_: str = typer.Option("table", "--format", help="table or json"),
+    grow_capacity: bool = typer.Option(False, "--grow-capacity", help="the flavor's servers change with the quota (a cluster "
+                                                                     "imported from Kueue without Node objects: its capacity is the quotas')"),
 ) -> None:
     """Solve FILE as it is and with QUEUE's nominal quota of RESOURCE on FLAVOR set to NOMINAL;
     print both plans' admitted jobs, Σ remaining time, gap and each queue's usage."""
@@ -46,7 +48,7 @@ def quota(
         flavor = instance.flavors[0]
     try:
         report = quota_what_if(instance, queue=queue, flavor=flavor, resource=resource, nominal=nominal,
-                               solver=solver, time_limit=time_limit, seed=seed)
+                               solver=solver, time_limit=time_limit, seed=seed, grow_capacity=grow_capacity)
     except InputError as exc:
         if exc.source in ("queue", "flavor", "resource"):  # the option that named it
             raise InputError(f"--{exc.source}", exc.problems) from None
