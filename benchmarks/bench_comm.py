@@ -5,7 +5,10 @@ measured parameter blocks) simulated with each placement and PS assignment,
 communication-aware. Needs ../shared/data (the parameter blocks). Prints
 markdown for docs/benchmarks.md.
 
-    .venv/bin/python benchmarks/bench_comm.py [--quick]
+    .venv/bin/python benchmarks/bench_comm.py [--quick] [--pays]
+
+``--pays`` (issue 51 §4): where placement pays, the communication-heavy jobs alone, each
+placement's JCT over five seeds (stored as benchmarks/results/placement-pays.json).
 """
 
 from __future__ import annotations
@@ -62,7 +65,57 @@ def main(seeds: int) -> None:
               f"{'aware' if aware else 'blind'} | {jct / 3600:.3f} | {mk / 3600:.2f} | {rj:.3f} | {rm:.3f} | {phi} |", flush=True)
 
 
+#: the communication-heavy models (a transfer share of the step of 7-40 % at (4, 4), Table 2's coefficients)
+HEAVY = ("deepspeech2", "resnet50", "inception-bn")
+PAYS = [None, "kube-default", "optimus-placement", "placement-lagrange"]
+
+
+def heavy_workload(seed: int, jobs: int = JOBS) -> "object":
+    """``optimus-colocated`` kept to its communication-heavy jobs: the first ``jobs`` of a larger draw
+    whose model is one of :data:`HEAVY`, arrivals as drawn."""
+    from schedopt.instance import Instance
+
+    doc = generate_instance("optimus-colocated", jobs=jobs * 6, servers=SERVERS, seed=seed, max_tasks=16).to_dict()
+    doc["jobs"] = [j for j in doc["jobs"] if j.get("model") in HEAVY][:jobs]
+    doc["name"] = f"colocated-heavy-{seed}"
+    return Instance.from_dict(doc)
+
+
+def where_placement_pays(seeds: int) -> None:
+    """Issue 51 §4: on communication-heavy PS jobs on co-located servers, the JCT each placement
+    gives under the same allocation solver (communication-aware, PAA), over seeds."""
+    import tables  # benchmarks/tables.py
+
+    runs: dict[str | None, list] = {p: [] for p in PAYS}
+    for seed in range(seeds):
+        wl = heavy_workload(seed)
+        for place in PAYS:
+            runs[place].append(simulate(wl, "optimus-greedy", placement=place, ps_assignment="paa" if place else None,
+                                        seed=seed))
+        print(f"  seed {seed}: " + ", ".join(f"{p}: {runs[p][-1].avg_jct_s / 3600:.3f} h" for p in PAYS),
+              file=sys.stderr, flush=True)
+    ref = runs["kube-default"]
+    rows = []
+    for place, rs in runs.items():
+        ratios = [r.avg_jct_s / b.avg_jct_s for r, b in zip(rs, ref)]
+        phis = [r.mean_transfer_share for r in rs if r.mean_transfer_share is not None]
+        rows.append([f"`{place}`" if place else "none (all-remote transfers)",
+                     f"{statistics.median(r.avg_jct_s for r in rs) / 3600:.3f}",
+                     f"{statistics.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]",
+                     f"{statistics.mean(phis):.2f}" if phis else "1.00"])
+    tables.save("placement-pays", columns=["placement", "avg JCT median (h)", "JCT ÷ kube-default's, median [range]",
+                                           "mean φ (transfer share kept)"],
+                rows=rows, seeds=list(range(seeds)), command="benchmarks/bench_comm.py --pays",
+                notes=[f"`optimus-colocated` kept to its communication-heavy jobs ({', '.join(HEAVY)}): the first {JOBS} "
+                       f"of each draw, {SERVERS} servers; allocation `optimus-greedy`, PS assignment `paa` with a "
+                       "placement; interval 600 s, restart 60 s, communication-aware; one run per seed"])
+    print(tables.render("placement-pays"))
+
+
 if __name__ == "__main__":
     t0 = time.perf_counter()
-    main(seeds=1 if "--quick" in sys.argv else 5)
+    if "--pays" in sys.argv:
+        where_placement_pays(seeds=2 if "--quick" in sys.argv else 5)
+    else:
+        main(seeds=1 if "--quick" in sys.argv else 5)
     print(f"\n({time.perf_counter() - t0:.0f} s)")

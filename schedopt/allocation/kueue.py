@@ -59,7 +59,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.registry import register
-from schedopt.tolerances import capacity_limit
+from schedopt.tolerances import INTEGRAL_TOL, capacity_limit
 
 QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 WHEN_CAN_BORROW = ("MayStopSearch", "TryNextFlavor")
@@ -360,7 +360,7 @@ def quantity(value: float, resource: str = "") -> str:
     if value.is_integer():
         return str(int(value))
     milli = round(value * 1000)
-    if abs(milli - value * 1000) <= 1e-9 * max(1.0, abs(value * 1000)):
+    if abs(milli - value * 1000) <= INTEGRAL_TOL * max(1.0, abs(value * 1000)):
         return f"{milli}m"
     return f"{value:.12g}"
 

@@ -154,20 +154,46 @@ def job_bests(data: PlacementData, price: dict[str, float], kind: str) -> tuple[
 
 def components(data: PlacementData) -> tuple[np.ndarray, np.ndarray, int]:
     """Independent parts of the placement: jobs and servers linked when one task of the job fits
-    the server (on a typed cluster, a type's jobs and servers). (J,) and (S,) component labels, and
-    their number. No placement puts a job's task outside its component."""
+    the server (on a typed cluster, a type's jobs and servers). (J,) and (S,) part labels, and
+    their number; parts are numbered in the order of their first job, then those without jobs in
+    the order of their first server. No placement puts a job's task outside its part. Computed
+    over distinct server capacities and distinct job demands, once per compiled instance."""
+    cached = data.__dict__.get("_components")
+    if cached is not None:
+        return cached
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
     room = capacity_limit(data.cap)
-    fits = np.zeros((data.J, data.S), dtype=bool)
+    caps, server_class = np.unique(room, axis=0, return_inverse=True)
+    server_class = np.asarray(server_class).reshape(-1)
+    has = data.counts > 0  # (J, 2): the roles the job places tasks of
+    keys = np.concatenate([np.where(has[:, :, None], data.demand, np.nan).reshape(data.J, -1), has], axis=1)
+    groups, job_group = np.unique(np.nan_to_num(keys, nan=-1.0), axis=0, return_inverse=True) if data.J else \
+        (np.zeros((0, keys.shape[1])), np.zeros(0, dtype=np.int64))
+    job_group = np.asarray(job_group).reshape(-1)
+    R = data.cap.shape[1]
+    G, C = len(groups), len(caps)
+    fits = np.zeros((G, C), dtype=bool)
     for slot in (0, 1):
-        has = data.counts[:, slot] > 0
-        fits[has] |= np.all(data.demand[has, slot][:, None, :] <= room[None, :, :], axis=2)
-    jobs, servers = np.nonzero(fits)
-    graph = coo_matrix((np.ones(len(jobs)), (jobs, data.J + servers)), shape=(data.J + data.S,) * 2)
-    n, labels = connected_components(graph, directed=False)
-    return labels[:data.J], labels[data.J:], int(n)
+        on = groups[:, 2 * R + slot] > 0
+        d = groups[on][:, slot * R:(slot + 1) * R]
+        fits[on] |= np.all(d[:, None, :] <= caps[None, :, :], axis=2)
+    gi, ci = np.nonzero(fits)
+    graph = coo_matrix((np.ones(len(gi)), (gi, G + ci)), shape=(G + C,) * 2)
+    _, labels = connected_components(graph, directed=False)
+    job_label, server_label = labels[job_group], labels[G + server_class]
+    # number the parts by their first job, then their first server
+    first: dict[int, tuple[int, int]] = {}
+    for j, lab in enumerate(job_label.tolist()):
+        first.setdefault(lab, (0, j))
+    for k, lab in enumerate(server_label.tolist()):
+        first.setdefault(lab, (1, k))
+    order = {lab: n for n, lab in enumerate(sorted(first, key=first.__getitem__))}
+    out = (np.array([order[x] for x in job_label.tolist()], dtype=np.int64),
+           np.array([order[x] for x in server_label.tolist()], dtype=np.int64), len(order))
+    data.__dict__["_components"] = out
+    return out
 
 
 def admission_bound(data: PlacementData, prices: dict[str, float] | None, kind: str) -> int:
