@@ -198,6 +198,8 @@ def _round(pl: Placement, lp: ClassLp, rc: list[np.ndarray], clock: Deadline) ->
 
 #: the exact repair's limits: jobs, server classes and seconds (HiGHS's MILP through SciPy)
 REPAIR_JOBS, REPAIR_CLASSES, REPAIR_SECONDS = 64, 40, 1.0
+#: a class model of at most this many columns (shapes and patterns) is solved whole as the last repair
+WHOLE_COLUMNS = 4_000
 
 
 def _place_exactly(pl: Placement, jobs: list[int], clock: Deadline, servers: np.ndarray | None = None) -> int:
@@ -436,7 +438,24 @@ def price_guided_place(data: PlacementData, objective: str, clock: Deadline, rou
     counters = _improve(pl, clock, rounds, max_swaps, target, repairs)
     counters["count_repaired"] = gained
     counters.update({"rounded_placed": rounded[0], "rounded_cost": rounded[1]})
-    return _where(pl), counters, (cm, first, second)
+    where = _where(pl)
+    # a small instance, still short of the LP's count or above its bound: its whole class model is
+    # a small neighbourhood (node-limited, so deterministic); kept when it places more, or as many
+    # at a lower cost
+    columns = sum(len(x) for x in cm.shapes) + sum(len(q) for q in cm.patterns)
+    short = pl.placed < most or pl.total() > target + REPAIR_GAP * max(1.0, abs(target))
+    if short and columns <= WHOLE_COLUMNS and not clock.expired():
+        chosen, z = class_milp(cm, clock, REPAIR_SECONDS)
+        if chosen is not None:
+            P, W = decode(data, cm, chosen, z)
+            whole = [None if c is None else (np.flatnonzero(P[j] + W[j]), P[j, np.flatnonzero(P[j] + W[j])],
+                                              W[j, np.flatnonzero(P[j] + W[j])]) for j, c in enumerate(chosen)]
+            better = (sum(w is not None for w in whole), -objective_value(data, whole, objective)) > \
+                (pl.placed, -objective_value(data, where, objective) + IMPROVE_TOL * max(1.0, pl.total()))
+            counters["whole_model"] = int(better)
+            if better:
+                where = whole
+    return where, counters, (cm, first, second)
 
 
 #: above this many server classes (distinct capacities, e.g. what incremental placement leaves
