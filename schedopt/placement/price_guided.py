@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -196,10 +196,12 @@ def _round(pl: Placement, lp: ClassLp, rc: list[np.ndarray], clock: Deadline) ->
             _place_cheapest(pl, j, rc[j])
 
 
-#: the exact repair's limits: jobs, server classes and seconds (HiGHS's MILP through SciPy)
-REPAIR_JOBS, REPAIR_CLASSES, REPAIR_SECONDS = 64, 40, 1.0
-#: a class model of at most this many columns (shapes and patterns) is solved whole as the last repair
-WHOLE_COLUMNS = 4_000
+#: the exact repair's limits: jobs and server classes (HiGHS's MILP through SciPy, node-limited:
+#: relaxation.MILP_NODES)
+REPAIR_JOBS, REPAIR_CLASSES = 64, 40
+#: a class model of at most this many columns (shapes and patterns) is solved whole as the last
+#: repair, in at most this many branch-and-bound nodes
+WHOLE_COLUMNS, WHOLE_NODES = 500, 50
 
 
 def _place_exactly(pl: Placement, jobs: list[int], clock: Deadline, servers: np.ndarray | None = None) -> int:
@@ -224,7 +226,7 @@ def _place_exactly(pl: Placement, jobs: list[int], clock: Deadline, servers: np.
     cm = build_class_model(sub, pl.objective, *coefficients(sub))
     if cm is None or len(cm.classes) > REPAIR_CLASSES:
         return 0
-    chosen, z = class_milp(cm, clock, REPAIR_SECONDS)
+    chosen, z = class_milp(cm, clock)
     if chosen is None:
         return 0
     P, W = decode(sub, cm, chosen, z)
@@ -272,24 +274,37 @@ def _more_jobs(pl: Placement, job_part: np.ndarray, server_part: np.ndarray, tar
                 break
             room = (pl.free[servers] * pl.scale).sum(axis=1)
             order = servers[np.argsort(-room, kind="stable")]
-            hood = order[attempt * COUNT_SERVERS // 2: attempt * COUNT_SERVERS // 2 + COUNT_SERVERS]
-            group = np.flatnonzero((pl.P[:, hood] + pl.W[:, hood]).sum(axis=1)).tolist()
-            hood = np.union1d(hood, np.flatnonzero((pl.P[group] + pl.W[group]).sum(axis=0)))
+            group, hood = _neighbourhood(pl, order[attempt * COUNT_SERVERS // 2: attempt * COUNT_SERVERS // 2 + COUNT_SERVERS])
             paused = np.flatnonzero(~pl.on & (job_part == c)).tolist()
             guests = sorted(paused, key=lambda u: (int(data.counts[u].sum()), u))[:COUNT_GUESTS]
             if not guests or len(group) + len(guests) > REPAIR_JOBS:
                 break
             before = pl.placed
-            saved = [(j, pl.remove(j)) for j in group]
-            if _place_exactly(pl, group + guests, clock, hood) > len(group) and pl.placed > before:
+            if _refill(pl, group, guests, hood, clock, lambda placed, cost: pl.placed > placed):
                 gained += pl.placed - before
-                continue
-            for j in group + guests:
-                if pl.on[j]:
-                    pl.remove(j)
-            for j, old in saved:
-                pl.restore(j, *old)
     return gained
+
+
+def _neighbourhood(pl: Placement, servers: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """The jobs with a task on ``servers``, and ``servers`` grown by those jobs' other servers."""
+    group = np.flatnonzero((pl.P[:, servers] + pl.W[:, servers]).sum(axis=1)).tolist()
+    return group, np.union1d(servers, np.flatnonzero((pl.P[group] + pl.W[group]).sum(axis=0)))
+
+
+def _refill(pl: Placement, group: list[int], guests: list[int], hood: np.ndarray, clock: Deadline,
+            better: Callable[[int, float], bool]) -> bool:
+    """Take ``group`` out and place it with ``guests`` (paused jobs) exactly on ``hood``; kept when
+    all of ``group`` fits again and ``better(placed before, cost before)``, else everything is put back."""
+    placed, cost = pl.placed, float(pl.cost.sum())
+    saved = [(j, pl.remove(j)) for j in group]
+    if _place_exactly(pl, group + guests, clock, hood) >= len(group) and better(placed, cost):
+        return True
+    for j in group + guests:
+        if pl.on[j]:
+            pl.remove(j)
+    for j, old in saved:
+        pl.restore(j, *old)
+    return False
 
 
 def _improve(pl: Placement, clock: Deadline, rounds: int, max_swaps: int, target: float, max_repairs: int
@@ -376,27 +391,17 @@ def _regroup(pl: Placement, counters: dict[str, int], clock: Deadline, target: f
         counters["repairs"] += 1
         room = (pl.free * pl.scale).sum(axis=1)
         spare = [k for k in np.argsort(-room, kind="stable").tolist() if not (pl.P[v, k] or pl.W[v, k])][:NEIGHBOUR_SERVERS]
-        hood = np.union1d(np.flatnonzero(pl.P[v] + pl.W[v]), np.array(spare, dtype=np.int64))
-        group = np.flatnonzero((pl.P[:, hood] + pl.W[:, hood]).sum(axis=1)).tolist()
-        hood = np.union1d(hood, np.flatnonzero((pl.P[group] + pl.W[group]).sum(axis=0)))
+        group, hood = _neighbourhood(pl, np.union1d(np.flatnonzero(pl.P[v] + pl.W[v]), np.array(spare, dtype=np.int64)))
         if len(group) > REPAIR_JOBS or len(hood) > 4 * NEIGHBOUR_SERVERS + 8:
             continue
         # paused jobs no larger than the group's largest may take a placed one's place
         largest = int(data.counts[group].sum(axis=1).max())
         paused = [u for u in np.flatnonzero(~pl.on).tolist() if int(data.counts[u].sum()) <= largest]
         guests = sorted(paused, key=lambda u: (cheapest[u], int(data.counts[u].sum()), u))[:NEIGHBOUR_GUESTS]
-        before = float(pl.cost.sum())
-        saved = [(j, pl.remove(j)) for j in group]
-        if _place_exactly(pl, group + guests, clock, hood) >= len(group) and \
-                float(pl.cost.sum()) < before - IMPROVE_TOL * max(1.0, before):
+        if _refill(pl, group, guests, hood, clock,
+                   lambda placed, cost: float(pl.cost.sum()) < cost - IMPROVE_TOL * max(1.0, cost)):
             counters["regrouped"] += 1
             changed += 1
-            continue
-        for j in group + guests:
-            if pl.on[j]:
-                pl.remove(j)
-        for j, old in saved:
-            pl.restore(j, *old)
     return changed
 
 
@@ -445,7 +450,7 @@ def price_guided_place(data: PlacementData, objective: str, clock: Deadline, rou
     columns = sum(len(x) for x in cm.shapes) + sum(len(q) for q in cm.patterns)
     short = pl.placed < most or pl.total() > target + REPAIR_GAP * max(1.0, abs(target))
     if short and columns <= WHOLE_COLUMNS and not clock.expired():
-        chosen, z = class_milp(cm, clock, REPAIR_SECONDS)
+        chosen, z = class_milp(cm, clock, WHOLE_NODES)
         if chosen is not None:
             P, W = decode(data, cm, chosen, z)
             whole = [None if c is None else (np.flatnonzero(P[j] + W[j]), P[j, np.flatnonzero(P[j] + W[j])],

@@ -118,7 +118,7 @@ def solve_class_lp(cm: ClassModel, *, stage: str, min_placed: int = 0, part_of: 
 MILP_NODES = 2_000
 
 
-def class_milp(cm: ClassModel, clock: Deadline, seconds: float) -> tuple[list[int | None] | None, list[np.ndarray]]:
+def class_milp(cm: ClassModel, clock: Deadline, nodes: int = 0) -> tuple[list[int | None] | None, list[np.ndarray]]:
     """The class model as one MILP: the most jobs placed, then the least cost (a placed job is worth
     more than every cost together). (chosen shape per job, servers per pattern), or (None, [])."""
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -129,9 +129,12 @@ def class_milp(cm: ClassModel, clock: Deadline, seconds: float) -> tuple[list[in
     worth = 1.0 + float(sum(c.max() for c in cm.cost if len(c)))
     c = np.concatenate([np.concatenate(cm.cost) - worth, np.zeros(n - n_x)])
     A, b = class_rows(cm)
+    # the node limit bounds the work and keeps the result deterministic (a time limit would make it
+    # depend on the machine's load); only the caller's own time limit, when it gave one, also applies
+    options: dict[str, Any] = {"node_limit": nodes or MILP_NODES}
     time_left = clock.left()
-    # a node limit keeps the result deterministic; the time limit is a safety net
-    options = {"time_limit": min(seconds, time_left) if time_left is not None else seconds, "node_limit": MILP_NODES}
+    if time_left is not None:
+        options["time_limit"] = time_left
     ub = np.concatenate([np.ones(n_x), np.repeat([float(len(m)) for m in cm.classes], npat)])
     res = milp(c, constraints=LinearConstraint(A, -np.inf, b), integrality=np.ones(n), bounds=Bounds(0, ub), options=options)
     if res.x is None:
