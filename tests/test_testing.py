@@ -278,6 +278,10 @@ def test_outside_package_example_runs_with_the_plugin_summary(tmp_path: Path) ->
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     assert "schedopt optimality gaps" in res.stdout
     assert re.search(r"first-come-minimum: \d+ gaps measured, mean [\d.]+%, worst", res.stdout), res.stdout[-2000:]
+    # the summary docs/testing.md shows is this run's (the property test is derandomized)
+    shown = next(line for line in (ROOT / "docs" / "testing.md").read_text().splitlines()
+                 if line.startswith("first-come-minimum: "))
+    assert shown in res.stdout, (shown, res.stdout[-2000:])
 
 
 def test_docs_show_the_example_package_files() -> None:
