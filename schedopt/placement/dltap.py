@@ -27,9 +27,11 @@ class Dltap(KubeScheduler):
     bonus_slots = (0,)
 
     def __init__(self, *, weight_dltap: float = 100.0, weight_least_allocated: float = 1.0,
-                 weight_balanced_allocation: float = 1.0, resources: dict[str, int] | None = None, keep: bool = True):
+                 weight_balanced_allocation: float = 1.0, resources: dict[str, int] | None = None, keep: bool = True,
+                 bound: bool = False):
         super().__init__(weight_least_allocated=weight_least_allocated,
-                         weight_balanced_allocation=weight_balanced_allocation, resources=resources, keep=keep)
+                         weight_balanced_allocation=weight_balanced_allocation, resources=resources, keep=keep,
+                         bound=bound)
         if not (weight_dltap >= 0):
             raise InputError("dltap", f"weight_dltap: must be >= 0, got {weight_dltap}")
         self.weight_dltap = weight_dltap

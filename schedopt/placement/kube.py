@@ -297,7 +297,8 @@ class KubeScheduler:
     """Kubernetes-style pod-at-a-time placement; subclasses change the pod order and scores."""
 
     def __init__(self, *, weight_least_allocated: float = 1.0, weight_balanced_allocation: float = 1.0,
-                 resources: dict[str, int] | None = None, keep: bool = True):
+                 resources: dict[str, int] | None = None, keep: bool = True, bound: bool = False):
+        self.bound = bool(bound)  # ours, not Kubernetes': the certified bounds (pattern certificates)
         for name, v in (("weight_least_allocated", weight_least_allocated),
                         ("weight_balanced_allocation", weight_balanced_allocation)):
             if not (isinstance(v, (int, float)) and v >= 0):
@@ -317,7 +318,7 @@ class KubeScheduler:
     def options(self) -> dict:
         return {"weight_least_allocated": self.weight_least_allocated,
                 "weight_balanced_allocation": self.weight_balanced_allocation, "resources": self.resources,
-                "keep": self.keep}
+                "keep": self.keep, "bound": self.bound}
 
     #: role slots in the order a job's pods are scheduled; slot 0 = PS, 1 = worker
     role_order: tuple[int, ...] = (0, 1)
@@ -412,8 +413,15 @@ class KubeScheduler:
         if spec.k == 0:
             message = (f"no scored resource ({', '.join(self.resources or DEFAULT_RESOURCES)}) in the instance: every "
                        f"node that fits scores the same; give resources={{name: weight}} to score others")
+        admitted_bound = bound = cert = None
+        if self.bound:
+            from schedopt.placement.relaxation import certified_bounds
+
+            admitted_bound, bound, cert, info = certified_bounds(data, where)
+            counters = {**counters, **info}
         return build_plan(data, where, solver=self.name, status=Status.HEURISTIC, termination=Termination.COMPLETED,
-                          started=started, seed=seed, options=self.options(), metrics=counters, message=message)
+                          started=started, seed=seed, options=self.options(), metrics=counters, message=message,
+                          bound=bound, admitted_bound=admitted_bound, certificate=cert)
 
 
 @register("kube-default", problem="placement", exact=False, backend="numpy", accelerator_types=True)

@@ -340,14 +340,16 @@ class OptimusPlacement:
     """Optimus §4.2: smallest job first onto the fewest most-available servers, tasks spread evenly.
     ``refine`` (default): then the passes of :func:`refined_place` (best fit, fill, swap, consolidate;
     never fewer jobs, never a higher Σ T_j); ``refine=False`` is the paper's scheme alone.
-    ``keep`` (default): running tasks stay where they run; only the rest is placed."""
+    ``keep`` (default): running tasks stay where they run; only the rest is placed.
+    ``bound`` (default, ours): the placed count's and Σ T_j's certified bounds (pattern certificates)."""
 
     def __init__(self, *, sort_resource: str | None = None, keep: bool = True, refine: bool = True,
-                 max_swaps: int = 500):
+                 max_swaps: int = 500, bound: bool = True):
         self.sort_resource = sort_resource
         self.keep = bool(keep)
         self.refine = bool(refine)
         self.max_swaps = int(max_swaps)
+        self.bound = bool(bound)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
@@ -368,7 +370,15 @@ class OptimusPlacement:
             return where
 
         where, counters = place_keeping(data, place, self.keep)
+        admitted_bound = bound = cert = None
+        metrics = {**counters, **passes}
+        if self.bound:  # ours: the certified bounds of the class model's LP (docs/certificates.md)
+            from schedopt.placement.relaxation import certified_bounds
+
+            admitted_bound, bound, cert, info = certified_bounds(data, where)
+            metrics.update(info)
         return build_plan(data, where, solver=self.name, status=Status.HEURISTIC,
-                          termination=Termination.COMPLETED, started=started, seed=seed, metrics={**counters, **passes},
+                          termination=Termination.COMPLETED, started=started, seed=seed, metrics=metrics,
                           options={"sort_resource": self.sort_resource, "keep": self.keep, "refine": self.refine,
-                                   "max_swaps": self.max_swaps})
+                                   "max_swaps": self.max_swaps, "bound": self.bound},
+                          bound=bound, admitted_bound=admitted_bound, certificate=cert)

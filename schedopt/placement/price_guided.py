@@ -45,7 +45,8 @@ from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_
                                        cross_pairs, objective_value, transfer_time_s)
 from schedopt.claims import TooLargeToReplay
 from schedopt.placement.certificates import components
-from schedopt.placement.relaxation import ClassLp, class_milp, pattern_certificates, solve_class_lp
+from schedopt.placement.relaxation import (MAX_CLASSES, ClassLp, certified_bounds, class_milp, pattern_certificates,
+                                           solve_class_lp)
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
 from schedopt.tolerances import IMPROVE_TOL, LP_ZERO, OPTIMAL_GAP, floor_count
@@ -463,9 +464,6 @@ def price_guided_place(data: PlacementData, objective: str, clock: Deadline, rou
     return where, counters, (cm, first, second)
 
 
-#: above this many server classes (distinct capacities, e.g. what incremental placement leaves
-#: free) the class model is not built: the refined Optimus placement runs instead
-MAX_CLASSES = 64
 
 
 @register("placement-lagrange", problem="placement", exact=False, backend="scipy+highs", supports_time_limit=True, accelerator_types=True)
@@ -523,10 +521,9 @@ class PlacementLagrange:
         if self.bound and self.objective != "max" and data.J:
             lps = relaxed[0]
             if lps is None:  # placed incrementally: the bounds come from the whole instance, running tasks free to move
-                cm = build_class_model(data, self.objective, *coefficients(data))
-                first = solve_class_lp(cm, stage="place") if cm is not None and len(cm.classes) <= MAX_CLASSES else None
-                lps = (cm, first, None) if first is not None else None  # type: ignore[assignment]
-            if lps is not None:
+                admitted_bound, bound, cert, info = certified_bounds(data, where, self.objective)
+                metrics.update(info)
+            else:
                 try:
                     admitted_bound, bound, cert, info = pattern_certificates(data, lps[0], self.objective, placed_jobs,
                                                                              lps[1], lps[2])

@@ -217,3 +217,35 @@ def pattern_certificates(data: PlacementData, cm: ClassModel, objective: str, pl
                 proof = Proof(kind="pattern-lagrangian", value=bound, prices=prices, admit=placed, admit_price=second.mu)
     cert = Certificate(bound=proof, admitted_bound=admitted_proof) if (proof or admitted_proof) else None
     return (None if every else most), bound, cert, {"certificate_seconds": time.perf_counter() - t0}
+
+
+#: above this many server classes (distinct capacities, e.g. what incremental placement leaves
+#: free) the class model is not built
+MAX_CLASSES = 64
+
+
+def certified_bounds(data: PlacementData, where: list, objective: str = "sum"
+                     ) -> tuple[int | None, float | None, Certificate | None, dict[str, Any]]:
+    """Any placement's (admitted bound, objective bound, certificate, info) from the class model's
+    LPs over the whole instance (running tasks free to move): what a heuristic's plan states with
+    its option ``bound``. Nothing when the objective has no certificate, the class model does not
+    apply, or the replay could not enumerate what the prices need."""
+    import time
+
+    from schedopt.claims import TooLargeToReplay
+    from schedopt.placement.classes import build_class_model
+    from schedopt.placement.problem import coefficients
+
+    if objective not in ("sum", "cross_pairs") or not data.J or not data.S:
+        return None, None, None, {}
+    t0 = time.perf_counter()
+    cm = build_class_model(data, objective, *coefficients(data))
+    first = solve_class_lp(cm, stage="place") if cm is not None and len(cm.classes) <= MAX_CLASSES else None
+    if first is None:
+        return None, None, None, {"certificate": "none: the class model does not apply"}
+    placed = np.array([pl is not None for pl in where], dtype=bool)
+    try:
+        out = pattern_certificates(data, cm, objective, placed, first)  # type: ignore[arg-type]
+    except TooLargeToReplay as exc:
+        return None, None, None, {"certificate": f"none: too large to replay ({exc})"}
+    return out[0], out[1], out[2], {**out[3], "certificate_seconds": time.perf_counter() - t0}

@@ -190,7 +190,9 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         opts = dict(options or {})
         if "bound" in solver_info(scheduler).options and "bound" not in opts and placement is None:
             opts["bound"] = False  # certified bounds cost time and do not change the plan
-        solver = get_solver(name, **opts) if placement is None else get_solver(name)
+        if placement is not None:  # likewise for either part of a joint solver
+            opts = {f"{part}.bound": False for part in (scheduler, placement) if "bound" in solver_info(part).options}
+        solver = get_solver(name, **opts)
     else:  # a solver object (e.g. a DL2 policy being trained)
         solver, scheduler = scheduler, scheduler.name
     rng = np.random.default_rng(seed)
