@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from schedopt.registry import SolverInfo
 
 ALLOCATION_PROBLEMS = ("allocation", "quality")
+#: bare options a joint solver passes to both parts that declare them
+BOTH_PARTS = frozenset({"bound"})
 
 
 class Pipeline:
@@ -128,10 +130,11 @@ def joint_info(name: str) -> SolverInfo:
         raise UnknownSolverError("solver", f'"{name}": a joint solver names exactly two solvers, ALLOCATION+PLACEMENT')
     first, second = (solver_info(p) for p in parts)
     check_parts(name, first.problem, second.problem)
-    # options: PART.KEY for either part, or a bare KEY that only one part declares
+    # options: PART.KEY for either part, or a bare KEY that only one part declares; ``bound``, which
+    # means the same to both (their certified bounds), goes to both parts that declare it
     options = {f"{part.name}.{k}": v for part in (first, second) for k, v in part.options.items()}
-    shared = set(first.options) & set(second.options)
-    options.update({k: v for part in (first, second) for k, v in part.options.items() if k not in shared})
+    shared = (set(first.options) & set(second.options)) - BOTH_PARTS
+    options.update({k: v for part in (second, first) for k, v in part.options.items() if k not in shared})
 
     def make(**given: Any) -> Pipeline:
         split: dict[str, dict[str, Any]] = {first.name: {}, second.name: {}}
@@ -140,7 +143,9 @@ def joint_info(name: str) -> SolverInfo:
             if dot:
                 split[part][option] = value
             else:
-                split[first.name if key in first.options else second.name][key] = value
+                for info in (first, second):
+                    if key in info.options:
+                        split[info.name][key] = value
         return Pipeline(name, first.make(**split[first.name]), second.make(**split[second.name]))
 
     return SolverInfo(name=name, problem=first.problem, exact=False, backend=f"{first.backend} then {second.backend}",
