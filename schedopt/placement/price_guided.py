@@ -464,9 +464,8 @@ def price_guided_place(data: PlacementData, objective: str, clock: Deadline, rou
     return where, counters, (cm, first, second)
 
 
-
-
-@register("placement-lagrange", problem="placement", exact=False, backend="scipy+highs", supports_time_limit=True, accelerator_types=True)
+@register("placement-lagrange", problem="placement", exact=False, backend="scipy+highs", supports_time_limit=True,
+          accelerator_types=True)
 class PlacementLagrange:
     """Price-guided placement: the class model's LP, rounded, a local search and exact repairs; certified bounds.
 
