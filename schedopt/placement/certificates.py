@@ -62,10 +62,11 @@ def fits_some_server(data: PlacementData, vec: np.ndarray) -> bool:
     return bool(np.any(np.all(vec <= capacity_limit(data.cap), axis=1)))
 
 
-def job_options(data: PlacementData, j: int, kind: str) -> list[tuple[Shape, float, list[str]]]:
+def job_options(data: PlacementData, j: int, kind: str,
+                coefficients_: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[Shape, float, list[str]]]:
     """Job j's undominated shapes whose parts each fit some server: (shape, cost, item keys)."""
     p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
-    c_ps, c_w = (float(c[j]) for c in coefficients(data))
+    c_ps, c_w = (float(c[j]) for c in (coefficients_ or coefficients(data)))  # (c_ps, c_w), each (J,)
     ratio = c_ps / c_w if c_w > 0 else 1.0
     shapes = undominated(p, w, "cross_pairs" if kind == "cross_pairs" else "time", ratio, 0.0)
     if shapes is None:
@@ -145,7 +146,7 @@ def job_bests(data: PlacementData, price: dict[str, float], kind: str) -> tuple[
     for j in range(data.J):
         sig = _signature(data, j, c_ps, c_w)
         if sig not in seen:
-            options = job_options(data, j, kind)
+            options = job_options(data, j, kind, (c_ps, c_w))
             sums = [sum(price.get(k, 0.0) for k in keys) for _, _, keys in options]
             seen[sig] = (min(sums, default=np.inf), min((c + v for (_, c, _), v in zip(options, sums)), default=np.inf))
         price_only[j], with_cost[j] = seen[sig]

@@ -29,7 +29,6 @@ carries no bound.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -49,7 +48,7 @@ from schedopt.placement.relaxation import (MAX_CLASSES, ClassLp, certified_bound
                                            solve_class_lp)
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
-from schedopt.tolerances import IMPROVE_TOL, LP_ZERO, OPTIMAL_GAP, floor_count
+from schedopt.tolerances import IMPROVE_TOL, LP_ZERO, floor_count
 
 OBJECTIVES = ("sum", "max", "cross_pairs")
 

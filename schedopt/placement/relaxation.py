@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from schedopt.deadline import Deadline
 from schedopt.placement.certificates import admission_bound, components, fits_some_server, item_key, lagrangian_bound
 from schedopt.placement.classes import ClassModel
-from schedopt.placement.problem import OBJECTIVE_NAMES, PlacementData
+from schedopt.placement.problem import PlacementData
 from schedopt.plan import Certificate, Proof
 
 
