@@ -1,0 +1,39 @@
+"""Build the records of ``schedlib-2026.1`` (schedopt/bench/collections/): each catalog entry
+solved by its problem's exact solvers and best heuristics (schedopt.bench.build), the best plan
+kept with the tightest bound `check --strict` verifies.
+
+    python benchmarks/build_schedlib.py --stage DIR [--shard K/N] [--only ID ...]   # solve (reruns skip what is built)
+    python benchmarks/build_schedlib.py --stage DIR --collect                      # write records.json and plans/
+
+Shards run as separate processes (one per core); the records do not depend on the order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from schedopt.bench.build import build, collect
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stage", type=Path, required=True, help="where the records are staged")
+    parser.add_argument("--shard", default="0/1", help="K/N: build every N-th entry from the K-th")
+    parser.add_argument("--only", nargs="*", help="entry ids to build")
+    parser.add_argument("--data-dir", default=None, help="the shared data folder")
+    parser.add_argument("--collect", action="store_true", help="gather the staged records into the package")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    logging.getLogger("pyomo").setLevel(logging.ERROR)
+    if args.collect:
+        coll = collect(args.stage)
+        print(f"{len(coll.records)} records written")
+        return
+    k, n = (int(x) for x in args.shard.split("/"))
+    build(args.stage, only=args.only, shard=(k, n), data_dir=args.data_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""Build a collection's records: materialise each catalog entry, run the exact
+solvers and the best heuristics of its problem, keep the best plan every check
+accepts, and give it the tightest bound some plan's certificate proves.
+
+Certificates are about the instance, not the plan that carries them: a
+Lagrangian bound with ``admit = k`` holds for every plan admitting at least k
+jobs. So the best plan (say a heuristic's) may carry another solver's proof
+(say the exact solver's, stopped at its time limit); ``check --strict`` decides,
+as for any plan. A record is ``optimal`` only when that check verifies the
+plan's "optimal"; otherwise it is ``open``, with the bound that was verified.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from schedopt.bench.catalog import Entry, entries
+from schedopt.bench.records import (COLLECTION, Collection, Provenance, Record, collection_dir, instance_checksum,
+                                    write_collection, write_plan)
+from schedopt.bench.recipes import MissingData, materialize
+from schedopt.instance import Instance
+from schedopt.plan import Plan, Status, relative_gap
+from schedopt.tolerances import OPTIMAL_GAP, improves
+
+log = logging.getLogger("schedopt.bench")
+
+#: the solvers whose plans and proofs a record is built from, per problem
+BUILD_SOLVERS = {
+    "allocation": ("optimus-milp", "optimus-cpsat", "optimus-lagrange", "optimus-greedy"),
+    "quality": ("slaq-milp", "slaq-cpsat", "slaq-greedy"),
+    "partition": ("dorm-milp", "dorm-cpsat", "drf-containers"),
+    "placement": ("placement-milp", "placement-cpsat", "placement-lagrange", "optimus-placement"),
+    "ps-assignment": ("paa", "mxnet-default"),
+}
+#: instances this small get a shorter time limit
+TINY_JOBS = 12
+TINY_TIME_LIMIT_S = 10.0
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def candidate_plans(instance: Instance, problem: str, time_limit: float) -> list[tuple[Plan, float | None]]:
+    """Each build solver's plan that ``check`` accepts, with the time limit it ran under."""
+    from schedopt.api import solve
+    from schedopt.checking import check
+    from schedopt.errors import InputError
+    from schedopt.registry import solver_info
+
+    out = []
+    for name in BUILD_SOLVERS[problem]:
+        info = solver_info(name)
+        if info.unavailable is not None:
+            log.warning("%s: %s unavailable: %s", instance.name, name, info.unavailable)
+            continue
+        limit = time_limit if info.supports_time_limit else None
+        try:
+            plan = solve(instance, name, time_limit=limit, seed=0)
+        except InputError as exc:  # the solver refuses what the instance states
+            log.info("%s: %s refuses: %s", instance.name, name, exc)
+            continue
+        if not plan.has_solution:
+            continue
+        wrong = check(instance, plan)
+        if wrong:
+            log.error("%s: %s's plan fails check: %s", instance.name, name, wrong[0])
+            continue
+        out.append((plan, limit))
+    return out
+
+
+def better(new: Plan, old: Plan, lexicographic: bool) -> bool:
+    """Whether ``new`` beats ``old``: more jobs admitted (where the problem counts them
+    first), else a better value by more than rounding (:func:`schedopt.tolerances.improves`)."""
+    if lexicographic and (new.objective.admitted or 0) != (old.objective.admitted or 0):
+        return (new.objective.admitted or 0) > (old.objective.admitted or 0)
+    if new.objective.value is None:
+        return False
+    if old.objective.value is None:
+        return True
+    sign = 1.0 if new.objective.sense == "min" else -1.0
+    return improves(sign * new.objective.value, sign * old.objective.value)
+
+
+def best_plan(plans: list[Plan], lexicographic: bool) -> Plan:
+    """The best of ``plans``; ties go to the first (the build solvers' order: exact first)."""
+    best = plans[0]
+    for plan in plans[1:]:
+        if better(plan, best, lexicographic):
+            best = plan
+    return best
+
+
+def with_proofs(plan: Plan, bound_from: Plan | None, count_from: Plan | None, total_jobs: int) -> Plan:
+    """``plan`` claiming ``bound_from``'s objective bound and ``count_from``'s admitted
+    bound with their proofs (None: no such claim), its gap and status restated."""
+    obj = plan.objective.model_copy()
+    cert: dict[str, Any] = {}
+    obj.bound = obj.gap = obj.admitted_bound = None
+    if bound_from is not None and bound_from.certificate is not None and bound_from.certificate.bound is not None:
+        obj.bound = bound_from.objective.bound
+        cert["bound"] = bound_from.certificate.bound
+    if count_from is not None and count_from.certificate is not None and count_from.certificate.admitted_bound is not None:
+        obj.admitted_bound = count_from.objective.admitted_bound
+        cert["admitted_bound"] = count_from.certificate.admitted_bound
+    obj.gap = relative_gap(obj.value, obj.bound)
+    count_proven = obj.admitted is None or obj.admitted >= total_jobs or obj.admitted_bound == obj.admitted
+    closed = obj.gap is not None and obj.gap <= OPTIMAL_GAP
+    status = Status.OPTIMAL if closed and count_proven else (
+        Status.HEURISTIC if plan.status == Status.HEURISTIC else Status.FEASIBLE)
+    from schedopt.plan import Certificate
+
+    return plan.model_copy(update={"objective": obj, "status": status,
+                                   "certificate": Certificate(**cert) if cert else None})
+
+
+def best_verified(instance: Instance, plans: list[Plan], lexicographic: bool) -> tuple[Plan, str | None]:
+    """The best plan of ``plans`` with the tightest claims ``check --strict`` verifies, and
+    the solver whose proof gives its bound."""
+    from schedopt.checking import check_report
+
+    best = best_plan(plans, lexicographic)
+    J = len(instance.jobs)
+    sign = 1.0 if best.objective.sense == "min" else -1.0
+    proofs = [p for p in plans if p.certificate is not None]
+    bounds = sorted([p for p in proofs if p.certificate and p.certificate.bound is not None and p.objective.bound is not None],
+                    key=lambda p: -sign * (p.objective.bound or 0.0))
+    counts = sorted([p for p in proofs if p.certificate and p.certificate.admitted_bound is not None
+                     and p.objective.admitted_bound is not None], key=lambda p: p.objective.admitted_bound or 0)
+    count_options: list[Plan | None] = [*counts, None]
+    for b in [*bounds, None]:
+        for c in count_options:
+            candidate = with_proofs(best, b, c, J)
+            report = check_report(instance, candidate, strict=True)
+            if not report.violations and not report.unverified:
+                return candidate, (b.solver if b is not None else None)
+    raise RuntimeError(f"{instance.name}: no claim of the best plan ({best.solver}) passes check --strict")
+
+
+def build_record(entry: Entry, data_dir: Any = None, plans_dir: Path | None = None) -> Record | None:
+    """The record of ``entry`` (None when its data folder is absent); writes its plan into ``plans_dir``."""
+    from schedopt.problems import get_problem
+    from schedopt import __version__
+
+    try:
+        instance = materialize(entry.recipe, entry.id, data_dir)
+    except MissingData as exc:
+        log.warning("%s: skipped, %s", entry.id, exc)
+        return None
+    limit = TINY_TIME_LIMIT_S if len(instance.jobs) <= TINY_JOBS else entry.time_limit_s
+    started = time.perf_counter()
+    found = candidate_plans(instance, entry.problem, limit)
+    if not found:
+        raise RuntimeError(f"{entry.id}: no build solver found a plan")
+    plans = [p for p, _ in found]
+    lexicographic = get_problem(entry.problem).lexicographic_admission
+    plan, bound_from = best_verified(instance, plans, lexicographic)
+    limits = {p.solver: lim for p, lim in found}
+    backend_optimal = any(p.status == Status.OPTIMAL and not better(plan, p, lexicographic) and not better(p, plan, lexicographic)
+                          for p in plans)
+    log.info("%s: %s %s in %.1f s", entry.id, plan.solver, plan.status.value, time.perf_counter() - started)
+    rel = f"plans/{entry.id}.json.gz"
+    if plans_dir is not None:
+        write_plan(plans_dir / f"{entry.id}.json.gz", plan)
+    o = plan.objective
+    return Record(
+        id=entry.id, set=entry.set, problem=entry.problem, family=entry.family, tags=list(entry.tags),
+        benchmark=entry.benchmark, jobs=len(instance.jobs), servers=len(instance.server_names), recipe=entry.recipe,
+        checksum=instance_checksum(instance), status="optimal" if plan.status == Status.OPTIMAL else "open",
+        objective=o.name, sense=o.sense, best_known=o.value, admitted=o.admitted if lexicographic else None,
+        bound=o.bound, admitted_bound=o.admitted_bound if lexicographic else None, plan=rel,
+        backend_optimal=plan.status != Status.OPTIMAL and backend_optimal,
+        provenance=Provenance(solver=plan.solver, bound_from=bound_from, options=plan.options,
+                              time_limit_s=limits.get(plan.solver), seconds=plan.solve_seconds, date=now_iso(),
+                              schedopt=__version__))
+
+
+def build(stage: Path, only: Iterable[str] | None = None, shard: tuple[int, int] = (0, 1), data_dir: Any = None) -> None:
+    """Build the records of the catalog's entries (those named in ``only``; every ``shard[1]``-th
+    from ``shard[0]``) into ``stage``: ``stage/records/ID.json`` and ``stage/plans/ID.json.gz``.
+    An entry already built there is kept (a rerun builds what is missing)."""
+    wanted = set(only) if only else None
+    todo = [e for i, e in enumerate(entries()) if i % shard[1] == shard[0] and (wanted is None or e.id in wanted)]
+    (stage / "records").mkdir(parents=True, exist_ok=True)
+    for entry in todo:
+        target = stage / "records" / f"{entry.id}.json"
+        if target.exists():
+            continue
+        record = build_record(entry, data_dir, stage / "plans")
+        if record is not None:
+            target.write_text(json.dumps(record.model_dump(mode="json"), indent=1) + "\n")
+
+
+def collect(stage: Path, name: str = COLLECTION) -> Collection:
+    """Gather the staged records in catalog order into the package's collection folder
+    (records.json and plans/); an entry without a staged record is left out."""
+    import shutil
+
+    folder = collection_dir(name)
+    records = []
+    for entry in entries():
+        path = stage / "records" / f"{entry.id}.json"
+        if not path.exists():
+            continue
+        records.append(Record.model_validate(json.loads(path.read_text())))
+        (folder / "plans").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(stage / "plans" / f"{entry.id}.json.gz", folder / "plans" / f"{entry.id}.json.gz")
+    coll = Collection(collection=name, created=now_iso(), records=records)
+    write_collection(folder, coll)
+    return coll
