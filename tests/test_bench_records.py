@@ -125,7 +125,7 @@ def _submission(tmp: Path, coll: Collection, rid: str, **changes) -> Path:
     ("optimus-8j-3s-t3-s1", {"jobs": 9}, "jobs/servers"),
     ("slaq-10j-1s-t4-s1", {"objective": "other"}, "objective"),
     ("placement-10j-5s-t2-s1", {"status": "optimal"}, "status"),
-    ("dorm-table2-10j-5s-s1", {"status": "infeasible"}, "status"),
+    ("dorm-table2-10j-5s-s1", {"status": "infeasible"}, "infeasibility"),
 ])
 def test_tampered_record_fails(tmp_path: Path, coll: Collection, rid: str, change: dict, expect: str) -> None:
     folder = _submission(tmp_path, coll, rid, **change)

@@ -173,3 +173,24 @@ def test_report_renders_runs(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(InputError, match="bad.json"):
         read_run(tmp_path / "bad.json")
+
+
+def test_leaderboard_page_is_its_stored_runs() -> None:
+    """docs/leaderboard.md is what `bench report` renders from benchmarks/results/leaderboard/."""
+    from schedopt.bench import report
+    from schedopt.bench.report import LEADERBOARD_COMMAND
+
+    root = Path(__file__).resolve().parent.parent
+    runs = sorted((root / "benchmarks" / "results" / "leaderboard").glob("*.json"))
+    assert runs, "no stored leaderboard runs"
+    assert report(runs, command=LEADERBOARD_COMMAND) + "\n" == (root / "docs" / "leaderboard.md").read_text()
+    from schedopt.registry import solvers
+
+    ranked = {json_solver(p) for p in runs}
+    assert {s.name for s in solvers()} <= ranked  # every built-in solver is on the board
+
+
+def json_solver(path: Path) -> str:
+    import json
+
+    return json.loads(path.read_text())["solver"]

@@ -214,3 +214,20 @@ def collect(stage: Path, name: str = COLLECTION) -> Collection:
     coll = Collection(collection=name, created=now_iso(), records=records)
     write_collection(folder, coll)
     return coll
+
+
+SUMMARY_COLUMNS = ["set", "instances", "optimal (replayed)", "open", "open, a backend's optimum", "jobs", "benchmark subset",
+                   "made from the data folder"]
+
+
+def summary_rows(coll: Collection) -> list[list[Any]]:
+    """Per set (and in all): instances, proven optimal, open, sizes, the benchmark subset and
+    how many are made from the shared data folder (docs/benchmarks.md's schedlib table)."""
+    rows = []
+    groups = [(s, [r for r in coll.records if r.set == s]) for s in dict.fromkeys(r.set for r in coll.records)]
+    for name, recs in [*groups, ("all", coll.records)]:
+        rows.append([name if name == "all" else f"`{name}`", len(recs), sum(r.status == "optimal" for r in recs),
+                     sum(r.status == "open" for r in recs), sum(r.backend_optimal for r in recs),
+                     f"{min(r.jobs for r in recs):,}-{max(r.jobs for r in recs):,}", sum(r.benchmark for r in recs),
+                     sum(r.recipe.data for r in recs)])
+    return rows

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from schedopt.bench.runner import RUN_SCHEMA
+
+#: how docs/leaderboard.md is made (benchmarks/leaderboard.py runs the solvers first)
+LEADERBOARD_COMMAND = "schedopt bench report benchmarks/results/leaderboard/*.json --out docs/leaderboard.md"
 from schedopt.errors import InputError
 
 
