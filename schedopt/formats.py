@@ -17,6 +17,7 @@ from pydantic_core import PydanticUndefined
 
 from schedopt import instance as inst
 from schedopt import io, plan
+from schedopt.bench import records
 from schedopt.convergence import LossCurve
 from schedopt.sim import result
 from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed
@@ -28,6 +29,7 @@ FORMATS: list[tuple[str, str, type[BaseModel], list[type[BaseModel]]]] = [
       inst.LossHistory, inst.SpeedSamples, inst.Spread, inst.Queue, inst.Quota, inst.Preemption, inst.Policy]),
     ("Plan", plan.PLAN_SCHEMA, plan.Plan, [plan.Objective, plan.Certificate, plan.Proof]),
     ("Simulation result", result.SIMULATION_SCHEMA, result.SimulationResult, [result.JobOutcome]),
+    ("Benchmark records", records.RECORDS_SCHEMA, records.Collection, [records.Record, records.Recipe, records.Provenance]),
 ]
 
 SPEED_MODELS = (OptimusSync, OptimusAsync, Amdahl, TableSpeed)

@@ -177,3 +177,12 @@ def test_selection() -> None:
     assert all(r.benchmark for r in select("quality:benchmark").records)
     both = select("slaq-10j-1s-t4-s1,kit-quota-s1").records
     assert [r.id for r in both] == ["kit-quota-s1", "slaq-10j-1s-t4-s1"]  # collection order
+
+
+def test_docs_summary_table_is_the_records(coll: Collection) -> None:
+    """docs/benchmarks.md's schedlib table (benchmarks/results/schedlib.json) counts the records as they are."""
+    from schedopt.bench.build import SUMMARY_COLUMNS, summary_rows
+
+    stored = json.loads((Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "schedlib.json").read_text())
+    assert stored["columns"] == SUMMARY_COLUMNS
+    assert stored["rows"] == summary_rows(coll)

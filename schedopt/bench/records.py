@@ -94,11 +94,11 @@ class Record(BaseModel):
     benchmark: bool = Field(False, description="in the benchmark subset (quick runs)")
     jobs: int = Field(ge=0, description="jobs in the instance")
     servers: int = Field(ge=0, description="servers after expanding count")
-    recipe: Recipe
+    recipe: Recipe = Field(description="how the instance is made")
     checksum: str = Field(description="sha256 of the materialised instance (instance_checksum)")
     status: Literal["optimal", "open", "infeasible"] = Field(description="optimal: the best plan is proven optimal by a replayable certificate; open: not proven")
     objective: str = Field(description="the objective's name")
-    sense: Literal["min", "max"]
+    sense: Literal["min", "max"] = Field(description="min or max")
     best_known: float | None = Field(description="the best known plan's objective value")
     admitted: int | None = Field(None, description="jobs the best known plan admits (placed), where the problem counts them first")
     bound: float | None = Field(None, description="a proven bound on the optimum (replayed from the stored plan's certificate)")
@@ -106,7 +106,7 @@ class Record(BaseModel):
     backend_optimal: bool = Field(False, description="an open record whose best known an exact solver's branch and bound "
                                                     "calls optimal: its word, which no certificate lets anyone replay")
     plan: str = Field(description="the stored plan, relative to the collection folder")
-    provenance: Provenance
+    provenance: Provenance = Field(description="who found the plan and who proved the bound")
     history: list[dict[str, Any]] = Field(default_factory=list, description="earlier best known values (improvements keep them)")
 
     @property
@@ -124,10 +124,10 @@ class Collection(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["schedopt/bench-records@1"] = Field(RECORDS_SCHEMA, alias="schema")
-    collection: str
+    schema_: Literal["schedopt/bench-records@1"] = Field(RECORDS_SCHEMA, alias="schema", description="format tag")
+    collection: str = Field(description="the collection's name and version, e.g. schedlib-2026.1")
     created: str = Field(description="when the records were built, ISO 8601")
-    records: list[Record]
+    records: list[Record] = Field(description="one record per instance")
 
 
 def collection_dir(name: str = COLLECTION) -> Path:

@@ -204,7 +204,10 @@ def report(
 
     if str(out_path) != "-" and not out_path.parent.is_dir():
         raise InputError(str(out_path), f"directory {str(out_path.parent)!r} does not exist")
-    text = render_report(list(runs), command="schedopt bench report benchmarks/results/leaderboard/*.json --out docs/leaderboard.md")
+    from schedopt.bench.report import LEADERBOARD_COMMAND
+
+    page = Path("docs") / "leaderboard.md"
+    text = render_report(list(runs), command=LEADERBOARD_COMMAND if str(out_path) == str(page) else None)
     if str(out_path) == "-":
         typer.echo(text)
     else:
