@@ -186,3 +186,12 @@ def test_docs_summary_table_is_the_records(coll: Collection) -> None:
     stored = json.loads((Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "schedlib.json").read_text())
     assert stored["columns"] == SUMMARY_COLUMNS
     assert stored["rows"] == summary_rows(coll)
+
+
+def test_readme_figures_are_the_records(coll: Collection) -> None:
+    """README's benchmark-library row states the collection's counts."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| benchmark library"))
+    assert f"{len(coll.records)} instances in five sets" in row
+    assert f"a benchmark subset of {sum(r.benchmark for r in coll.records)}" in row
+    assert f"up to {max(r.jobs for r in coll.records):,} jobs" in row

@@ -1,7 +1,7 @@
 """Gavel's heterogeneity-aware policies (Narayanan et al., OSDI'20) as allocation solvers.
 
 Written from the paper's formulation (``../shared/papers/gavel-notes.md``), not
-from Gavel's code. Each policy is an LP over X[m][τ] in [0, 1], the share of
+from Gavel's code. Each policy is an LP over ``X[m][τ]`` in [0, 1], the share of
 wall time job m should spend on accelerator type τ (Pyomo + HiGHS):
 
     Σ_τ X[m][τ] <= 1                              each job, one type at a time
@@ -10,14 +10,14 @@ wall time job m should spend on accelerator type τ (Pyomo + HiGHS):
 
 with s_m the job's scale factor (the workers it asks for: the role's ``min``; Gavel's
 jobs are rigid, min = max, as the ``gavel`` family makes them), d_m its per-worker
-demand and T[m][τ] its whole-job steps/s at s_m workers on τ (``Instance.speed_on``;
+demand and ``T[m][τ]`` its whole-job steps/s at s_m workers on τ (``Instance.speed_on``;
 0 where it cannot run). A PS/worker job (not Gavel's) runs at its roles' minimum
 counts: s_m·d_m is then both roles' use. Policies:
 
 - ``gavel-max-sum-throughput``: max Σ_m thr(m, X) / T_m^norm, with T_m^norm = 1
   (raw steps/s, as Gavel's simulator sums them; ``normalize=fastest`` divides by
   the job's speed on its fastest type instead);
-- ``gavel-las``: max min_m s_m·thr(m, X) / (w_m·thr(m, X_eq)), X_eq[m][τ] = 1/M
+- ``gavel-las``: max min_m s_m·thr(m, X) / (w_m·thr(m, X_eq)), ``X_eq[m][τ]`` = 1/M
   (an equal share of every type; w_m the job's ``weight``);
 - ``gavel-finish-time-fairness`` (Themis): min max_m ρ_m,
   ρ_m = (e_m + Q_m / thr(m, X)) / (e_m + Q_m / thr(m, X_eq)), e_m the time since the
@@ -26,7 +26,7 @@ counts: s_m·d_m is then both roles' use. Policies:
 
 Gavel's round-based mechanism then turns X into one round's whole-GPU counts:
 pairs (m, τ) by priority, a job placed on τ with its s_m workers when they fit and
-it is not placed yet. Gavel's priority divides X[m][τ] by the share of recent time
+it is not placed yet. Gavel's priority divides ``X[m][τ]`` by the share of recent time
 m ran on τ (``mechanism=history``, the default: the history is ``jobs[].received_s``,
 which ``schedopt simulate`` keeps since the job set last changed, as Gavel resets
 it; pairs a job has not run on come first). ``mechanism=stateless`` orders by X
@@ -141,7 +141,7 @@ def _base_model(g: GavelData):
 
 
 def _throughput(model: Any, g: GavelData, by_job: dict[int, list[tuple[int, int]]], m: int) -> Any:
-    """thr(m, X) = Σ_τ T[m][τ]·X[m][τ] (steps/s)."""
+    """thr(m, X) = Σ_τ ``T[m][τ]``·``X[m][τ]`` (steps/s)."""
     return sum(g.T[p] * model.X[p] for p in by_job.get(m, []))
 
 
@@ -164,7 +164,7 @@ def _shares(model: Any, pairs: list[tuple[int, int]], g: GavelData) -> np.ndarra
 def equal_share_throughput(g: GavelData) -> np.ndarray:
     """thr(m, X_eq) (M,): the steps/s of job m's isolated share, as Gavel's isolated policy computes
     it (its ``_get_allocation``): the cluster split over the M jobs, type τ's C_τ workers each,
-    X_eq[m][τ] = C_τ / (M·s_m), each row then scaled down to a total time share of at most 1; so under
+    ``X_eq[m][τ]`` = C_τ / (M·s_m), each row then scaled down to a total time share of at most 1; so under
     contention a job's share of each type is proportional to the type's worker count (C_τ / Σ C),
     not 1/M per type. C_τ: the type's GPUs (its capacity of ``gpu``; 1 per type on a cluster without
     GPUs). A job that can run only where C_τ = 0 (CPU work on a type without GPUs), whose isolated share
@@ -267,7 +267,7 @@ def one_round(g: GavelData, X: np.ndarray, mechanism: str = "history") -> dict[i
     on a cluster with queues, its queue's and cohort's quota rows (Gavel has no quotas;
     the round must still be a feasible plan).
 
-    ``history`` (Gavel's): pairs (m, τ) by priority X[m][τ] / (the share of time m ran on τ
+    ``history`` (Gavel's): pairs (m, τ) by priority ``X[m][τ]`` / (the share of time m ran on τ
     since the job set last changed, ``jobs[].received_s``): pairs m has not run on first, by
     X, then the others by X / received (the common elapsed time divides every share alike,
     so it does not change the order). ``stateless``: by X alone. Ties: job, then type order.
