@@ -288,3 +288,61 @@ def get_lexicographic(problem: str) -> bool:
     from schedopt.problems import get_problem
 
     return get_problem(problem).lexicographic_admission
+
+
+#: the exact solvers' time limit in the hard pass: an open record still open after it is tagged HARD_TAG
+HARD_TIME_LIMIT_S = 600.0
+HARD_TAG = "hard"
+
+
+def harden_open(stage: Path, only: Iterable[str] | None = None, shard: tuple[int, int] = (0, 1),
+                time_limit_s: float = HARD_TIME_LIMIT_S, data_dir: Any = None) -> list[str]:
+    """For each staged open record that no backend called optimal (a real gap), run the problem's
+    first exact solver (its MILP on HiGHS) with ``time_limit_s``; keep a better plan (with the tightest claims ``check
+    --strict`` verifies, its own or the record's proofs), and tag the record ``hard`` when it is
+    still open: no replayable proof after that long. Returns the ids tagged."""
+    from schedopt.api import solve
+    from schedopt.checking import check
+    from schedopt.registry import solver_info
+    from schedopt.bench.records import read_plan
+
+    wanted = set(only) if only else None
+    tagged = []
+    todo = [e for e in entries() if wanted is None or e.id in wanted]
+    for i, entry in enumerate(todo):
+        path = stage / "records" / f"{entry.id}.json"
+        if i % shard[1] != shard[0] or not path.exists():
+            continue
+        record = Record.model_validate(json.loads(path.read_text()))
+        if record.status != "open" or record.backend_optimal or record.bound is None:
+            continue
+        instance = materialize(entry.recipe, entry.id, data_dir)
+        old = read_plan(stage / "plans" / f"{entry.id}.json.gz")
+        plans = [old]
+        exact = [n for n in BUILD_SOLVERS[entry.problem] if solver_info(n).exact and solver_info(n).unavailable is None]
+        for name in exact[:1]:  # the MILP (HiGHS): one solver's 10 minutes
+            plan = solve(instance, name, time_limit=time_limit_s, seed=0)
+            if plan.has_solution and not check(instance, plan):
+                plans.append(plan)
+            log.info("%s: %s %s %s in %.0f s", entry.id, name, plan.status.value, plan.objective.value, plan.solve_seconds)
+        lexicographic = get_lexicographic(entry.problem)
+        best = best_plan(plans, lexicographic)
+        claimed, bound_from = best_verified(instance, [best, *[p for p in plans if p is not best]], lexicographic)
+        o = claimed.objective
+        update: dict[str, Any] = {"bound": o.bound, "admitted_bound": o.admitted_bound if lexicographic else None,
+                                  "status": "optimal" if claimed.status == Status.OPTIMAL else "open"}
+        if best is not old:
+            update.update(best_known=o.value, admitted=o.admitted if lexicographic else None,
+                          history=[*record.history, {"best_known": record.best_known, "bound": record.bound,
+                                                     "provenance": record.provenance.model_dump(mode="json")}],
+                          provenance=Provenance(solver=best.solver, bound_from=bound_from, options=best.options,
+                                                time_limit_s=time_limit_s, seconds=best.solve_seconds, date=now_iso(),
+                                                schedopt=record.provenance.schedopt))
+        backend = any(p.status == Status.OPTIMAL and not better(best, p, lexicographic) for p in plans[1:])
+        update["backend_optimal"] = update["status"] == "open" and backend
+        if update["status"] == "open" and not backend:
+            update["tags"] = [*record.tags, HARD_TAG] if HARD_TAG not in record.tags else record.tags
+            tagged.append(entry.id)
+        write_plan(stage / "plans" / f"{entry.id}.json.gz", claimed)
+        path.write_text(json.dumps(record.model_copy(update=update).model_dump(mode="json"), indent=1) + "\n")
+    return tagged
