@@ -194,3 +194,27 @@ def json_solver(path: Path) -> str:
     import json
 
     return json.loads(path.read_text())["solver"]
+
+
+def test_hard_pass_improves_or_tags(tmp_path: Path) -> None:
+    """The build's hard pass: an open record with a real gap gets the MILP; a better plan it
+    proves optimal replaces the record's (old best in history), else the record is tagged hard."""
+    import json as _json
+
+    from schedopt.bench.build import HARD_TAG, harden_open
+
+    rid = "optimus-50j-12s-s1"
+    worse = _worse_submission(tmp_path / "worse", rid)
+    stage = tmp_path / "stage"
+    (stage / "records").mkdir(parents=True)
+    (stage / "plans").mkdir()
+    (stage / "plans" / f"{rid}.json.gz").write_bytes((tmp_path / "worse" / worse.plan).read_bytes())
+    (stage / "records" / f"{rid}.json").write_text(_json.dumps(worse.model_dump(mode="json")))
+    assert harden_open(stage, only=[rid], time_limit_s=20) == []
+    got = Record.model_validate(_json.loads((stage / "records" / f"{rid}.json").read_text()))
+    assert got.status == "optimal" and HARD_TAG not in got.tags
+    assert got.best_known == pytest.approx(rec(rid).best_known, rel=1e-6)
+    assert got.history and got.history[-1]["best_known"] == worse.best_known
+    from schedopt.bench.verify import verify_record
+
+    assert verify_record(got, stage / got.plan).ok is True
