@@ -40,6 +40,12 @@ BUILD_SOLVERS = {
 #: instances this small get a shorter time limit
 TINY_JOBS = 12
 TINY_TIME_LIMIT_S = 10.0
+#: seconds and leaves the certification pass gives the branch search per open allocation record
+CERTIFY_BUDGET_S = 120.0
+CERTIFY_MAX_LEAVES = 20_000
+#: the MILP's time limit in the hard pass: an open record still open after it is tagged HARD_TAG
+HARD_TIME_LIMIT_S = 600.0
+HARD_TAG = "hard"
 
 
 def now_iso() -> str:
@@ -216,8 +222,8 @@ def collect(stage: Path, name: str = COLLECTION) -> Collection:
     return coll
 
 
-SUMMARY_COLUMNS = ["set", "instances", "optimal (replayed)", "open", "open, a backend's optimum", "jobs", "benchmark subset",
-                   "made from the data folder"]
+SUMMARY_COLUMNS = ["set", "instances", "optimal (replayed)", "open", "open, a backend's optimum", "open, hard", "jobs",
+                   "benchmark subset", "made from the data folder"]
 
 
 def summary_rows(coll: Collection) -> list[list[Any]]:
@@ -228,14 +234,11 @@ def summary_rows(coll: Collection) -> list[list[Any]]:
     for name, recs in [*groups, ("all", coll.records)]:
         rows.append([name if name == "all" else f"`{name}`", len(recs), sum(r.status == "optimal" for r in recs),
                      sum(r.status == "open" for r in recs), sum(r.backend_optimal for r in recs),
+                     sum(HARD_TAG in r.tags for r in recs),
                      f"{min(r.jobs for r in recs):,}-{max(r.jobs for r in recs):,}", sum(r.benchmark for r in recs),
                      sum(r.recipe.data for r in recs)])
     return rows
 
-
-#: seconds and leaves the certification pass gives the branch search per open allocation record
-CERTIFY_BUDGET_S = 120.0
-CERTIFY_MAX_LEAVES = 20_000
 
 
 def certify_open(stage: Path, budget_s: float = CERTIFY_BUDGET_S, data_dir: Any = None) -> list[str]:
@@ -289,10 +292,6 @@ def get_lexicographic(problem: str) -> bool:
 
     return get_problem(problem).lexicographic_admission
 
-
-#: the exact solvers' time limit in the hard pass: an open record still open after it is tagged HARD_TAG
-HARD_TIME_LIMIT_S = 600.0
-HARD_TAG = "hard"
 
 
 def harden_open(stage: Path, only: Iterable[str] | None = None, shard: tuple[int, int] = (0, 1),

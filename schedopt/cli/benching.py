@@ -51,7 +51,7 @@ def list_(
         table.add_column(col, overflow="fold")
     for r in sel.records:
         gap = r.gap
-        table.add_row(r.id, r.problem, str(r.jobs), str(r.servers), r.status + (" (backend)" if r.backend_optimal else ""),
+        table.add_row(r.id, r.problem, str(r.jobs), str(r.servers), r.status + (" (backend)" if r.backend_optimal else " (hard)" if "hard" in r.tags else ""),
                       fmt(r.admitted), fmt(r.best_known), fmt(r.bound),
                       "-" if gap is None else ("inf" if math.isinf(gap) else f"{100 * gap:.3g}%"),
                       "yes" if r.benchmark else "", "yes" if r.recipe.data else "")
