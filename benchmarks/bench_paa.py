@@ -27,7 +27,7 @@ def main() -> None:
              f"{med['max_request_difference']:.0f}", f"{med['total_requests']:.0f}"],
             ["`paa` (ours)", f"{p['max_size_difference'] / 1e6:.2f}M", str(p["max_request_difference"]), str(p["total_requests"])]]
     tables.save("paa-table3", columns=["algorithm", "size difference", "request difference", "total requests"], rows=rows,
-                command="benchmarks/bench_paa.py", seeds=list(range(100)),
+                command="benchmarks/bench_paa.py",  # seeds 0-99, named in the note
                 notes=["`generate optimus-paa` (ResNet-50's measured blocks, reads --data-dir); `mxnet-default`'s random "
                        "assignment over seeds 0-99, `paa` is deterministic; the paper's rows as printed in Optimus Table 3"])
     print(tables.render("paa-table3"))

@@ -70,4 +70,4 @@ def non_concave_gap(instances: int = 10, jobs: int = 40) -> None:
 
 if __name__ == "__main__":
     scale()
-    non_concave_gap()
+    non_concave_gap()  # or one of them: python -c "import bench_slaq; bench_slaq.non_concave_gap()" (from benchmarks/)
