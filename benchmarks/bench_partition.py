@@ -1,6 +1,7 @@
-"""Dorm partition benchmarks (issue 4). Prints markdown for docs/benchmarks.md.
+"""Dorm partition benchmarks (issue 4). Stores benchmarks/results/dorm-paper-scale.json and
+dorm-arrivals.json (docs/benchmarks.md renders them); prints the scale tables as markdown.
 
-    .venv/bin/python benchmarks/bench_partition.py [--data-dir ../shared/data]
+    .venv/bin/python benchmarks/bench_partition.py [--data-dir ../shared/data] [--only paper|online|scale|defaults]
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 import numpy as np
 
 import schedopt
+import tables  # benchmarks/tables.py, next to this file (run as a script)
 from schedopt.data import DEFAULT_DATA_DIR
 from schedopt.generate import generate_instance
 from schedopt.instance import Instance
@@ -22,17 +24,19 @@ def paper_scale() -> None:
     inst = generate_instance("dorm-table2", jobs=0, servers=20, seed=0)
     for name in ("dorm-milp", "dorm-cpsat"):
         schedopt.solve(inst, name)  # warm: imports and first-call costs are not the model's
-    print("### Paper scale: Table II's 50 applications on the 20-server testbed. Target: optimal in under 1 s.\n")
-    print("| solver | status | Σ_k u_k | bound | seconds | fairness loss | check |\n|---|---|---|---|---|---|---|")
+    rows = []
     for name in ["dorm-milp", "dorm-cpsat", *SOLVERS]:
         t0 = time.perf_counter()
         plan = schedopt.solve(inst, name)
         secs = time.perf_counter() - t0
         ok = "ok" if not schedopt.check(inst, plan) else "FAILED"
         bound = "-" if plan.objective.bound is None else f"{plan.objective.bound:.4f}"
-        print(f"| {name} | {plan.status.value} | {plan.objective.value:.4f} | {bound} | {secs:.3f} | "
-              f"{plan.metrics['fairness_loss']:.3f} | {ok} |")
-    print()
+        rows.append([name, plan.status.value, f"{plan.objective.value:.4f}", bound, f"{secs:.3f}",
+                     f"{plan.metrics['fairness_loss']:.3f}", ok])
+    tables.save("dorm-paper-scale", columns=["solver", "status", "Σ_k u_k", "bound", "seconds", "fairness loss", "check"],
+                rows=rows, command="benchmarks/bench_partition.py --only paper", seeds=[0],
+                notes=["`generate dorm-table2 --jobs 0 --servers 20 --seed 0`, one run after a warm-up solve, default options"])
+    print(tables.render("dorm-paper-scale"))
 
 
 def online_snapshots(step: int = 5) -> None:
@@ -54,12 +58,14 @@ def online_snapshots(step: int = 5) -> None:
             prev[name] = plan.placement
             row[name] = plan.objective.value
         rows.append((k, row))
-    print("### Utilization as Table II's applications arrive (each policy from its own previous placement)\n")
-    print("| applications | " + " | ".join(SOLVERS) + " |\n" + "|---" * (len(SOLVERS) + 1) + "|")
-    for k, row in rows:
-        print(f"| {k} | " + " | ".join(f"{row[n]:.3f}" for n in SOLVERS) + " |")
     ratios = {n: np.mean([r[n] / r["swarm-static"] for _, r in rows]) for n in SOLVERS}
-    print("\nMean ratio over Swarm: " + ", ".join(f"{n} {ratios[n]:.2f}x" for n in SOLVERS if n != "swarm-static") + "\n")
+    tables.save("dorm-arrivals", columns=["applications", *SOLVERS],
+                rows=[[k, *(f"{row[n]:.3f}" for n in SOLVERS)] for k, row in rows],
+                command="benchmarks/bench_partition.py --only online", seeds=[0],
+                notes=["Σ_k u_k after every 5th arrival of `generate dorm-table2 --jobs 0 --servers 20 --seed 0`, each policy "
+                       "from its own previous placement (30 s limit)",
+                       "mean ratio over Swarm: " + ", ".join(f"{n} {ratios[n]:.2f}x" for n in SOLVERS if n != "swarm-static")])
+    print(tables.render("dorm-arrivals"))
 
 
 def scale(data_dir: str) -> None:
