@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from schedopt.bench.catalog import Entry, entries
 from schedopt.bench.records import (COLLECTION, Collection, Provenance, Record, collection_dir, instance_checksum,
-                                    write_collection, write_plan)
+                                    read_plan, write_collection, write_plan)
 from schedopt.bench.recipes import MissingData, materialize
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, relative_gap
@@ -151,7 +151,6 @@ def best_verified(instance: Instance, plans: list[Plan], lexicographic: bool) ->
 
 def build_record(entry: Entry, data_dir: Any = None, plans_dir: Path | None = None) -> Record | None:
     """The record of ``entry`` (None when its data folder is absent); writes its plan into ``plans_dir``."""
-    from schedopt.problems import get_problem
     from schedopt import __version__
 
     try:
@@ -165,7 +164,7 @@ def build_record(entry: Entry, data_dir: Any = None, plans_dir: Path | None = No
     if not found:
         raise RuntimeError(f"{entry.id}: no build solver found a plan")
     plans = [p for p, _ in found]
-    lexicographic = get_problem(entry.problem).lexicographic_admission
+    lexicographic = get_lexicographic(entry.problem)
     plan, bound_from = best_verified(instance, plans, lexicographic)
     limits = {p.solver: lim for p, lim in found}
     backend_optimal = any(p.status == Status.OPTIMAL and not better(plan, p, lexicographic) and not better(p, plan, lexicographic)
@@ -248,7 +247,6 @@ def certify_open(stage: Path, budget_s: float = CERTIFY_BUDGET_S, data_dir: Any 
     --strict`` verifies makes the record optimal. Returns the ids certified."""
     from schedopt.allocation.branching import branch_proof
     from schedopt.plan import Certificate
-    from schedopt.bench.records import read_plan
 
     done = []
     for entry in entries():
@@ -303,7 +301,6 @@ def harden_open(stage: Path, only: Iterable[str] | None = None, shard: tuple[int
     from schedopt.api import solve
     from schedopt.checking import check
     from schedopt.registry import solver_info
-    from schedopt.bench.records import read_plan
 
     wanted = set(only) if only else None
     tagged = []

@@ -23,6 +23,7 @@ from schedopt.bench.library import RecordGap, Selection, gap_to_record, record_i
 from schedopt.bench.records import Collection, Provenance, Record, read_plan, write_collection, write_plan
 from schedopt.bench.recipes import MissingData
 from schedopt.errors import InputError
+from schedopt.instance import Instance
 from schedopt.plan import Plan, Status
 from schedopt.tolerances import OPTIMAL_GAP
 
@@ -143,20 +144,20 @@ def run(spec: str, solver: str, *, time_limit: float | None = None, seed: int | 
                        environment(), other_problems=len(sel.records) - len(mine))
     improved: list[Record] = []
     for record in mine:
-        row, plan = _run_one(record, sel, solver, time_limit, seed, dict(options or {}), data_dir)
+        row, plan, instance = _run_one(record, solver, time_limit, seed, dict(options or {}), data_dir)
         result.rows.append(row)
         if progress is not None:
             progress(row)
-        if submit is not None and plan is not None and row.improves and row.outcome == "solved":
-            improved.append(_submission(record, sel, plan, time_limit, submit, data_dir))
+        if submit is not None and plan is not None and instance is not None and row.improves and row.outcome == "solved":
+            improved.append(_submission(record, sel, instance, plan, time_limit, submit))
     if submit is not None and improved:
         write_collection(submit, Collection(collection=sel.collection.collection, created=result.environment["date"],
                                             records=improved))
     return result
 
 
-def _run_one(record: Record, sel: Selection, solver: str, time_limit: float | None, seed: int | None,
-             options: dict[str, Any], data_dir: Any) -> tuple[RunRow, Plan | None]:
+def _run_one(record: Record, solver: str, time_limit: float | None, seed: int | None,
+             options: dict[str, Any], data_dir: Any) -> tuple[RunRow, Plan | None, Instance | None]:
     from schedopt.api import solve
     from schedopt.checking import check_report
 
@@ -166,25 +167,25 @@ def _run_one(record: Record, sel: Selection, solver: str, time_limit: float | No
         instance = record_instance(record, data_dir)
     except MissingData as exc:
         row.outcome, row.note = "skipped", str(exc)
-        return row, None
+        return row, None, None
     except ValueError as exc:
         row.outcome, row.note = "instance-differs", str(exc)
-        return row, None
+        return row, None, None
     started = time.perf_counter()
     try:
         plan = solve(instance, solver, time_limit=time_limit, seed=seed, **options)
     except InputError as exc:
         row.outcome, row.note = "refused", exc.render(limit=1)
-        return row, None
+        return row, None, instance
     row.seconds = time.perf_counter() - started
     row.status = plan.status.value
     if not plan.has_solution:
         row.outcome, row.note = "no-plan", plan.message
-        return row, None
+        return row, None, instance
     report = check_report(instance, plan, strict=True)
     if report.violations:
         row.outcome, row.note = "check-failed", f"{report.violations[0]} ({len(report.violations)} in all)"
-        return row, None
+        return row, None, instance
     row.verified = not report.unverified
     row.value, row.admitted = plan.objective.value, plan.objective.admitted
     g: RecordGap = gap_to_record(plan, record)
@@ -192,19 +193,18 @@ def _run_one(record: Record, sel: Selection, solver: str, time_limit: float | No
     if g.improves and record.status == "optimal":
         row.outcome = "check-failed"
         row.note = "better than the record's proven optimum: the checker, the record or its certificate is wrong"
-        return row, None
-    return row, plan
+        return row, None, instance
+    return row, plan, instance
 
 
-def _submission(record: Record, sel: Selection, plan: Plan, time_limit: float | None, folder: Path,
-                data_dir: Any) -> Record:
+def _submission(record: Record, sel: Selection, instance: Instance, plan: Plan, time_limit: float | None,
+                folder: Path) -> Record:
     """The improved record: ``plan`` with the tightest claims ``check --strict`` verifies
     (its own, or the old best plan's proofs), written under ``folder``."""
     from schedopt.bench.build import best_verified, now_iso
     from schedopt.problems import get_problem
     from schedopt import __version__
 
-    instance = record_instance(record, data_dir)
     old = read_plan(sel.plan_path(record))
     lexicographic = get_problem(record.problem).lexicographic_admission
     # the new plan is the best; the old one only lends its proofs
