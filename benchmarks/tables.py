@@ -19,8 +19,6 @@ benchmark, so a plain JSON per table and a renderer are the fitting tool.
 from __future__ import annotations
 
 import json
-import os
-import platform
 import re
 import sys
 from pathlib import Path
@@ -33,16 +31,14 @@ MARKER = re.compile(r"<!-- table:(?P<name>[\w.-]+) -->\n(?P<body>.*?)<!-- /table
 
 
 def environment() -> dict[str, Any]:
-    """Library versions and the machine's core count, stored with every result."""
-    from importlib.metadata import PackageNotFoundError, version
+    """Library versions and the machine's core count, stored with every result (the package's
+    own record of a run's environment, :func:`schedopt.bench.runner.environment`, cut to what
+    the tables show)."""
+    from schedopt.bench.runner import environment as run_environment
 
-    versions = {}
-    for pkg in ("schedopt", "numpy", "pyomo", "highspy", "ortools"):
-        try:
-            versions[pkg] = version(pkg)
-        except PackageNotFoundError:
-            versions[pkg] = None
-    return {"python": platform.python_version(), "versions": versions, "cores": os.cpu_count()}
+    env = run_environment()
+    versions = {k: env["versions"].get(k) for k in ("schedopt", "numpy", "pyomo", "highspy", "ortools")}
+    return {"python": env["python"], "versions": versions, "cores": env["cores"]}
 
 
 def save(name: str, *, columns: list[str], rows: list[list[Any]], command: str, seeds: list[int] | None = None,
