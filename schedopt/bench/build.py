@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from schedopt.bench.catalog import Entry, entries
 from schedopt.bench.records import (COLLECTION, Collection, Provenance, Record, collection_dir, instance_checksum,
@@ -186,6 +186,24 @@ def build_record(entry: Entry, data_dir: Any = None, plans_dir: Path | None = No
                               schedopt=__version__))
 
 
+def staged_records(stage: Path, only: Iterable[str] | None = None,
+                   shard: tuple[int, int] = (0, 1)) -> Iterator[tuple[Entry, Record]]:
+    """The staged record of each catalog entry (those named in ``only``; every ``shard[1]``-th of
+    them from ``shard[0]``), in catalog order; entries not staged are left out."""
+    wanted = set(only) if only else None
+    todo = [e for e in entries() if wanted is None or e.id in wanted]
+    for i, entry in enumerate(todo):
+        path = stage / "records" / f"{entry.id}.json"
+        if i % shard[1] == shard[0] and path.exists():
+            yield entry, Record.model_validate(json.loads(path.read_text()))
+
+
+def stage_record(stage: Path, record: Record) -> None:
+    """Write ``record`` as ``stage/records/ID.json``."""
+    (stage / "records").mkdir(parents=True, exist_ok=True)
+    (stage / "records" / f"{record.id}.json").write_text(json.dumps(record.model_dump(mode="json"), indent=1) + "\n")
+
+
 def build(stage: Path, only: Iterable[str] | None = None, shard: tuple[int, int] = (0, 1), data_dir: Any = None) -> None:
     """Build the records of the catalog's entries (those named in ``only``; every ``shard[1]``-th
     from ``shard[0]``) into ``stage``: ``stage/records/ID.json`` and ``stage/plans/ID.json.gz``.
@@ -199,7 +217,7 @@ def build(stage: Path, only: Iterable[str] | None = None, shard: tuple[int, int]
             continue
         record = build_record(entry, data_dir, stage / "plans")
         if record is not None:
-            target.write_text(json.dumps(record.model_dump(mode="json"), indent=1) + "\n")
+            stage_record(stage, record)
 
 
 def collect(stage: Path, name: str = COLLECTION) -> Collection:
@@ -209,11 +227,8 @@ def collect(stage: Path, name: str = COLLECTION) -> Collection:
 
     folder = collection_dir(name)
     records = []
-    for entry in entries():
-        path = stage / "records" / f"{entry.id}.json"
-        if not path.exists():
-            continue
-        records.append(Record.model_validate(json.loads(path.read_text())))
+    for entry, record in staged_records(stage):
+        records.append(record)
         (folder / "plans").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(stage / "plans" / f"{entry.id}.json.gz", folder / "plans" / f"{entry.id}.json.gz")
     coll = Collection(collection=name, created=now_iso(), records=records)
@@ -249,12 +264,8 @@ def certify_open(stage: Path, budget_s: float = CERTIFY_BUDGET_S, data_dir: Any 
     from schedopt.plan import Certificate
 
     done = []
-    for entry in entries():
-        path = stage / "records" / f"{entry.id}.json"
-        if entry.problem != "allocation" or not path.exists():
-            continue
-        record = Record.model_validate(json.loads(path.read_text()))
-        if record.status != "open" or not record.backend_optimal or record.best_known is None:
+    for entry, record in staged_records(stage):
+        if entry.problem != "allocation" or record.status != "open" or not record.backend_optimal or record.best_known is None:
             continue
         instance = materialize(entry.recipe, entry.id, data_dir)
         if instance.policy is not None and instance.policy.objective != "total_remaining_time":
@@ -279,7 +290,7 @@ def certify_open(stage: Path, budget_s: float = CERTIFY_BUDGET_S, data_dir: Any 
         record = record.model_copy(update={
             "status": "optimal", "bound": o.bound, "admitted_bound": o.admitted_bound, "backend_optimal": False,
             "provenance": record.provenance.model_copy(update={"bound_from": f"branch-lagrangian search ({info.get('branch_leaves')} leaves)"})})
-        path.write_text(json.dumps(record.model_dump(mode="json"), indent=1) + "\n")
+        stage_record(stage, record)
         log.info("%s: certified optimal by a branch certificate (%s)", entry.id, info)
         done.append(entry.id)
     return done
@@ -302,14 +313,8 @@ def harden_open(stage: Path, only: Iterable[str] | None = None, shard: tuple[int
     from schedopt.checking import check
     from schedopt.registry import solver_info
 
-    wanted = set(only) if only else None
     tagged = []
-    todo = [e for e in entries() if wanted is None or e.id in wanted]
-    for i, entry in enumerate(todo):
-        path = stage / "records" / f"{entry.id}.json"
-        if i % shard[1] != shard[0] or not path.exists():
-            continue
-        record = Record.model_validate(json.loads(path.read_text()))
+    for entry, record in staged_records(stage, only, shard):
         if record.status != "open" or record.backend_optimal or record.bound is None:
             continue
         instance = materialize(entry.recipe, entry.id, data_dir)
@@ -340,5 +345,5 @@ def harden_open(stage: Path, only: Iterable[str] | None = None, shard: tuple[int
             update["tags"] = [*record.tags, HARD_TAG] if HARD_TAG not in record.tags else record.tags
             tagged.append(entry.id)
         write_plan(stage / "plans" / f"{entry.id}.json.gz", claimed)
-        path.write_text(json.dumps(record.model_copy(update=update).model_dump(mode="json"), indent=1) + "\n")
+        stage_record(stage, record.model_copy(update=update))
     return tagged
