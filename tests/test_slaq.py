@@ -17,6 +17,7 @@ from schedopt.allocation.admission import admit_smallest_first
 from schedopt.quality.greedy import slaq_greedy, slaq_greedy_heap
 from schedopt.quality.problem import compile_quality
 from schedopt.errors import InputError
+from schedopt.generate import generate_instance
 from schedopt.quality.problem import predicted_reduction
 from tests.conftest import assert_checked, make_instance
 
@@ -94,6 +95,28 @@ def test_exact_equals_brute_force_and_each_other(seed: int) -> None:
         assert plan.status == schedopt.Status.OPTIMAL, (name, plan.message)
         assert plan.objective.admitted == admitted
         assert plan.objective.value == pytest.approx(best, rel=1e-7, abs=1e-9), name
+
+
+def test_exact_optimum_tied_with_its_incumbent_is_proven() -> None:
+    """Found by the certificates benchmark: on this 3-job instance (one server, an extra
+    resource) HiGHS's optimum over the configurations left after reduced-cost fixing ends
+    4e-7 below the heuristic incumbent; `slaq-milp` said "time limit" with no limit set.
+    The incumbent is the optimum there, and the plan says so."""
+    data = generate_instance("slaq", jobs=3, servers=1, seed=1, max_tasks=8).to_dict()
+    rng = np.random.default_rng(1)
+    data["resources"] = [*data["resources"], "r0"]
+    data["servers"][0]["capacity"]["r0"] = 20
+    for job in data["jobs"]:
+        for role in job["roles"].values():
+            role.setdefault("demand", {})["r0"] = int(rng.integers(1, 5))
+    inst = schedopt.Instance.from_dict(data)
+    admitted, best = brute_force(inst)
+    for name in EXACT:
+        plan = assert_checked(inst, schedopt.solve(inst, name))
+        assert plan.status == schedopt.Status.OPTIMAL and plan.termination == schedopt.Termination.OPTIMAL, name
+        assert plan.objective.admitted == admitted
+        assert plan.objective.value == pytest.approx(best, rel=1e-7, abs=1e-9), name
+        assert plan.objective.bound is not None and plan.objective.bound >= plan.objective.value
 
 
 @pytest.mark.parametrize("seed", range(20))

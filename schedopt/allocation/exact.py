@@ -350,9 +350,14 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     proof = lp_proof if bound <= lp_bound else backend_proof
     found = None if s2.chosen is None else config_of(s2.chosen, cs)
     best_cost = data.total_time_s(best)
+    if (s2.termination == Termination.OPTIMAL and found is not None and s2.bound is not None and best
+            and worse(data.total_time_s(found), best_cost)):
+        # the model holds only configurations that can beat the incumbent (reduced-cost fixing against
+        # it, to rounding): its optimum above the incumbent's cost proves the incumbent optimal
+        found = best
+        s2 = StageResult(s2.termination, s2.chosen, s2.value, min(s2.bound, best_cost), s2.info)
+        metrics["backend_note"] = "the backend's optimum over the configurations left is not below the incumbent"
     if found is None or worse(data.total_time_s(found), best_cost):
-        if s2.termination == Termination.OPTIMAL:  # cannot happen with a valid incumbent; say so if it does
-            metrics["backend_note"] = "the backend's optimum is worse than the incumbent"
         if s2.termination == Termination.ERROR:
             metrics["backend_note"] = no_plan_message("stage 2 (min Σ cost)", s2)
         return stopped("in stage 2 (min Σ cost)", bound=bound, admitted_bound=admitted_bound, admit_proven=admit_proven,
