@@ -10,7 +10,8 @@
    against the exact lexicographic admission (most jobs, then least Σ t_j).
 3. Each rule's time at 4,000 jobs (median of 3, after one warm-up call).
 
-Prints markdown. `--only gap|packing|time` runs one part.
+Stores `admission-gap`, `admission-packing` and `admission-time` in benchmarks/results/ (docs/benchmarks.md
+renders them). `--only gap|packing|time` runs one part.
 
     .venv/bin/python benchmarks/bench_admission.py
 """
@@ -29,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import schedopt  # noqa: E402
+import tables  # noqa: E402  (benchmarks/tables.py, next to this file)
 from schedopt.allocation.admission import (ADMISSION_RULES, _minimum_use, _time_keys, admit,  # noqa: E402
                                           admitted_upper_bound)
 from schedopt.allocation.problem import compile_allocation  # noqa: E402
@@ -41,8 +43,7 @@ RULES = ("smallest", "swap", "lp")
 
 
 def gap_table(seeds: int = 10) -> None:
-    print("| contention | servers | admission | mean gap | worst gap | admitting fewer than the optimum |")
-    print("|---|---|---|---|---|---|")
+    rows = []
     for level, servers in CONTENTION.items():
         insts = [generate_instance("optimus", jobs=50, servers=servers, seed=1000 + s) for s in range(seeds)]
         for rule in RULES:
@@ -50,9 +51,14 @@ def gap_table(seeds: int = 10) -> None:
             reports = [assert_gap(i, solver, max_gap=float("inf"), reference="optimus-milp") for i in insts]
             fewer = sum(r.admitted < r.optimum_admitted for r in reports)
             finite = [r.gap for r in reports if r.admitted == r.optimum_admitted]
-            print(f"| {level} | {servers} | `{rule}` | {100 * statistics.mean(finite):.2f}% | {100 * max(finite):.2f}% | "
-                  f"{fewer}/{seeds} |", flush=True)
-    print()
+            rows.append([level, servers, f"`{rule}`", f"{100 * statistics.mean(finite):.2f}%", f"{100 * max(finite):.2f}%",
+                         f"{fewer}/{seeds}"])
+    tables.save("admission-gap", columns=["contention", "servers", "admission", "mean gap", "worst gap",
+                                          "admitting fewer than the optimum"],
+                rows=rows, command="benchmarks/bench_admission.py --only gap", seeds=[1000 + s for s in range(seeds)],
+                notes=["`optimus-greedy` (`stop_rule=skip`, `priority_factor=1`) on `generate optimus --jobs 50`, gap to "
+                       "`optimus-milp` by `schedopt.testing.assert_gap`, over the instances admitting the optimum's count"])
+    print(tables.render("admission-gap"))
 
 
 def exact_admission(data) -> tuple[int, float]:
@@ -73,9 +79,7 @@ def exact_admission(data) -> tuple[int, float]:
 
 
 def packing_table(n: int = 12) -> None:
-    print("| instances (jobs / servers) | where not all fit | rule | count ÷ optimum: min | mean | instances below the optimum "
-          "| Σ t excess at equal count: mean | worst | seconds (median) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    table = []
     cases = {"packing, seeds 0..%d (150 / 18, 3 resources)" % (n - 1): [random_packing_instance(s) for s in range(n)],
              "mixed tiny-style, seeds 5000..%d (150 jobs)" % (5000 + n - 1):
                  [random_tiny_instance(s, n_jobs=150) for s in range(5000, 5000 + n)]}
@@ -97,17 +101,20 @@ def packing_table(n: int = 12) -> None:
         for rule, r in rows.items():
             ratios = [x[0] for x in r]
             excess = [x[1] for x in r if x[1] is not None]
-            mean_excess = f"{100 * statistics.mean(excess):.2f}% | {100 * max(excess):.2f}%" if excess else "- | -"
-            print(f"| {label} | {len(r)} | `{rule}` | {min(ratios):.3f} | {statistics.mean(ratios):.3f} | "
-                  f"{sum(x < 1 for x in ratios)} | {mean_excess} | "
-                  f"{statistics.median(x[2] for x in r):.3f} |", flush=True)
-    print()
+            mean_excess = [f"{100 * statistics.mean(excess):.2f}%", f"{100 * max(excess):.2f}%"] if excess else ["-", "-"]
+            table.append([label, len(r), f"`{rule}`", f"{min(ratios):.3f}", f"{statistics.mean(ratios):.3f}",
+                          sum(x < 1 for x in ratios), *mean_excess, f"{statistics.median(x[2] for x in r):.3f}"])
+    tables.save("admission-packing", columns=["instances (jobs / servers)", "where not all fit", "rule",
+                                              "count ÷ optimum: min", "mean", "instances below the optimum",
+                                              "Σ t excess at equal count: mean", "worst", "seconds (median)"],
+                rows=table, command="benchmarks/bench_admission.py --only packing",
+                notes=["the optimum: most jobs, then least Σ t_j at the minimum configurations (scipy's HiGHS MILP); "
+                       "instances where every job fits are left out"])
+    print(tables.render("admission-packing"))
 
 
 def time_table() -> None:
-    print("| admission at 4,000 jobs | rule | admission seconds (median of 3) | admitted | ⌊LP⌋ bound "
-          "| `optimus-greedy` seconds (median of 3) |")
-    print("|---|---|---|---|---|---|")
+    rows = []
     cases = {"`optimus`, 1,000 servers (oversubscribed)": generate_instance("optimus", jobs=4000, servers=1000, seed=3),
              "packing, 400 servers, 3 resources": random_packing_instance(1, n_jobs=4000, servers=400)}
     for label, inst in cases.items():
@@ -121,9 +128,13 @@ def time_table() -> None:
                 adm, _ = admit(data, rule)
                 times.append(time.perf_counter() - t0)
                 solves.append(schedopt.solve(inst, "optimus-greedy", admission=rule).solve_seconds)
-            print(f"| {label} | `{rule}` | {statistics.median(times):.3f} | {len(adm)} | {ceiling} | "
-                  f"{statistics.median(solves):.3f} |", flush=True)
-    print()
+            rows.append([label, f"`{rule}`", f"{statistics.median(times):.3f}", len(adm), ceiling,
+                         f"{statistics.median(solves):.3f}"])
+    tables.save("admission-time", columns=["admission at 4,000 jobs", "rule", "admission seconds (median of 3)", "admitted",
+                                           "⌊LP⌋ bound", "`optimus-greedy` seconds (median of 3)"],
+                rows=rows, command="benchmarks/bench_admission.py --only time", seeds=[3, 1],
+                notes=["one warm-up call, then medians of 3; the `optimus-greedy` column is the whole certified solve"])
+    print(tables.render("admission-time"))
 
 
 if __name__ == "__main__":

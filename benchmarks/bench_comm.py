@@ -2,8 +2,8 @@
 same ``optimus-colocated`` workloads (Optimus jobs on identical servers where a
 PS can share a server with workers; ResNet-50 and Inception-BN with their
 measured parameter blocks) simulated with each placement and PS assignment,
-communication-aware. Needs ../shared/data (the parameter blocks). Prints
-markdown for docs/benchmarks.md.
+communication-aware. Needs ../shared/data (the parameter blocks). Stores
+benchmarks/results/placement-sim.json (docs/benchmarks.md renders it).
 
     .venv/bin/python benchmarks/bench_comm.py [--quick] [--pays]
 
@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import tables  # noqa: E402  (benchmarks/tables.py, next to this file)
 from schedopt.generate import generate_instance  # noqa: E402
 from schedopt.sim import simulate  # noqa: E402
 
@@ -41,10 +42,7 @@ CELLS = [
 
 
 def main(seeds: int) -> None:
-    print(f"`optimus-colocated`, {JOBS} jobs, {SERVERS} servers, interval 600 s, restart 60 s, seeds 0..{seeds - 1}; "
-          "ratios are to `optimus-greedy+optimus-placement` with `paa`, communication-aware, per seed then averaged.\n")
-    print("| allocation | placement | PS assignment | speed model | avg JCT (h) | makespan (h) | JCT ratio | makespan ratio | mean φ |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    table = []
     runs: dict[tuple, list] = {}
     for seed in range(seeds):
         wl = generate_instance("optimus-colocated", jobs=JOBS, servers=SERVERS, seed=seed, max_tasks=16)
@@ -61,8 +59,15 @@ def main(seeds: int) -> None:
         rm = statistics.mean(r.makespan_s / b.makespan_s for r, b in zip(rs, ref))
         phis = [r.mean_transfer_share for r in rs if r.mean_transfer_share is not None]
         phi = f"{statistics.mean(phis):.2f}" if phis else "—"
-        print(f"| `{alloc}` | {f'`{place}`' if place else '—'} | {f'`{psa}`' if psa else 'even'} | "
-              f"{'aware' if aware else 'blind'} | {jct / 3600:.3f} | {mk / 3600:.2f} | {rj:.3f} | {rm:.3f} | {phi} |", flush=True)
+        table.append([f"`{alloc}`", f"`{place}`" if place else "—", f"`{psa}`" if psa else "even",
+                      "aware" if aware else "blind", f"{jct / 3600:.3f}", f"{mk / 3600:.2f}", f"{rj:.3f}", f"{rm:.3f}", phi])
+    tables.save("placement-sim", columns=["allocation", "placement", "PS assignment", "speed model", "avg JCT (h)",
+                                          "makespan (h)", "JCT ratio", "makespan ratio", "mean φ"],
+                rows=table, command="benchmarks/bench_comm.py" + (" --quick" if seeds < 5 else ""),
+                seeds=list(range(seeds)),
+                notes=[f"`optimus-colocated`, {JOBS} jobs, {SERVERS} servers, interval 600 s, restart 60 s; ratios are to "
+                       "`optimus-greedy+optimus-placement` with `paa`, communication-aware, per seed then averaged"])
+    print(tables.render("placement-sim"))
 
 
 #: the communication-heavy models (a transfer share of the step of 7-40 % at (4, 4), Table 2's coefficients)
@@ -84,7 +89,6 @@ def heavy_workload(seed: int, jobs: int = JOBS) -> "object":
 def where_placement_pays(seeds: int) -> None:
     """Issue 51 §4: on communication-heavy PS jobs on co-located servers, the JCT each placement
     gives under the same allocation solver (communication-aware, PAA), over seeds."""
-    import tables  # benchmarks/tables.py
 
     runs: dict[str | None, list] = {p: [] for p in PAYS}
     for seed in range(seeds):
