@@ -31,8 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import schedopt  # noqa: E402
 import tables  # noqa: E402  (benchmarks/tables.py, next to this file)
-from schedopt.allocation.admission import (ADMISSION_RULES, _minimum_use, _time_keys, admit,  # noqa: E402
-                                          admitted_upper_bound)
+from schedopt.allocation.admission import ADMISSION_RULES, admit, admitted_upper_bound, minimum_use  # noqa: E402
 from schedopt.allocation.problem import compile_allocation  # noqa: E402
 from schedopt.generate import generate_instance  # noqa: E402
 from schedopt.testing import assert_gap, random_packing_instance  # noqa: E402
@@ -61,13 +60,21 @@ def gap_table(seeds: int = 10) -> None:
     print(tables.render("admission-gap"))
 
 
+def time_keys(data, mins: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """t_j (J,) seconds at the minimum configuration (these instances run nothing: no restart term); inf elsewhere."""
+    t = np.full(data.J, np.inf)
+    for j in candidates.tolist():
+        t[j] = float(data.time_s(j, int(mins[j, 0]), int(mins[j, 1])))
+    return t
+
+
 def exact_admission(data) -> tuple[int, float]:
     """The lexicographic optimum of admission alone: most jobs, then least Σ t_j at the minimum (HiGHS MILP)."""
     import scipy.optimize as so
 
-    mins, ok, use = _minimum_use(data)
+    mins, ok, use = minimum_use(data)
     cand = np.flatnonzero(ok)
-    t = _time_keys(data, mins, cand)
+    t = time_keys(data, mins, cand)
     cand = cand[np.isfinite(t[cand])]
     cap = so.LinearConstraint(use[cand].T, -np.inf, data.cap * (1 + 1e-9))
     ones = np.ones(len(cand))
@@ -90,8 +97,8 @@ def packing_table(n: int = 12) -> None:
             k, least = exact_admission(data)
             if k == data.J:
                 continue
-            mins, ok, _ = _minimum_use(data)
-            t = _time_keys(data, mins, np.flatnonzero(ok))
+            mins, ok, _ = minimum_use(data)
+            t = time_keys(data, mins, np.flatnonzero(ok))
             for rule in RULES:
                 t0 = time.perf_counter()
                 got, _ = admit(data, rule)
