@@ -1,5 +1,6 @@
-"""Optimus' evaluation factor by factor (issue 16 §3). Prints markdown for
-docs/fidelity.md. Needs ../shared/data (measured speeds, the Philly trace).
+"""Optimus' evaluation factor by factor (issue 16 §3). Stores each part's tables in
+benchmarks/results/fidelity-*.json (docs/fidelity.md renders them). Needs ../shared/data
+(measured speeds, the Philly trace).
 
     .venv/bin/python benchmarks/bench_fidelity.py [--seeds N] [--only speeds,ablation,fig11,fig15,philly]
 
@@ -18,6 +19,8 @@ restart overhead, restart-blind (Optimus eq. 5-6 as printed), seeds 0..N-1.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import statistics
 import sys
 import time
@@ -29,6 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import tables  # noqa: E402  (benchmarks/tables.py, next to this file)
 from schedopt.data import dl2_config_speeds  # noqa: E402
 from schedopt.errors import InputError  # noqa: E402
 from schedopt.generate import generate_instance  # noqa: E402
@@ -254,8 +258,17 @@ def main() -> None:
     t0 = time.perf_counter()
     parts = {"speeds": lambda: speeds(), "ablation": lambda: ablation(args.seeds), "fig11": lambda: fig11(args.seeds),
              "fig15": lambda: fig15(args.seeds), "philly": lambda: philly(args.seeds)}
+    stored = {"speeds": ["fidelity-speeds"], "ablation": ["fidelity-ablation"], "fig11": ["fidelity-fig11"],
+              "fig15": ["fidelity-fig15", "fidelity-fig15-shape"], "philly": ["fidelity-philly"]}
     for name in args.only.split(","):
-        parts[name]()
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            parts[name]()
+        seeds = None if name == "speeds" else list(range(args.seeds))
+        tables.save_printed(stored[name], printed.getvalue(), command=f"benchmarks/bench_fidelity.py --seeds {args.seeds}",
+                            seeds=seeds)
+        for table in stored[name]:
+            print(tables.render(table))
     print(f"_{time.perf_counter() - t0:.0f} s; `.venv/bin/python benchmarks/bench_fidelity.py --seeds {args.seeds}`_")
 
 

@@ -2,11 +2,11 @@
 
 A benchmark saves each table it measures as ``benchmarks/results/<name>.json``:
 its columns, rows, the command that produced it, the seeds, the library versions
-and the machine's core count. docs/benchmarks.md holds the rendered table between
-``<!-- table:<name> -->`` and ``<!-- /table:<name> -->``; this script re-renders
-every marked table from its results file:
+and the machine's core count. A docs page (docs/*.md; mostly docs/benchmarks.md) holds
+the rendered table between ``<!-- table:<name> -->`` and ``<!-- /table:<name> -->``;
+this script re-renders every marked table of every page from its results file:
 
-    .venv/bin/python benchmarks/tables.py           # rewrite docs/benchmarks.md's marked tables
+    .venv/bin/python benchmarks/tables.py           # rewrite the docs pages' marked tables
     .venv/bin/python benchmarks/tables.py --check   # exit 1 naming each table that differs
 
 ``tests/test_docs_tables.py`` runs the check in the default suite, so a table
@@ -27,6 +27,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 DOC = ROOT / "docs" / "benchmarks.md"
+#: every page that may hold marked tables
+PAGES = sorted((ROOT / "docs").glob("*.md"))
 MARKER = re.compile(r"<!-- table:(?P<name>[\w.-]+) -->\n(?P<body>.*?)<!-- /table:(?P=name) -->", re.S)
 
 
@@ -50,6 +52,30 @@ def save(name: str, *, columns: list[str], rows: list[list[Any]], command: str, 
            "notes": notes or [], **environment()}
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return path
+
+
+def save_printed(names: list[str], printed: str, *, command: str, seeds: list[int] | None = None) -> list[Path]:
+    """Store the markdown tables a benchmark part printed, in order, as ``names`` (one per
+    table); the part's other printed lines (not headings) become the first table's notes."""
+    found: list[list[list[str]]] = []
+    notes: list[str] = []
+    current: list[list[str]] | None = None
+    for line in printed.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if current is None:
+                current = []
+                found.append(current)
+            if not all(set(c) <= {"-"} for c in cells):
+                current.append(cells)
+            continue
+        current = None
+        if line.strip() and not line.startswith("#"):
+            notes.append(line.strip())
+    if len(found) != len(names):
+        raise ValueError(f"{len(found)} tables printed, {len(names)} names given: {names}")
+    return [save(name, columns=t[0], rows=t[1:], command=command, seeds=seeds, notes=notes if k == 0 else None)
+            for k, (name, t) in enumerate(zip(names, found))]
 
 
 def render(name: str) -> str:
@@ -83,15 +109,20 @@ def regenerate(text: str) -> tuple[str, list[str]]:
 
 
 def main() -> int:
-    text = DOC.read_text()
-    new, changed = regenerate(text)
+    rendered = 0
+    differ: list[str] = []
+    for page in PAGES:
+        text = page.read_text()
+        new, changed = regenerate(text)
+        rendered += len(MARKER.findall(text))
+        differ += [f"docs/{page.name}: {name}" for name in changed]
+        if changed and "--check" not in sys.argv:
+            page.write_text(new)
     if "--check" in sys.argv:
-        for name in changed:
-            print(f"docs/benchmarks.md: table {name} differs from benchmarks/results/{name}.json "
-                  f"(run .venv/bin/python benchmarks/tables.py)")
-        return 1 if changed else 0
-    DOC.write_text(new)
-    print(f"{len(MARKER.findall(text))} tables rendered, {len(changed)} changed: {', '.join(changed) or 'none'}")
+        for where in differ:
+            print(f"{where} differs from its benchmarks/results/ file (run .venv/bin/python benchmarks/tables.py)")
+        return 1 if differ else 0
+    print(f"{rendered} tables rendered, {len(differ)} changed: {', '.join(differ) or 'none'}")
     return 0
 
 
