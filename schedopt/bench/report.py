@@ -58,6 +58,10 @@ def render(runs: list[dict[str, Any]], *, kinds: dict[str, str] | None = None, c
               f"Python {env.get('python')}, {versions}.", ""]
     if command:
         lines += [f"Made by `{command}` from the run files in `benchmarks/results/leaderboard/`.", ""]
+    lines += ["A row of your own (a solver on two of the benchmark instances, then its page):", "", "```sh",
+              "schedopt bench run optimus-8j-3s-t3-s1,optimus-50j-12s-s1 --solver optimus-greedy --time-limit 10 "
+              "--out run.json",
+              "schedopt bench report run.json --out my-leaderboard.md", "```", ""]
     lines += ["Columns: **at best** = plans within 1e-4 of the record's best known value (or better); **proven** = plans "
               "whose \"optimal\" `check --strict` replays; **mean gap** / **worst gap** = |value - best known| / |value| over "
               "plans admitting as many jobs as the record; **fewer** = plans admitting fewer jobs than the record (gap "
