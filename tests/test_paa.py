@@ -70,3 +70,60 @@ def test_table3_resnet50() -> None:
         assert m.metrics["total_requests"] == 247  # 10 blocks >= 10^6 sliced in 10: as Table 3
         assert m.metrics["max_size_difference"] > p.metrics["max_size_difference"]
         assert m.metrics["max_request_difference"] > p.metrics["max_request_difference"]
+
+
+# ---- the closed-form bound (certificate kind ps-divisibility) ----------------------------------
+
+def _brute_force_min_difference(blocks: list[int], p: int) -> int:
+    """The least max-min parameters over p PS, every block sliced into integer parts any way:
+    enumerate how many parameters each PS gets (compositions of the total into p parts >= 0)."""
+    total = sum(blocks)
+    best = total
+
+    def rec(left: int, k: int, lo: int, hi: int) -> None:
+        nonlocal best
+        if k == 1:
+            best = min(best, max(hi, left) - min(lo, left))
+            return
+        for x in range(left + 1):
+            rec(left - x, k - 1, min(lo, x), max(hi, x))
+
+    rec(total, p, total, 0)
+    return best
+
+
+@pytest.mark.parametrize("blocks,p", [([3, 4], 2), ([4, 4], 2), ([5], 3), ([6], 3), ([1, 1, 1], 4), ([7, 2], 3), ([9], 1)])
+def test_divisibility_bound_is_the_brute_force_optimum(blocks: list[int], p: int) -> None:
+    from schedopt.placement.assignment import divisibility_bound
+
+    inst = blocks_instance({"j": (blocks, p)})
+    assert divisibility_bound(inst) == _brute_force_min_difference(blocks, p)
+
+
+@pytest.mark.parametrize("solver", ["paa", "mxnet-default"])
+def test_plans_carry_a_bound_check_strict_replays(solver: str) -> None:
+    inst = blocks_instance({"even": ([10, 10, 10, 10], 2), "odd": ([100, 5, 6], 2)})
+    options = {"bound": True} if solver == "mxnet-default" else {}
+    plan = assert_checked(inst, schedopt.solve(inst, solver, seed=0, **options))
+    assert plan.objective.bound == 1 and plan.certificate.bound.kind == "ps-divisibility"
+    assert plan.objective.value >= plan.objective.bound
+    report = schedopt.checking.check_report(inst, plan, strict=True)
+    assert report.ok and any(v.startswith("objective.bound") for v in report.verified)
+
+
+def test_mxnet_default_states_no_bound_by_default_as_mxnet() -> None:
+    inst = blocks_instance({"j": ([10, 3], 2)})
+    plan = schedopt.solve(inst, "mxnet-default", seed=0)
+    assert plan.objective.bound is None and plan.certificate is None
+
+
+def test_a_forged_ps_bound_fails_strict() -> None:
+    inst = blocks_instance({"j": ([10, 3, 2], 2)})  # 15 over 2 PS: at least 1 apart; unsliced blocks are further
+    plan = schedopt.solve(inst, "mxnet-default", seed=0, bound=True)
+    assert plan.objective.value > 1
+    forged = plan.model_copy(update={"objective": plan.objective.model_copy(update={"bound": float(plan.objective.value),
+                                                                                   "gap": 0.0})})
+    report = schedopt.checking.check_report(inst, forged, strict=True)
+    assert not report.ok and any("objective.bound" in v.path for v in report.violations + report.unverified)
+    with pytest.raises(InputError, match="bound"):
+        schedopt.get_solver("paa", bound="yes")

@@ -9,6 +9,12 @@ all jobs (max of the differences, sum of the requests):
 - ``max_size_difference``: largest minus smallest parameters on a PS;
 - ``max_request_difference``: most minus fewest requests on a PS;
 - ``total_requests``: entries (a block sliced in k gives k requests).
+
+The objective (``max_size_difference``) has a closed-form optimum, replayed as the
+certificate kind ``ps-divisibility``: a job's S parameters (the sum of its blocks) on p
+PS, integer slices of any size, differ by at least 1 exactly when p does not divide S,
+and slicing into near-equal parts reaches that; so no plan goes below
+max_j [S_j mod p_j != 0] (:func:`divisibility_bound`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from schedopt.claims import Replay
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
 
@@ -59,3 +66,19 @@ def assignment_metrics(instance: Instance, assignment: dict[str, list[Entry]]) -
         "total_requests": sum(m["total_requests"] for m in per_job.values()),
         "per_job": per_job,
     }
+
+
+def divisibility_bound(instance: Instance) -> int:
+    """The least ``max_size_difference`` any plan reaches: 1 when some job's parameters
+    (the sum of its blocks) do not divide evenly over its PS, else 0."""
+    counts = ps_counts(instance)
+    return max((int(sum(job.param_blocks or []) % counts[job.id] != 0) for job in instance.jobs if job.id in counts),
+               default=0)
+
+
+def replay_divisibility(instance: Instance, plan: Any, proof: Any) -> float:
+    """``ps-divisibility``: the bound the instance alone proves (the proof carries no numbers)."""
+    return float(divisibility_bound(instance))
+
+
+CERTIFICATES = {"ps-divisibility": Replay("bound", replay_divisibility)}

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from schedopt.instance import Instance
+from schedopt.placement.assignment import CERTIFICATES as PS_CERTIFICATES
 from schedopt.placement.certificates import CERTIFICATES as PLACEMENT_CERTIFICATES
 from schedopt.placement.checker import (check_placement, check_ps_assignment, placement_plan_metrics, placement_value,
                                         ps_assignment_value)
@@ -90,6 +91,7 @@ PS_ASSIGNMENT = register_problem(Problem(
     check=check_ps_assignment,
     objective_value=ps_assignment_value,
     solver_modules=("schedopt.placement.paa",),
+    certificates=dict(PS_CERTIFICATES),
     families=dict(PS_ASSIGNMENT_FAMILIES),
     rank=10,
 ))
