@@ -271,7 +271,7 @@ def _admission_lp(cost: np.ndarray, use: np.ndarray, cap: np.ndarray, at_least: 
     lower = np.full(R, -np.inf) if at_least is None else np.append(np.full(R, -np.inf), float(at_least))
     upper = np.asarray(cap, dtype=float) if at_least is None else np.append(cap, np.inf)
     return solve_lp_colwise(cost, start, index, rows[nonzero], row_lower=lower, row_upper=upper,
-                            col_lower=np.zeros(n), col_upper=np.ones(n))
+                            col_lower=np.zeros(n), col_upper=np.ones(n), presolve=False)  # R rows: presolve dominates
 
 
 def _admit_lp(data: AllocationData, use: np.ndarray, t: np.ndarray, candidates: np.ndarray, search: _Search) -> list[int]:
