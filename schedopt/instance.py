@@ -182,6 +182,8 @@ class Queue(_Strict):
     preemption: Preemption | None = Field(None, description="preemption: which running workloads a pending one may evict (kueue-admission); null: Kueue's default, Never for both")
     queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] | None = Field(None, description="Kueue's queueingStrategy for this queue (kueue-admission): StrictFIFO's head that does not fit blocks the queue; null: the solver's option")
     when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] | None = Field(None, description="Kueue's flavorFungibility.whenCanBorrow for this queue (kueue-admission): TryNextFlavor looks for a later flavor that fits without borrowing; null: the solver's option")
+    when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] | None = Field(None, description="Kueue's flavorFungibility.whenCanPreempt for this queue (kueue-admission): MayStopSearch takes the first flavor where preemption makes room; TryNextFlavor (Kueue's default) looks on; null: the solver's option")
+    fungibility_preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = Field(None, description="Kueue's flavorFungibility.preference for this queue (kueue-admission): which of borrowing and preemption (without borrowing) a flavor is chosen for first; null: the solver's option")
 
 
 class Policy(_Strict):

@@ -279,11 +279,18 @@ class _Reader:
                                                                                    f"TryNextFlavor, got {borrow!r}")
             self.queues[name]["when_can_borrow"] = rule
         preempt = fung.get("whenCanPreempt")
-        if preempt is not None and preempt != "TryNextFlavor":
-            raise InputError(f"{where}: spec.flavorFungibility.whenCanPreempt", f"{preempt!r} is not modelled "
-                                                                              "(kueue-admission follows TryNextFlavor, Kueue's default)")
-        if fung.get("preference"):
-            raise InputError(f"{where}: spec.flavorFungibility.preference", "the fungibility preference is not modelled")
+        if preempt is not None:  # Kueue v1beta1 names MayStopSearch "Preempt"
+            rule = {"Preempt": "MayStopSearch", "MayStopSearch": "MayStopSearch", "TryNextFlavor": "TryNextFlavor"}.get(preempt)
+            if rule is None:
+                raise InputError(f"{where}: spec.flavorFungibility.whenCanPreempt", f"expected Preempt, MayStopSearch or "
+                                                                                    f"TryNextFlavor, got {preempt!r}")
+            self.queues[name]["when_can_preempt"] = rule
+        preference = fung.get("preference")
+        if preference is not None:
+            if preference not in ("BorrowingOverPreemption", "PreemptionOverBorrowing"):
+                raise InputError(f"{where}: spec.flavorFungibility.preference", "expected BorrowingOverPreemption or "
+                                                                               f"PreemptionOverBorrowing, got {preference!r}")
+            self.queues[name]["fungibility_preference"] = preference
         if spec.get("fairSharing") or spec.get("admissionScope"):
             raise InputError(f"{where}: spec.{'fairSharing' if spec.get('fairSharing') else 'admissionScope'}",
                              "fair sharing is not modelled")

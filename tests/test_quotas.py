@@ -350,3 +350,89 @@ def test_queue_share_is_what_a_queue_got_of_min_demand_and_nominal() -> None:
     assert SimulationResult.from_dict(result.to_dict()).queue_share == result.queue_share
     exact = simulate(inst, "optimus-milp", interval_s=60.0)  # re-sizes a1 to 6 each round
     assert exact.queue_share == {"team-a": 1.0, "team-b": 1.0}
+
+
+# ---- flavor fungibility (cluster_queue.md, "FlavorFungibility"; issue 52 §2) -------------------
+
+def _fungibility_doc(**team_a: str) -> schedopt.Instance:
+    """Two flavors in team-a's order: `reserved` (team-a nominal 4 CPUs, where it runs `low`,
+    priority 1) and `spot` (team-a nominal 0, team-b's 8 idle CPUs to borrow). The pending a0
+    (4 CPUs, priority 2) can preempt `low` on `reserved` without borrowing, or fit on `spot` by
+    borrowing."""
+    def job(i: str, *, running: str | None, weight: float) -> dict:
+        out = {"id": i, "queue": "team-a", "weight": weight,
+               "roles": {"worker": {"demand": {"cpu": 1}, "min": 4, "max": 4}},
+               "speed": {"form": "amdahl", "serial": 0.01, "parallel": 1.0}, "remaining_steps": 1000.0}
+        if running:
+            out["running"], out["running_accelerator"] = {"worker": 4}, running
+        return out
+    return schedopt.Instance.from_dict({
+        "name": "fungibility", "resources": ["cpu"],
+        "servers": [{"name": "r", "capacity": {"cpu": 4}, "accelerator": "reserved"},
+                    {"name": "s", "capacity": {"cpu": 8}, "accelerator": "spot"}],
+        "jobs": [job("low", running="reserved", weight=1.0), job("a0", running=None, weight=2.0)],
+        "queues": [{"name": "team-a", "cohort": "ab", "preemption": {"within_cluster_queue": "LowerPriority"},
+                    "quotas": {"reserved": {"cpu": {"nominal": 4}}, "spot": {"cpu": {"nominal": 0}}}, **team_a},
+                   {"name": "team-b", "cohort": "ab", "quotas": {"spot": {"cpu": {"nominal": 8}}}}]})
+
+
+@pytest.mark.parametrize(("settings", "a0_on", "evicted"), [
+    ({}, "spot", []),  # Kueue's defaults: borrowing is preferred to preemption
+    ({"when_can_borrow": "TryNextFlavor", "when_can_preempt": "TryNextFlavor"}, "spot", []),
+    ({"when_can_borrow": "TryNextFlavor", "when_can_preempt": "TryNextFlavor",
+      "fungibility_preference": "PreemptionOverBorrowing"}, "reserved", ["low"]),
+    ({"when_can_preempt": "MayStopSearch"}, "reserved", ["low"]),  # the search stops at the first flavor
+])
+def test_flavor_fungibility_chooses_between_borrowing_and_preemption(settings: dict, a0_on: str,
+                                                                    evicted: list[str]) -> None:
+    inst = _fungibility_doc(**settings)
+    plan = assert_checked(inst, schedopt.solve(inst, "kueue-admission"))
+    assert plan.accelerators["a0"] == a0_on and plan.metrics["preempted"] == evicted
+    # the same settings as the solver's options, for queues that state none
+    again = schedopt.solve(_fungibility_doc(), "kueue-admission", **settings)
+    assert again.accelerators["a0"] == a0_on and again.metrics["preempted"] == evicted
+
+
+def test_preemption_for_the_full_count_before_partial_admission() -> None:
+    """Kueue searches a count whole, preemption included, before trying a smaller one: a0 asks
+    4 CPUs (at least 2) where `low` (priority 1) runs 2 of 4: `low` is evicted and a0 gets 4."""
+    doc = _fungibility_doc().to_dict()
+    doc["servers"] = [{"name": "r", "capacity": {"cpu": 4}, "accelerator": "reserved"}]
+    doc["queues"] = [{"name": "team-a", "preemption": {"within_cluster_queue": "LowerPriority"},
+                      "quotas": {"reserved": {"cpu": {"nominal": 4}}}}]
+    doc["jobs"][0]["roles"]["worker"].update(min=2, max=2)
+    doc["jobs"][0]["running"] = {"worker": 2}
+    doc["jobs"][1]["roles"]["worker"]["min"] = 2
+    inst = schedopt.Instance.from_dict(doc)
+    plan = assert_checked(inst, schedopt.solve(inst, "kueue-admission"))
+    assert plan.allocation["a0"] == {"worker": 4} and plan.metrics["preempted"] == ["low"]
+
+
+def test_fungibility_is_read_from_a_cluster_queue(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from schedopt.kueue_import import import_kueue
+
+    path = tmp_path / "cq.yaml"
+    path.write_text("""
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: Preempt, preference: PreemptionOverBorrowing}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 4}]
+""")
+    queue = import_kueue([path]).queues[0]
+    assert (queue.when_can_borrow, queue.when_can_preempt, queue.fungibility_preference) == (
+        "TryNextFlavor", "MayStopSearch", "PreemptionOverBorrowing")
+    path.write_text(path.read_text().replace("preference: PreemptionOverBorrowing", "preference: Sometimes"))
+    with pytest.raises(schedopt.InputError, match="flavorFungibility.preference"):
+        import_kueue([path])
+    with pytest.raises(schedopt.InputError, match="when_can_preempt"):
+        schedopt.get_solver("kueue-admission", when_can_preempt="Always")

@@ -18,7 +18,8 @@ over the pending workloads does:
 - the workload asks for its roles' maximum counts (its parallelism); with partial
   admission (a role whose min < max, Kueue's ``job-min-parallelism``) it is
   admitted with the largest smaller count that fits (down to the minimum) when the
-  full request does not fit on any flavor;
+  full request fits no flavor, even by preemption (a count is searched whole, as
+  above, before the next smaller one);
 - ``StrictFIFO``: a head that does not fit blocks its queue; ``BestEffortFIFO``
   (Kueue's default): it is skipped and the next workload of its queue is tried.
 - Workloads running now (``running`` with ``running_accelerator``) stay admitted
@@ -35,8 +36,7 @@ over the pending workloads does:
   candidates in its own queue: until it fits, borrowing allowed; its queue under
   nominal: until it fits without borrowing, skipping a queue once it no longer
   borrows; else its own queue's only, borrowing allowed), then minimised in
-  reverse. Flavors are tried in order after no flavor fits without preemption
-  (``whenCanPreempt: TryNextFlavor``, Kueue's default). The evicted jobs are in
+  reverse. Which flavor is chosen is the fungibility rule above. The evicted jobs are in
   ``metrics["preempted"]``; the preemptor is admitted in the same pass (Kueue
   admits it once the evicted pods are gone) at its full request.
 
@@ -63,6 +63,11 @@ from schedopt.tolerances import INTEGRAL_TOL, capacity_limit
 
 QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 WHEN_CAN_BORROW = ("MayStopSearch", "TryNextFlavor")
+WHEN_CAN_PREEMPT = ("MayStopSearch", "TryNextFlavor")
+PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
+#: each preference's rank of (fit, borrows) modes found on a flavor, lower first ((Fit, NoBorrow) is taken at once)
+MODE_RANK = {"BorrowingOverPreemption": {("fit", True): 1, ("preempt", False): 2, ("preempt", True): 3},
+             "PreemptionOverBorrowing": {("preempt", False): 1, ("fit", True): 2, ("preempt", True): 3}}
 
 
 def _requests(data: TypedData, v: int, partial: bool) -> list[tuple[int, int]]:
@@ -80,7 +85,8 @@ def _requests(data: TypedData, v: int, partial: bool) -> list[tuple[int, int]]:
 
 
 def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial: bool,
-                preempted: list[int] | None = None) -> dict[int, tuple[int, int]]:
+                preempted: list[int] | None = None, when_can_preempt: str = "TryNextFlavor",
+                preference: str = "BorrowingOverPreemption") -> dict[int, tuple[int, int]]:
     """The admitted rows {row: (c0, c1)} (module docstring); the jobs evicted by
     preemption are appended to ``preempted``."""
     inst = data.instance
@@ -96,10 +102,14 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
     def use(v: int, c: tuple[int, int]) -> np.ndarray:
         return c[0] * rows.demand[v, 0] + c[1] * rows.demand[v, 1]
 
+    def setting(j: int, field: str, default: str) -> str:
+        """The job's queue's setting ``field``, else the solver's ``default``."""
+        q = queue_of.get(inst.jobs[j].queue) if inst.jobs[j].queue is not None else None
+        return (getattr(q, field) if q is not None else None) or default
+
     def borrow_rule(j: int) -> str:
         """The job's queue's whenCanBorrow, else the solver's."""
-        q = queue_of.get(inst.jobs[j].queue) if inst.jobs[j].queue is not None else None
-        return (q.when_can_borrow if q is not None else None) or when_can_borrow
+        return setting(j, "when_can_borrow", when_can_borrow)
 
     def queue_strategy(name: str | None) -> str:
         q = queue_of.get(name) if name is not None else None
@@ -126,7 +136,8 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
         return bool(np.any((need > 0) & (mine > capacity_limit(nominal(queue, t)))))
 
     def place(j: int) -> tuple[int, tuple[int, int]] | None:
-        """The row and counts Kueue's flavor assignment gives job j now, or None."""
+        """The row and counts job j fits now without preemption (the cycle's ordering of heads;
+        jobs without a queue), or None."""
         job = inst.jobs[j]
         by_type = {int(data.kind[v]): v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))}
         if job.queue is not None:
@@ -173,12 +184,14 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
             t = int(data.kind[v])
             queue_used[queue, t] = queue_used.get((queue, t), np.zeros(R)) + u[t * R:(t + 1) * R]
 
-    def preempt_for(j: int) -> bool:
-        """Classic preemption for job j (module docstring): evict targets and admit j, or change nothing."""
+    def preemption(j: int, v: int, c: tuple[int, int]) -> tuple[list[int], bool] | None:
+        """Classic preemption for job j on row v at counts c (module docstring): the targets whose
+        eviction makes room, and whether j then borrows; None when its queue cannot preempt there.
+        Changes nothing (the targets are evicted and given back)."""
         job = inst.jobs[j]
         policy = queue_of[job.queue].preemption if job.queue is not None else None
         if policy is None or (policy.within_cluster_queue == "Never" and policy.reclaim_within_cohort == "Never"):
-            return False
+            return None
         cohort = queue_of[job.queue].cohort
 
         def eligible(k: int) -> bool:
@@ -191,50 +204,82 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
             return (rule != "Never" and cohort is not None and other.queue is not None
                     and queue_of[other.queue].cohort == cohort and (rule == "Any" or other.weight < job.weight))
 
-        for t in [flavor_index[f] for f in queue_of[job.queue].quotas if f in flavor_index]:
-            v = next((w for w in range(int(data.job_start[j]), int(data.job_start[j + 1])) if int(data.kind[w]) == t), None)
-            if v is None:
-                continue
-            c = _requests(data, v, False)[0]
-            u = use(v, c)
-            need = u[t * R:(t + 1) * R]
-            if not math.isfinite(float(rows.time_s(v, *c))) or np.any(need > capacity_limit(nominal(job.queue, t))):
-                continue  # classic preemption: the request must be within the queue's nominal quota
-            candidates = [k for k, (w, _) in admitted.items() if int(data.kind[w]) == t and eligible(k)
-                          and (inst.jobs[k].queue == job.queue or borrowing(inst.jobs[k].queue, t, need))]
-            candidates.sort(key=lambda k: (inst.jobs[k].queue == job.queue, inst.jobs[k].weight, -inst.jobs[k].arrival, -k))
-            own_only = all(inst.jobs[k].queue == job.queue for k in candidates)
-            under_nominal = not borrowing(job.queue, t, need)
-            if not own_only and not under_nominal:
-                candidates = [k for k in candidates if inst.jobs[k].queue == job.queue]
-            no_borrow = not own_only and under_nominal
+        t = int(data.kind[v])
+        u = use(v, c)
+        need = u[t * R:(t + 1) * R]
+        if not math.isfinite(float(rows.time_s(v, *c))) or np.any(need > capacity_limit(nominal(job.queue, t))):
+            return None  # classic preemption: the request must be within the queue's nominal quota
+        candidates = [k for k, (w, _) in admitted.items() if int(data.kind[w]) == t and eligible(k)
+                      and (inst.jobs[k].queue == job.queue or borrowing(inst.jobs[k].queue, t, need))]
+        candidates.sort(key=lambda k: (inst.jobs[k].queue == job.queue, inst.jobs[k].weight, -inst.jobs[k].arrival, -k))
+        own_only = all(inst.jobs[k].queue == job.queue for k in candidates)
+        under_nominal = not borrowing(job.queue, t, need)
+        if not own_only and not under_nominal:
+            candidates = [k for k in candidates if inst.jobs[k].queue == job.queue]
+        no_borrow = not own_only and under_nominal
 
-            def fits() -> bool:
-                return bool(np.all(used + u <= limit)) and (not no_borrow or nominal_room(j, v, u))
+        def fits() -> bool:
+            return bool(np.all(used + u <= limit)) and (not no_borrow or nominal_room(j, v, u))
 
-            taken: dict[int, tuple[int, tuple[int, int]]] = {}  # the targets, in the order taken
-            for k in candidates:
-                if fits():
-                    break
-                if no_borrow and inst.jobs[k].queue != job.queue and not borrowing(inst.jobs[k].queue, t, need):
-                    continue  # that queue no longer borrows
-                taken[k] = admitted[k]
-                admit(k, *taken[k], sign=-1.0)
-            if not fits():
-                for k, (w, ck) in taken.items():
-                    admit(k, w, ck)
-                continue
+        taken: dict[int, tuple[int, tuple[int, int]]] = {}  # the targets, in the order taken
+        for k in candidates:
+            if fits():
+                break
+            if no_borrow and inst.jobs[k].queue != job.queue and not borrowing(inst.jobs[k].queue, t, need):
+                continue  # that queue no longer borrows
+            taken[k] = admitted[k]
+            admit(k, *taken[k], sign=-1.0)
+        found = None
+        if fits():
             for k in reversed(list(taken)):  # minimise: give back each target j can do without
                 admit(k, *taken[k])
                 if fits():
                     del taken[k]
                 else:
                     admit(k, *taken[k], sign=-1.0)
-            admit(j, v, c)
-            if preempted is not None:
-                preempted.extend(sorted(taken))
-            return True
-        return False
+            found = (sorted(taken), not nominal_room(j, v, u))
+        for k, (w, ck) in taken.items():  # a dry run: every target back
+            admit(k, w, ck)
+        return found if found is not None and found[0] else None
+
+    def assign(j: int) -> tuple[int, tuple[int, int], list[int]] | None:
+        """Kueue's flavor assignment for job j now (module docstring): the row, its counts and the
+        jobs to evict first, or None."""
+        job = inst.jobs[j]
+        by_type = {int(data.kind[v]): v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))}
+        order = ([flavor_index[f] for f in queue_of[job.queue].quotas if f in flavor_index] if job.queue is not None
+                 else list(range(T)))
+        stop_borrow = setting(j, "when_can_borrow", when_can_borrow) == "MayStopSearch"
+        stop_preempt = setting(j, "when_can_preempt", when_can_preempt) == "MayStopSearch"
+        rank = MODE_RANK[setting(j, "fungibility_preference", preference)]
+        levels = max((len(_requests(data, v, partial)) for v in by_type.values()), default=0)
+        for c_idx in range(levels):
+            best: tuple[int, int, tuple[int, int], list[int]] | None = None  # (rank, row, counts, targets)
+            for t in order:
+                v = by_type.get(t)
+                if v is None:
+                    continue
+                reqs = _requests(data, v, partial)
+                c = reqs[min(c_idx, len(reqs) - 1)]
+                if not math.isfinite(float(rows.time_s(v, *c))):
+                    continue
+                u = use(v, c)
+                if np.all(used + u <= limit):
+                    if nominal_room(j, v, u):
+                        return v, c, []  # (Fit, NoBorrow): taken at once
+                    mode, targets, stop = ("fit", True), [], stop_borrow
+                else:
+                    pre = preemption(j, v, c)
+                    if pre is None:
+                        continue
+                    mode, targets, stop = ("preempt", pre[1]), pre[0], stop_preempt
+                if best is None or rank[mode] < best[0]:
+                    best = (rank[mode], v, c, targets)
+                if stop:
+                    break
+            if best is not None:
+                return best[1], best[2], best[3]
+        return None
 
     # running workloads stay where they run
     pending = []
@@ -265,12 +310,15 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
             fits_nominal = found is not None and nominal_room(j, found[0], use(found[0], found[1]))
             scored.append((not fits_nominal, -inst.jobs[j].weight, inst.jobs[j].arrival, j, name, found))
         for _, _, _, j, name, _ in sorted(scored, key=lambda s: s[:4]):
-            found = place(j)  # again: earlier heads of this cycle may have taken the room
+            chosen = assign(j)  # now: earlier heads of this cycle may have taken the room
             queues[name].pop(0)
-            if found is not None:
-                admit(j, *found)
-            elif preempt_for(j):
-                pass
+            if chosen is not None:
+                v, c, targets = chosen
+                for k in targets:  # evicted; Kueue admits j once their pods are gone
+                    admit(k, *admitted[k], sign=-1.0)
+                admit(j, v, c)
+                if preempted is not None:
+                    preempted.extend(targets)
             elif queue_strategy(name) == "StrictFIFO":
                 blocked.add(name)
     for j in queues.get(None, []):  # jobs without a queue: after every queue, arrival order
@@ -291,12 +339,16 @@ class KueueAdmission:
     }
 
     def __init__(self, *, queueing_strategy: str = "BestEffortFIFO", when_can_borrow: str = "MayStopSearch",
+                 when_can_preempt: str = "TryNextFlavor", fungibility_preference: str = "BorrowingOverPreemption",
                  partial_admission: bool = True, bound: bool = True):
-        if queueing_strategy not in QUEUEING_STRATEGIES:
-            raise InputError("kueue-admission", f"queueing_strategy: expected one of {', '.join(QUEUEING_STRATEGIES)}, got {queueing_strategy!r}")
-        if when_can_borrow not in WHEN_CAN_BORROW:
-            raise InputError("kueue-admission", f"when_can_borrow: expected one of {', '.join(WHEN_CAN_BORROW)}, got {when_can_borrow!r}")
+        for option, value, known in (("queueing_strategy", queueing_strategy, QUEUEING_STRATEGIES),
+                                     ("when_can_borrow", when_can_borrow, WHEN_CAN_BORROW),
+                                     ("when_can_preempt", when_can_preempt, WHEN_CAN_PREEMPT),
+                                     ("fungibility_preference", fungibility_preference, PREFERENCES)):
+            if value not in known:
+                raise InputError("kueue-admission", f"{option}: expected one of {', '.join(known)}, got {value!r}")
         self.strategy, self.when_can_borrow = queueing_strategy, when_can_borrow
+        self.when_can_preempt, self.preference = when_can_preempt, fungibility_preference
         self.partial, self.bound = bool(partial_admission), bool(bound)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
@@ -304,8 +356,9 @@ class KueueAdmission:
         data = compile_typed(instance)
         preempted: list[int] = []
         config = kueue_admit(data, strategy=self.strategy, when_can_borrow=self.when_can_borrow, partial=self.partial,
-                             preempted=preempted)
+                             preempted=preempted, when_can_preempt=self.when_can_preempt, preference=self.preference)
         options: dict[str, Any] = {"queueing_strategy": self.strategy, "when_can_borrow": self.when_can_borrow,
+                                   "when_can_preempt": self.when_can_preempt, "fungibility_preference": self.preference,
                                    "partial_admission": self.partial, "bound": self.bound}
         return typed_config_plan(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
                                  metrics={"heuristic_seconds": time.perf_counter() - started,
