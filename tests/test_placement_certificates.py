@@ -134,3 +134,37 @@ def test_max_objective_has_no_pattern_certificate() -> None:
     bad = mx.model_copy(update={"certificate": plan.certificate, "objective": mx.objective.model_copy(
         update={"bound": 0.0, "gap": None})})
     assert "no pattern certificate" in "\n".join(strict(inst, bad))
+
+
+def test_split_floor_on_fig10() -> None:
+    """Fig. 10's job (2 PS, 4 workers; servers of 3 slots) fits no server whole: beside one PS a
+    server holds 2 workers, beside one worker 2 PS, so T >= (S/p)·max(1, 4 - 2)/B = 2 (unit
+    sizes): the bound is the optimum, and max T_j's plan is proven optimal by it."""
+    from schedopt.placement.certificates import split_floor
+
+    inst = placement_instance([ps_job("j", 2, 4)], servers=3, slots=3)
+    assert split_floor(compile_placement(inst)).tolist() == [2.0]
+    plan = assert_checked(inst, schedopt.solve(inst, "placement-lagrange", objective="max"))
+    assert plan.objective.value == 2 and plan.objective.bound == 2 and plan.certificate.bound.kind == "split-floor"
+    assert not strict(inst, plan)
+    # forged: a higher bound, admit above the placed count, the kind on a Σ T_j plan
+    too_high = plan.model_copy(update={"objective": plan.objective.model_copy(update={"bound": 3.0, "gap": None})})
+    assert strict(inst, too_high)
+    assert strict(inst, forged(plan, admit=2))
+    sum_plan = schedopt.solve(inst, "placement-lagrange")
+    swapped = sum_plan.model_copy(update={"certificate": plan.certificate})
+    assert "split-floor bounds max T_j" in "\n".join(strict(inst, swapped))
+
+
+def test_split_floor_takes_the_kth_smallest_when_jobs_pause() -> None:
+    """Two jobs that fit no server whole and room for one: a plan placing one job may state the
+    smaller floor (admit 1), never the larger."""
+    from schedopt.placement.certificates import split_floor
+
+    inst = placement_instance([ps_job("big", 2, 5), ps_job("small", 2, 4)], servers=3, slots=3)
+    floors = sorted(split_floor(compile_placement(inst)).tolist())
+    plan = assert_checked(inst, schedopt.solve(inst, "placement-milp", objective="max"))
+    placed, best, _ = solve_bruteforce(inst, "max")
+    assert plan.objective.admitted == placed
+    if plan.certificate is not None and plan.certificate.bound is not None and plan.certificate.bound.kind == "split-floor":
+        assert plan.objective.bound == floors[placed - 1] <= best

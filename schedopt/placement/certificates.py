@@ -29,7 +29,18 @@ pairs, over every placement placing at least ``admit`` = k jobs; μ = ``admit_pr
 
 (For a placed set A with |A| >= k: Σ_A cost = Σ_A (cost + π·n - μ) - Σ_A π·n + μ|A|.)
 The Optimus Appendix's T(s) and DLTAP's pairs are as in :mod:`schedopt.placement.classes`.
-``max`` T_j has no such certificate.
+
+``split-floor`` (proves ``objective.bound`` of ``max`` T_j over every placement placing at
+least ``admit`` = k jobs; no numbers): a job of p >= 1 PS and w >= 1 workers that no server
+holds whole is split, and then some server holds a PS and fewer than w workers and some
+server a worker and fewer than p PS, so (``split_floor``)
+
+    T_j >= m_j = max( (S/p)·max(1, w - W)/B_ps, (S/p)·max(1, p - P)/B_w ),
+
+W (P) the most workers (PS) any server holds beside one PS (worker); m_j = 0 for a job some
+server holds whole. A placement of k or more jobs has max T_j >= the k-th smallest m_j.
+Its placed count is proven by ``pattern-lp-dual`` as for Σ T_j (a count bound holds for
+every placement, whatever its objective: the rewriting into undominated shapes keeps it).
 """
 
 from __future__ import annotations
@@ -246,13 +257,66 @@ def lagrangian_bound(data: PlacementData, prices: dict[str, float] | None, kind:
 def _kind(plan: Any) -> str:
     kind = KIND_OF.get(plan.objective.name)
     if kind is None or kind == "max":
-        raise ValueError(f'objective "{plan.objective.name}" has no pattern certificate (Σ T_j and cross-node pairs have)')
+        raise ValueError(f'objective "{plan.objective.name}" has no pattern certificate (Σ T_j and cross-node pairs have; '
+                         f"max T_j has split-floor)")
     return kind
 
 
 def replay_admission(instance: Instance, plan: Any, proof: Any) -> float:
-    """``pattern-lp-dual``: the most jobs any placement places, as the prices prove it."""
-    return float(admission_bound(compile_placement(instance), proof.prices, _kind(plan)))
+    """``pattern-lp-dual``: the most jobs any placement places, as the prices prove it (for a
+    ``max`` T_j plan, priced on Σ T_j's shapes: the count does not depend on the objective)."""
+    kind = "sum" if KIND_OF.get(plan.objective.name) == "max" else _kind(plan)
+    return float(admission_bound(compile_placement(instance), proof.prices, kind))
+
+
+def split_floor(data: PlacementData) -> np.ndarray:
+    """(J,) m_j: the least T_j job j can have anywhere (module docstring); 0 for a job some
+    server holds whole (or without PS or workers)."""
+    cap = capacity_limit(data.cap)  # (S, R)
+    out = np.zeros(data.J)
+    for j in range(data.J):
+        p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
+        if p == 0 or w == 0:
+            continue
+        d_ps, d_w = data.demand[j]
+        if np.any(np.all(p * d_ps + w * d_w <= cap, axis=1)):
+            continue  # some server holds the whole job
+        most_w = _most_beside(cap, d_ps, d_w)  # workers beside one PS
+        most_p = _most_beside(cap, d_w, d_ps)  # PS beside one worker
+        unit = float(data.size_mb[j]) / p
+        b_ps, b_w = (float(b) for b in data.bw[j])
+        out[j] = max(unit * max(1, w - most_w) / b_ps, unit * max(1, p - most_p) / b_w)
+    return out
+
+
+def _most_beside(cap: np.ndarray, one: np.ndarray, each: np.ndarray) -> int:
+    """The most tasks of demand ``each`` any server (S, R) holds beside one task of ``one``
+    (-1 when no server holds ``one``; a large number when ``each`` demands nothing)."""
+    room = cap - one  # (S, R)
+    ok = np.all(room >= 0, axis=1)
+    if not ok.any():
+        return -1
+    need = each > 0
+    if not need.any():
+        return 1 << 30
+    return int(np.floor((room[ok][:, need] / each[need]).min(axis=1)).max())
+
+
+def replay_split_floor(instance: Instance, plan: Any, proof: Any) -> float:
+    """``split-floor``: the least max T_j of any placement placing at least ``admit`` jobs
+    (None: every job); ``admit`` may not exceed the plan's placed jobs."""
+    if KIND_OF.get(plan.objective.name) != "max":
+        raise ValueError(f'split-floor bounds max T_j, not objective "{plan.objective.name}"')
+    data = compile_placement(instance)
+    floor = np.sort(split_floor(data))
+    if proof.admit is None:
+        if len(plan.allocation) < data.J:
+            raise ValueError("no admit: the bound covers placements placing every job, and the plan pauses some")
+        return float(floor[-1]) if data.J else 0.0
+    if proof.admit > len(plan.allocation):
+        raise ValueError(f"admit {proof.admit} > the {len(plan.allocation)} jobs the plan places (the bound covers "
+                         f"placements placing at least {proof.admit}, which need not include the optimum)")
+    return float(floor[proof.admit - 1]) if proof.admit > 0 else 0.0
 
 
 def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:
@@ -280,4 +344,5 @@ def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:
 
 
 CERTIFICATES = {"pattern-lagrangian": Replay("bound", replay_lagrangian),
-                "pattern-lp-dual": Replay("admitted_bound", replay_admission)}
+                "pattern-lp-dual": Replay("admitted_bound", replay_admission),
+                "split-floor": Replay("bound", replay_split_floor)}

@@ -44,7 +44,7 @@ from schedopt.placement.optimus import refined_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, coefficients, compile_placement,
                                        cross_pairs, movement_metrics, objective_value, transfer_time_s)
 from schedopt.claims import TooLargeToReplay
-from schedopt.placement.relaxation import pattern_certificates, solve_class_lp
+from schedopt.placement.relaxation import minmax_bounds, pattern_certificates, solve_class_lp
 from schedopt.plan import Certificate, Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import IMPROVE_TOL, OPTIMAL_GAP, TINY
 
@@ -245,6 +245,14 @@ def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective,
                 metrics.update(info)
                 if cert is not None:
                     count_proof, bound_proof = cert.admitted_bound, cert.bound
+    elif objective == "max" and data.J and data.S:
+        try:
+            count_bound, pattern_bound, cert, info = minmax_bounds(data, np.array([pl is not None for pl in where], dtype=bool))
+        except TooLargeToReplay:
+            cert, info = None, {"certificate": "too large to replay"}
+        metrics.update(info)
+        if cert is not None:
+            count_proof, bound_proof = cert.admitted_bound, cert.bound
     if count_bound is not None and count_bound != placed:
         count_bound = count_proof = None  # proves less than the backend did: the backend's word stands
     if count_bound is None and count_proven and placed < data.J:

@@ -516,9 +516,10 @@ class PlacementLagrange:
                    "max_swaps": self.max_swaps, "repairs": self.repairs}
         admitted_bound = bound = cert = None
         placed_jobs = np.array([pl is not None for pl in where], dtype=bool)
-        if self.bound and self.objective != "max" and data.J:
+        if self.bound and data.J:
             lps = relaxed[0]
-            if lps is None:  # placed incrementally: the bounds come from the whole instance, running tasks free to move
+            if lps is None or self.objective == "max":  # placed incrementally (the bounds come from the whole
+                # instance, running tasks free to move), or max T_j (its split-floor bound)
                 admitted_bound, bound, cert, info = certified_bounds(data, where, self.objective)
                 metrics.update(info)
             else:

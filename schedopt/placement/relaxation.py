@@ -24,7 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from schedopt.deadline import Deadline
-from schedopt.placement.certificates import admission_bound, components, fits_some_server, item_key, lagrangian_bound
+from schedopt.placement.certificates import (admission_bound, components, fits_some_server, item_key, lagrangian_bound,
+                                             split_floor)
 from schedopt.placement.classes import ClassModel
 from schedopt.placement.problem import PlacementData
 from schedopt.plan import Certificate, Proof
@@ -236,6 +237,11 @@ def certified_bounds(data: PlacementData, where: list, objective: str = "sum"
     from schedopt.placement.classes import build_class_model
     from schedopt.placement.problem import coefficients
 
+    if objective == "max" and data.J and data.S:
+        try:
+            return minmax_bounds(data, np.array([pl is not None for pl in where], dtype=bool))
+        except TooLargeToReplay as exc:
+            return None, None, None, {"certificate": f"none: too large to replay ({exc})"}
     if objective not in ("sum", "cross_pairs") or not data.J or not data.S:
         return None, None, None, {}
     t0 = time.perf_counter()
@@ -249,3 +255,37 @@ def certified_bounds(data: PlacementData, where: list, objective: str = "sum"
     except TooLargeToReplay as exc:
         return None, None, None, {"certificate": f"none: too large to replay ({exc})"}
     return out[0], out[1], out[2], {**out[3], "certificate_seconds": time.perf_counter() - t0}
+
+
+def minmax_bounds(data: PlacementData, placed_jobs: np.ndarray
+                  ) -> tuple[int | None, float | None, Certificate | None, dict[str, Any]]:
+    """(admitted bound, bound, certificate, info) of a ``max`` T_j placement placing ``placed_jobs``
+    (J,) bool: the placed count's ``pattern-lp-dual`` from the placing LP (Σ T_j's class model:
+    a count bound does not depend on the objective) when some job is paused, and, when that count
+    is proven the most, the ``split-floor`` bound (docs/certificates.md). TooLargeToReplay when the
+    count's replay cannot enumerate what its prices need."""
+    import time
+
+    from schedopt.placement.classes import build_class_model
+    from schedopt.placement.problem import coefficients
+
+    t0 = time.perf_counter()
+    placed = int(np.count_nonzero(placed_jobs))
+    count_proof = None
+    most = data.J
+    if placed < data.J:
+        cm = build_class_model(data, "sum", *coefficients(data))
+        first = solve_class_lp(cm, stage="place") if cm is not None and len(cm.classes) <= MAX_CLASSES else None
+        if first is None:
+            return None, None, None, {"certificate": "none: the class model does not apply"}
+        prices = certificate_prices(data, cm, first.pi)
+        most = admission_bound(data, prices, "sum")
+        count_proof = Proof(kind="pattern-lp-dual", value=float(most), prices=prices)
+    info = {"certificate_seconds": time.perf_counter() - t0}
+    if most != placed:  # the count is not proven the most: no bound on max T_j is claimed
+        return most, None, Certificate(admitted_bound=count_proof), info
+    floor = np.sort(split_floor(data))
+    every = placed >= data.J
+    bound = float(floor[-1]) if every else (float(floor[placed - 1]) if placed else 0.0)
+    proof = Proof(kind="split-floor", value=bound, admit=None if every else placed)
+    return (None if every else most), bound, Certificate(bound=proof, admitted_bound=count_proof), info
