@@ -271,20 +271,17 @@ class _Reader:
                 raise InputError(f"{where}: spec.queueingStrategy", f"expected BestEffortFIFO or StrictFIFO, got {strategy!r}")
             self.queues[name]["queueing_strategy"] = strategy
         fung = _map(spec.get("flavorFungibility"), f"{where}: spec.flavorFungibility")
-        borrow = fung.get("whenCanBorrow")
-        if borrow is not None:  # Kueue v1beta2 names MayStopSearch "Borrow"
-            rule = {"Borrow": "MayStopSearch", "MayStopSearch": "MayStopSearch", "TryNextFlavor": "TryNextFlavor"}.get(borrow)
+        # Kueue's deprecated names of MayStopSearch: Borrow and Preempt (cluster_queue.md)
+        for key_, old_name, field in (("whenCanBorrow", "Borrow", "when_can_borrow"),
+                                      ("whenCanPreempt", "Preempt", "when_can_preempt")):
+            value = fung.get(key_)
+            if value is None:
+                continue
+            rule = {old_name: "MayStopSearch", "MayStopSearch": "MayStopSearch", "TryNextFlavor": "TryNextFlavor"}.get(value)
             if rule is None:
-                raise InputError(f"{where}: spec.flavorFungibility.whenCanBorrow", f"expected Borrow, MayStopSearch or "
-                                                                                   f"TryNextFlavor, got {borrow!r}")
-            self.queues[name]["when_can_borrow"] = rule
-        preempt = fung.get("whenCanPreempt")
-        if preempt is not None:  # Kueue v1beta1 names MayStopSearch "Preempt"
-            rule = {"Preempt": "MayStopSearch", "MayStopSearch": "MayStopSearch", "TryNextFlavor": "TryNextFlavor"}.get(preempt)
-            if rule is None:
-                raise InputError(f"{where}: spec.flavorFungibility.whenCanPreempt", f"expected Preempt, MayStopSearch or "
-                                                                                    f"TryNextFlavor, got {preempt!r}")
-            self.queues[name]["when_can_preempt"] = rule
+                raise InputError(f"{where}: spec.flavorFungibility.{key_}", f"expected {old_name}, MayStopSearch or "
+                                                                           f"TryNextFlavor, got {value!r}")
+            self.queues[name][field] = rule
         preference = fung.get("preference")
         if preference is not None:
             if preference not in ("BorrowingOverPreemption", "PreemptionOverBorrowing"):

@@ -411,23 +411,11 @@ def test_preemption_for_the_full_count_before_partial_admission() -> None:
 def test_fungibility_is_read_from_a_cluster_queue(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from schedopt.kueue_import import import_kueue
 
+    from tests.test_kueue_rules import setup
+
     path = tmp_path / "cq.yaml"
-    path.write_text("""
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: Preempt, preference: PreemptionOverBorrowing}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 4}]
-""")
+    path.write_text(setup({"cpu": 4}, extra="flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: Preempt, "
+                                            "preference: PreemptionOverBorrowing}"))
     queue = import_kueue([path]).queues[0]
     assert (queue.when_can_borrow, queue.when_can_preempt, queue.fungibility_preference) == (
         "TryNextFlavor", "MayStopSearch", "PreemptionOverBorrowing")

@@ -107,10 +107,6 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
         q = queue_of.get(inst.jobs[j].queue) if inst.jobs[j].queue is not None else None
         return (getattr(q, field) if q is not None else None) or default
 
-    def borrow_rule(j: int) -> str:
-        """The job's queue's whenCanBorrow, else the solver's."""
-        return setting(j, "when_can_borrow", when_can_borrow)
-
     def queue_strategy(name: str | None) -> str:
         q = queue_of.get(name) if name is not None else None
         return (q.queueing_strategy if q is not None else None) or strategy
@@ -134,37 +130,6 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
         """Whether the queue uses more than its nominal quota on type t of a resource in ``need``."""
         mine = queue_used.get((queue, t), np.zeros(R))
         return bool(np.any((need > 0) & (mine > capacity_limit(nominal(queue, t)))))
-
-    def place(j: int) -> tuple[int, tuple[int, int]] | None:
-        """The row and counts job j fits now without preemption (the cycle's ordering of heads;
-        jobs without a queue), or None."""
-        job = inst.jobs[j]
-        by_type = {int(data.kind[v]): v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))}
-        if job.queue is not None:
-            order = [flavor_index[f] for f in queue_of[job.queue].quotas if f in flavor_index]
-        else:
-            order = list(range(T))
-        levels = max((len(_requests(data, v, partial)) for v in by_type.values()), default=0)
-        for c_idx in range(levels):
-            borrowing: tuple[int, tuple[int, int]] | None = None
-            for t in order:
-                v = by_type.get(t)
-                if v is None:
-                    continue
-                reqs = _requests(data, v, partial)
-                c = reqs[min(c_idx, len(reqs) - 1)]
-                if not math.isfinite(float(rows.time_s(v, *c))):
-                    continue
-                u = use(v, c)
-                if not np.all(used + u <= limit):
-                    continue
-                if nominal_room(j, v, u) or borrow_rule(j) == "MayStopSearch":
-                    return v, c
-                if borrowing is None:
-                    borrowing = (v, c)
-            if borrowing is not None:
-                return borrowing
-        return None
 
     admitted: dict[int, tuple[int, tuple[int, int]]] = {}  # job -> (row, counts)
 
@@ -242,9 +207,10 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
             admit(k, w, ck)
         return found if found is not None and found[0] else None
 
-    def assign(j: int) -> tuple[int, tuple[int, int], list[int]] | None:
+    def assign(j: int, *, preempt: bool = True) -> tuple[int, tuple[int, int], list[int]] | None:
         """Kueue's flavor assignment for job j now (module docstring): the row, its counts and the
-        jobs to evict first, or None."""
+        jobs to evict first, or None. ``preempt=False``: what fits without preemption (the cycle's
+        ordering of its heads; jobs without a queue)."""
         job = inst.jobs[j]
         by_type = {int(data.kind[v]): v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))}
         order = ([flavor_index[f] for f in queue_of[job.queue].quotas if f in flavor_index] if job.queue is not None
@@ -269,7 +235,7 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
                         return v, c, []  # (Fit, NoBorrow): taken at once
                     mode, targets, stop = ("fit", True), [], stop_borrow
                 else:
-                    pre = preemption(j, v, c)
+                    pre = preemption(j, v, c) if preempt else None
                     if pre is None:
                         continue
                     mode, targets, stop = ("preempt", pre[1]), pre[0], stop_preempt
@@ -306,7 +272,7 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
             break
         scored = []
         for name, j in heads:
-            found = place(j)
+            found = assign(j, preempt=False)
             fits_nominal = found is not None and nominal_room(j, found[0], use(found[0], found[1]))
             scored.append((not fits_nominal, -inst.jobs[j].weight, inst.jobs[j].arrival, j, name, found))
         for _, _, _, j, name, _ in sorted(scored, key=lambda s: s[:4]):
@@ -322,9 +288,9 @@ def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial
             elif queue_strategy(name) == "StrictFIFO":
                 blocked.add(name)
     for j in queues.get(None, []):  # jobs without a queue: after every queue, arrival order
-        found = place(j)
+        found = assign(j, preempt=False)
         if found is not None:
-            admit(j, *found)
+            admit(j, found[0], found[1])
     return config
 
 
