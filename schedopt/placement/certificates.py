@@ -302,21 +302,26 @@ def _most_beside(cap: np.ndarray, one: np.ndarray, each: np.ndarray) -> int:
     return int(np.floor((room[ok][:, need] / each[need]).min(axis=1)).max())
 
 
+def split_floor_bound(data: PlacementData, admit: int | None) -> float:
+    """The least max T_j of any placement placing at least ``admit`` jobs (None: every job):
+    the ``admit``-th smallest :func:`split_floor` (the largest; 0 for no job)."""
+    floor = np.sort(split_floor(data))
+    k = data.J if admit is None else admit
+    return float(floor[k - 1]) if k > 0 else 0.0
+
+
 def replay_split_floor(instance: Instance, plan: Any, proof: Any) -> float:
     """``split-floor``: the least max T_j of any placement placing at least ``admit`` jobs
     (None: every job); ``admit`` may not exceed the plan's placed jobs."""
     if KIND_OF.get(plan.objective.name) != "max":
         raise ValueError(f'split-floor bounds max T_j, not objective "{plan.objective.name}"')
     data = compile_placement(instance)
-    floor = np.sort(split_floor(data))
-    if proof.admit is None:
-        if len(plan.allocation) < data.J:
-            raise ValueError("no admit: the bound covers placements placing every job, and the plan pauses some")
-        return float(floor[-1]) if data.J else 0.0
-    if proof.admit > len(plan.allocation):
+    if proof.admit is None and len(plan.allocation) < data.J:
+        raise ValueError("no admit: the bound covers placements placing every job, and the plan pauses some")
+    if proof.admit is not None and proof.admit > len(plan.allocation):
         raise ValueError(f"admit {proof.admit} > the {len(plan.allocation)} jobs the plan places (the bound covers "
                          f"placements placing at least {proof.admit}, which need not include the optimum)")
-    return float(floor[proof.admit - 1]) if proof.admit > 0 else 0.0
+    return split_floor_bound(data, proof.admit)
 
 
 def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from schedopt.deadline import Deadline
 from schedopt.placement.certificates import (admission_bound, components, fits_some_server, item_key, lagrangian_bound,
-                                             split_floor)
+                                             split_floor_bound)
 from schedopt.placement.classes import ClassModel
 from schedopt.placement.problem import PlacementData
 from schedopt.plan import Certificate, Proof
@@ -284,8 +284,7 @@ def minmax_bounds(data: PlacementData, placed_jobs: np.ndarray
     info = {"certificate_seconds": time.perf_counter() - t0}
     if most != placed:  # the count is not proven the most: no bound on max T_j is claimed
         return most, None, Certificate(admitted_bound=count_proof), info
-    floor = np.sort(split_floor(data))
     every = placed >= data.J
-    bound = float(floor[-1]) if every else (float(floor[placed - 1]) if placed else 0.0)
+    bound = split_floor_bound(data, None if every else placed)
     proof = Proof(kind="split-floor", value=bound, admit=None if every else placed)
     return (None if every else most), bound, Certificate(bound=proof, admitted_bound=count_proof), info
