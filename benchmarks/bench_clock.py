@@ -1,6 +1,6 @@
 """Clocks seen from outside (issues 40 and 41 §4), each call in a fresh process:
 
-- ``presolve``: `optimus-milp` with HiGHS's presolve on and off (its default) under a time
+- ``presolve``: `optimus-milp` with HiGHS's presolve on and off (off: its default) under a time
   limit, wall time of `schedopt solve` and the plan's status (table `milp-presolve`);
 - ``clock``: `schedopt solve --time-limit T` on 4,000 jobs, the plan's own `solve_seconds`
   (table `cli-clock`);
