@@ -155,8 +155,9 @@ def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_l
 def warm_up(solvers_: Iterable[str] | None = None) -> dict[str, float]:
     """Pay imports and first-call costs now, at a host's start-up, rather than in
     its first scheduling round: each named solver (default: every registered
-    solver this environment can run) solves a tiny instance of its problem once.
-    Returns seconds per solver. Solvers that cannot run here are skipped."""
+    solver this environment can run) solves a tiny instance of its problem once,
+    and a tiny typed one too when it solves typed clusters (their code paths are
+    their own). Returns seconds per solver. Solvers that cannot run here are skipped."""
     import time
 
     from schedopt.testing.instances import kit
@@ -169,10 +170,13 @@ def warm_up(solvers_: Iterable[str] | None = None) -> dict[str, float]:
             continue
         t0 = time.perf_counter()
         try:
-            instance = kit(info.problem).tiny(0)
+            problem_kit = kit(info.problem)
         except Exception:  # a problem without a testing kit: importing its solver is the warm-up
             info.make()
         else:
-            info.make().solve(instance, seed=0)
+            solver = info.make()
+            solver.solve(problem_kit.tiny(0), seed=0)
+            if info.accelerator_types and problem_kit.typed is not None:
+                solver.solve(problem_kit.typed(0), seed=0)
         spent[name] = time.perf_counter() - t0
     return spent

@@ -90,6 +90,26 @@ def test_warm_up_pays_first_calls() -> None:
     assert set(spent) == {"optimus-greedy", "optimus-milp"} and all(s >= 0 for s in spent.values())
 
 
+def test_warm_up_also_solves_a_typed_instance_for_typed_solvers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 50 §4: the typed code paths are their own, so a solver that solves typed clusters is
+    warmed on a tiny typed instance too (the first typed call after warm_up then costs what the
+    next does: `benchmarks/bench_typed.py --only latency`); one that does not, on the untyped only."""
+    from schedopt.allocation.solvers import OptimusGreedy
+    from schedopt.placement.paa import Paa
+
+    seen: list[tuple[str, bool]] = []
+    for cls in (OptimusGreedy, Paa):
+        original = cls.solve
+
+        def spy(self, instance, *, time_limit=None, seed=None, _original=original):  # type: ignore[no-untyped-def]
+            seen.append((self.name, instance.has_types))
+            return _original(self, instance, time_limit=time_limit, seed=seed)
+
+        monkeypatch.setattr(cls, "solve", spy)
+    schedopt.warm_up(["optimus-greedy", "paa"])
+    assert seen == [("optimus-greedy", False), ("optimus-greedy", True), ("paa", False)]
+
+
 HOST_PACKAGES = ["cvxpy==1.9.*", "highspy>=1.14", "protobuf>=7", "grpcio-tools"]
 
 
