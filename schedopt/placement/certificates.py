@@ -274,15 +274,19 @@ def split_floor(data: PlacementData) -> np.ndarray:
     server holds whole (or without PS or workers)."""
     cap = capacity_limit(data.cap)  # (S, R)
     out = np.zeros(data.J)
+    shapes: dict[tuple, tuple[int, int] | None] = {}  # (p, w, demands) -> (W, P), None when whole fits
     for j in range(data.J):
         p, w = int(data.counts[j, 0]), int(data.counts[j, 1])
         if p == 0 or w == 0:
             continue
         d_ps, d_w = data.demand[j]
-        if np.any(np.all(p * d_ps + w * d_w <= cap, axis=1)):
+        key = (p, w, d_ps.tobytes(), d_w.tobytes())
+        if key not in shapes:  # jobs of one shape share it: the servers are scanned once per shape
+            whole = bool(np.any(np.all(p * d_ps + w * d_w <= cap, axis=1)))
+            shapes[key] = None if whole else (_most_beside(cap, d_ps, d_w), _most_beside(cap, d_w, d_ps))
+        if shapes[key] is None:
             continue  # some server holds the whole job
-        most_w = _most_beside(cap, d_ps, d_w)  # workers beside one PS
-        most_p = _most_beside(cap, d_w, d_ps)  # PS beside one worker
+        most_w, most_p = shapes[key]  # workers beside one PS, PS beside one worker
         unit = float(data.size_mb[j]) / p
         b_ps, b_w = (float(b) for b in data.bw[j])
         out[j] = max(unit * max(1, w - most_w) / b_ps, unit * max(1, p - most_p) / b_w)
