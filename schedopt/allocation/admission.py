@@ -19,7 +19,8 @@ import numpy as np
 
 from schedopt.backends.lp import LpResult, solve_lp_colwise
 from schedopt.errors import InputError
-from schedopt.allocation.problem import AllocationData, fits, job_configurations, min_configuration, use_of
+from schedopt.allocation.problem import (AllocationData, fits, job_configurations, min_configuration, pareto_prune,
+                                         use_of)
 from schedopt.tolerances import capacity_limit, floor_count, with_ties
 
 #: the admitted jobs (sorted) and their starting configurations (p_j, w_j)
@@ -260,18 +261,35 @@ class _Search:
         return np.flatnonzero(inside).tolist()
 
 
-def _admission_lp(cost: np.ndarray, use: np.ndarray, cap: np.ndarray, at_least: int | None = None) -> LpResult:
-    """min cost·y  s.t.  Σ_j y_j·use_j <= cap (R rows), [Σ_j y_j >= at_least], 0 <= y <= 1,
-    on HiGHS directly; ``use`` (n, R). Row duals follow HiGHS's sign (<= 0 when binding)."""
+def _admission_lp(cost: np.ndarray, use: np.ndarray, cap: np.ndarray, at_least: int | None = None,
+                  group: np.ndarray | None = None) -> LpResult:
+    """min cost·y  s.t.  Σ_k y_k·use_k <= cap (R rows), [Σ_k y_k >= at_least],
+    [Σ_{k in g} y_k <= 1 for each ``group`` g of several columns], 0 <= y <= 1, on HiGHS
+    directly; ``use`` (n, R), ``group`` (n,) each column's job. Row duals follow HiGHS's
+    sign (<= 0 when binding); the capacity rows come first."""
     n, R = use.shape
-    rows = np.hstack([use, np.ones((n, 1))]) if at_least is not None else use  # (n, rows)
-    nonzero = rows != 0
-    index = np.nonzero(nonzero)[1]  # column by column: the row of each non-zero
-    start = np.concatenate([[0], np.cumsum(nonzero.sum(axis=1))])
-    lower = np.full(R, -np.inf) if at_least is None else np.append(np.full(R, -np.inf), float(at_least))
-    upper = np.asarray(cap, dtype=float) if at_least is None else np.append(cap, np.inf)
-    return solve_lp_colwise(cost, start, index, rows[nonzero], row_lower=lower, row_upper=upper,
-                            col_lower=np.zeros(n), col_upper=np.ones(n), presolve=False)  # R rows: presolve dominates
+    col, row = np.nonzero(use)  # row-major: sorted by column
+    value = use[col, row]
+    extra_rows, lower, upper = 0, [np.full(R, -np.inf)], [np.asarray(cap, dtype=float)]
+    if at_least is not None:
+        col, row = np.append(col, np.arange(n)), np.append(row, np.full(n, R))
+        value = np.append(value, np.ones(n))
+        extra_rows, lower, upper = 1, lower + [np.array([float(at_least)])], upper + [np.array([np.inf])]
+    if group is not None:
+        _, of, size = np.unique(group, return_inverse=True, return_counts=True)
+        shared = size[of] > 1  # a job of one column needs no row: y <= 1 bounds it
+        _, g_row = np.unique(of[shared], return_inverse=True)
+        G = int(g_row.max()) + 1 if len(g_row) else 0
+        col = np.append(col, np.flatnonzero(shared))
+        row = np.append(row, R + extra_rows + g_row)
+        value = np.append(value, np.ones(len(g_row)))
+        lower.append(np.full(G, -np.inf))
+        upper.append(np.ones(G))
+    order = np.lexsort((row, col))
+    col, row, value = col[order], row[order], value[order]
+    start = np.concatenate([[0], np.cumsum(np.bincount(col, minlength=n))])
+    return solve_lp_colwise(cost, start, row, value, row_lower=np.concatenate(lower), row_upper=np.concatenate(upper),
+                            col_lower=np.zeros(n), col_upper=np.ones(n), presolve=False)  # few rows: presolve dominates
 
 
 def _admit_lp(data: AllocationData, use: np.ndarray, t: np.ndarray, candidates: np.ndarray, search: _Search) -> list[int]:
@@ -323,39 +341,53 @@ def all_fit_at_minimum(data: AllocationData) -> bool:
 
 
 def admitted_upper_bound(data: AllocationData) -> int:
-    """⌊LP⌋ of max Σ y_j s.t. Σ_j y_j·u_j <= C, y in [0, 1], where u_j is the
-    componentwise least use over j's allowed configurations: a proven bound."""
-    return admitted_upper_bound_priced(data)[0]
+    """The most jobs any plan admits, proven: ⌊LP⌋ of :func:`admission_lp` (one row per job)."""
+    return admission_lp(data)[0]
 
 
-def admitted_upper_bound_priced(data: AllocationData) -> tuple[int, np.ndarray | None]:
-    """(⌊LP⌋, μ): the bound of :func:`admitted_upper_bound` and the admission LP's
-    capacity prices μ (R,) >= 0 that prove it (LP duality: every plan admits at
-    most μ·C + Σ_j max(0, 1 - min_x μ·u_j(x)) jobs); μ None when no LP was solved
-    (the bound is then the count of jobs with an allowed configuration)."""
-    rows, ok = [], []
-    for j in range(data.J):
-        if data.jobs[j].speed.measured:
-            counts, _ = job_configurations(data, j)
-            if not len(counts):
-                continue
-            least = (counts[:, :, None] * data.demand[j][None]).sum(axis=1).min(axis=0)
+def admission_columns(rows: AllocationData) -> tuple[np.ndarray, np.ndarray]:
+    """The admission LP's columns: each row's count-minimal allowed configurations (no
+    other allowed one uses no more tasks of either role), as their use (n, R) and
+    their row (n,). A grid form's is its minimum; a table may have several."""
+    uses: list[np.ndarray] = []
+    of: list[np.ndarray] = []
+    for v in range(rows.J):
+        if rows.jobs[v].speed.measured:
+            counts, _ = job_configurations(rows, v)
+            counts = counts[pareto_prune(counts, np.zeros(len(counts)))] if len(counts) else counts
         else:
-            c = min_configuration(data, j)
-            if c is None:
-                continue
-            least = use_of(data, j, c)  # grid forms: the minimum uses least of every resource
-        rows.append(least)
-        ok.append(j)
-    if not ok:
-        return 0, None
-    res = _admission_lp(-np.ones(len(ok)), np.array(rows), data.cap)
+            c = min_configuration(rows, v)
+            counts = np.zeros((0, 2), dtype=np.int64) if c is None else np.array([c], dtype=np.int64)
+        if len(counts):
+            uses.append(counts[:, 0, None] * rows.demand[v, 0] + counts[:, 1, None] * rows.demand[v, 1])
+            of.append(np.full(len(counts), v, dtype=np.int64))
+    if not uses:
+        return np.zeros((0, rows.R)), np.zeros(0, dtype=np.int64)
+    return np.concatenate(uses), np.concatenate(of)
+
+
+def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None) -> tuple[int, np.ndarray | None, np.ndarray]:
+    """The admitted-count LP of the one allocation model (rows ``rows``, row v of job
+    ``job_of[v]``; one row per job by default): max Σ y over the rows' count-minimal
+    configurations, at most one per job, within the capacity rows. Returns (⌊LP⌋ as the
+    prices prove it, μ (R,) >= 0, each row's LP weight (V,)). LP duality: every plan admits
+    at most μ·C + Σ_j max(0, 1 − min_k μ·u_k) jobs (k over job j's configurations), what
+    ``check`` replays; μ is None when no LP was solved (the bound is then the count of
+    jobs with an allowed configuration)."""
+    job_of = np.arange(rows.J) if job_of is None else job_of
+    use, row = admission_columns(rows)
+    weight = np.zeros(rows.J)
+    if not len(row):
+        return 0, None, weight
+    group = job_of[row]
+    runnable = len(np.unique(group))
+    res = _admission_lp(-np.ones(len(row)), use, rows.cap, group=group)
     if not res.optimal:
-        return len(ok), None
-    mu = np.maximum(-res.row_dual[: data.R], 0.0)
+        return runnable, None, weight
+    mu = np.maximum(-res.row_dual[: rows.R], 0.0)
     # the bound the prices prove (whatever the LP's accuracy), floored
-    use = np.array(rows)
-    proven = float(mu @ capacity_limit(data.cap)) + float(np.maximum(0.0, 1.0 - use @ mu).sum())
-    return min(len(ok), floor_count(proven)), mu
-
-
+    least = np.full(int(group.max()) + 1, np.inf)
+    np.minimum.at(least, group, use @ mu)
+    proven = float(mu @ capacity_limit(rows.cap)) + float(np.maximum(0.0, 1.0 - least[np.isfinite(least)]).sum())
+    np.add.at(weight, row, res.x)
+    return min(runnable, floor_count(proven)), mu, weight

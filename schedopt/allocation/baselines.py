@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from schedopt.allocation.model import AllocationModel
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.typed import type_blind_plan
 from schedopt.allocation.problem import (
@@ -121,8 +122,7 @@ class _Ladders:
 def _plan(data: AllocationData, level: np.ndarray, lad: _Ladders, *, solver: str, started: float, seed: int | None,
           options: dict, bound: bool) -> Plan:
     config = {j: lad.steps[j][int(level[j])] for j in range(data.J) if level[j] >= 0}
-    admitted = sorted(config)
-    return heuristic_plan(data, config, admitted, solver=solver, started=started, seed=seed, options=options,
+    return heuristic_plan(AllocationModel.of_jobs(data), config, solver=solver, started=started, seed=seed, options=options,
                           metrics={"heuristic_seconds": time.perf_counter() - started}, bound=bound)
 
 

@@ -64,10 +64,7 @@ class _Configurations:
         self.c0, self.c1, self.cost = c0[keep].astype(np.int64), c1[keep].astype(np.int64), costs[keep]
         R = len(instance.resources)
         use = self.c0[:, None] * data.demand[self.owner, 0] + self.c1[:, None] * data.demand[self.owner, 1]
-        if not instance.typed:
-            self.use = use
-            return
-        T = len(instance.accelerators)
+        T = len(instance.accelerators)  # the capacity rows: (type, resource) pairs, then the quota rows
         quotas = quota_rows(instance)
         wide = np.zeros((len(self.owner), T * R + quotas.Q))
         for k in range(T):
@@ -170,11 +167,10 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         node, dom, depth = stack.pop()
         if depth >= MAX_BRANCH_DEPTH:  # deeper than a plan file holds: give up
             return None
-        mask = dom.allows(0, conf.owner, conf.c0, conf.c1) if not instance.typed else np.zeros(len(conf.owner), bool)
-        if instance.typed:
-            for k in range(len(kinds)):
-                on = conf.t == k
-                mask[on] = dom.allows(k, conf.owner[on], conf.c0[on], conf.c1[on])
+        mask = np.zeros(len(conf.owner), bool)
+        for k in range(len(kinds)):  # one type without types
+            on = conf.t == k
+            mask[on] = dom.allows(k, conf.owner[on], conf.c0[on], conf.c1[on])
         empty = np.bincount(conf.owner[mask], minlength=J) == 0
         if (empty & (dom.admitted | every)).any():  # a job that must run has no configuration here: no plan
             node["prices"] = {}

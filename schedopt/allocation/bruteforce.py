@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from schedopt.allocation.problem import compile_allocation, job_configurations
-from schedopt.allocation.typed import compile_typed
+from schedopt.allocation.model import compile_model
+from schedopt.allocation.problem import job_configurations
 from schedopt.instance import Instance
 from schedopt.tolerances import capacity_limit
 
@@ -26,12 +26,9 @@ def solve_bruteforce(instance: Instance, max_combinations: int = 2_000_000) -> t
 def solve_bruteforce_typed(instance: Instance, max_combinations: int = 2_000_000
                            ) -> tuple[int, float, dict[str, dict[str, int]], dict[str, str | None]]:
     """:func:`solve_bruteforce` with the type each admitted job runs on (empty without types)."""
-    if instance.typed:
-        typed = compile_typed(instance)
-        data, groups = typed.rows, [range(int(typed.job_start[j]), int(typed.job_start[j + 1])) for j in range(typed.J)]
-    else:
-        typed, data = None, compile_allocation(instance)
-        groups = [range(j, j + 1) for j in range(data.J)]
+    model = compile_model(instance)
+    data = model.rows
+    groups = [range(int(model.job_start[j]), int(model.job_start[j + 1])) for j in range(model.J)]
     options = []
     for rows in groups:
         opts: list[tuple] = [(None, 0.0, np.zeros(data.R), None)]
@@ -56,5 +53,6 @@ def solve_bruteforce_typed(instance: Instance, max_combinations: int = 2_000_000
         if (admitted, -total) > (best[0], -best[1]):
             best = (admitted, total)
             best_alloc = {data.jobs[o[3]].id: data.counts_dict(o[3], *o[0]) for o in combo if o[0] is not None}
-            best_types = {data.jobs[o[3]].id: typed.accelerator(o[3]) for o in combo if o[0] is not None} if typed else {}
+            best_types = ({data.jobs[o[3]].id: model.accelerator(o[3]) for o in combo if o[0] is not None}
+                          if not model.plain else {})
     return best[0], best[1], best_alloc, best_types

@@ -12,6 +12,12 @@ proven bound known (the LP relaxation's, or the backend's dual bound). So an
 exact solver never returns fewer admitted jobs, or a worse Σ t_j among equal
 counts, than the heuristic. ``time_limit`` bounds the whole call: the deadline
 is checked between phases and each backend gets only what is left.
+
+One driver for the one model (``model.py``): typed rows (a job's configurations
+over all its types form one group) and plain ones (an instance without types,
+queues or spread, whose rows are its jobs) go through the same phases. Where the
+plain rows' cost is Q_j·step time, the dual prices them without listing their
+configurations (``dual.py``); typed rows are listed (``AllocationModel.choices``).
 """
 
 from __future__ import annotations
@@ -25,19 +31,14 @@ import numpy as np
 from schedopt.allocation.dual import PricingOracle, enumerate_within, price_kinds
 from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.lagrange import fix_by_reduced_cost, round_lp
-from schedopt.allocation.relaxation import relax_by_columns, relax_in_price_space
-from schedopt.allocation.problem import (
-    AllocationData,
-    admission_proof,
-    lagrangian_proof,
-    ChoiceSet,
-    count_minimal,
-    min_configuration,
-    build_plan,
-    compile_allocation,
-    enumerate_choices,
-)
-from schedopt.allocation.admission import admit as admit_by_rule, admitted_upper_bound_priced, all_fit_at_minimum
+from schedopt.allocation.relaxation import relax_in_price_space
+from schedopt.allocation.model import AllocationModel, LpBound, admitted_bound, compile_model, lp_bound
+from schedopt.allocation.plans import build_plan
+from schedopt.allocation.price_guided import allocate_at_prices, dual_admission, minimum_counts
+from schedopt.allocation.problem import (AllocationData, ChoiceSet, compile_allocation, count_minimal,
+                                         enumerate_choices, lagrangian_proof, min_configuration)
+from schedopt.allocation.admission import admit as admit_by_rule, all_fit_at_minimum
+from schedopt.allocation.typed import typed_admission
 from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
@@ -60,6 +61,14 @@ CLOSED_BY_LP_GAP = MIP_REL_GAP
 REDUCE_SECONDS_PER_JOB = 3.0e-4
 #: measured cost of enumerating and Pareto-pruning one configuration (s): 3.07 M take 0.55 s
 ENUMERATE_SECONDS_PER_CONFIGURATION = 1.8e-7
+#: measured cost of the bound over listed configurations (the LP by column generation and the
+#: admission LP) per job (s; 0.77 s at 4,000 typed `gavel` jobs): a solve stopped before its LP
+#: bound states one when the time left pays for it
+LISTED_BOUND_SECONDS_PER_JOB = 2.0e-4
+#: the driver improves its incumbent by prices and local search over its rows only when reduced-cost
+#: fixing leaves more listed configurations than this (below, the stage model is small and the step
+#: would cost more than it saves: 0.9 s on 1,000 rigid typed `gavel` jobs whose model has 3,000)
+PRICED_INCUMBENT_ABOVE = 20_000
 
 
 #: a heuristic that grows a feasible start (job -> counts) into a plan (an incumbent for fixing)
@@ -70,43 +79,78 @@ def _optimus_greedy(data: AllocationData, start: dict[int, tuple[int, int]]) -> 
     return greedy_allocate(data, start)[0]
 
 
-def _incumbent_config(data: AllocationData, heuristic: Heuristic) -> dict[int, tuple[int, int]]:
-    """The heuristic's plan: the heuristics' default admission, then ``heuristic`` grows it."""
-    admitted, start = admit_by_rule(data)
-    return heuristic(data, start) if admitted else {}
+def _incumbent_config(model: AllocationModel, heuristic: Heuristic) -> dict[int, tuple[int, int]]:
+    """The heuristic's plan {row: counts}: on plain rows the heuristics' default admission,
+    then ``heuristic`` grows it; on typed rows the type-aware first pass (each job on the
+    type where its minimum runs fastest, no exchange: stage 1 settles the admitted set),
+    then eq. 9."""
+    if model.plain:
+        admitted, start = admit_by_rule(model.rows)
+        return heuristic(model.rows, start) if admitted else {}
+    start = typed_admission(model, "aware", exchange=False)
+    return greedy_allocate(model.rows, start, keep_running=False)[0] if start else {}
 
 
-def _reduce(data: AllocationData, cs: ChoiceSet, metrics: dict[str, Any], incumbents: list[dict[int, tuple[int, int]]],
-            admit: int | None = None, stage1: list[int] | None = None) -> tuple[ChoiceSet, float, dict[int, tuple[int, int]], Proof]:
+def _reduce(model: AllocationModel, cs: ChoiceSet, row_of: np.ndarray, metrics: dict[str, Any],
+            incumbents: list[dict[int, tuple[int, int]]], *, admit: int | None, clock: Deadline,
+            ) -> tuple[ChoiceSet, np.ndarray, LpBound, dict[int, tuple[int, int]]]:
     """Reduced-cost fixing (see :mod:`schedopt.allocation.lagrange`): keep only the
-    configurations that can be in a plan no worse than the best incumbent.
+    listed configurations that can be in a plan no worse than the best incumbent.
 
-    ``admit``/``stage1``: at least ``admit`` jobs must run; ``stage1`` is a
-    feasible plan that does (choice indices), used to seed the LP. ``incumbents``
-    are feasible plans admitting ``admit`` jobs (or all). Returns the reduced
-    choices, the LP bound, the best incumbent (the LP rounding's included) and
-    the bound's certificate (the LP's capacity prices)."""
+    ``cs`` the configurations grouped by job, ``row_of`` each one's row; at least
+    ``admit`` jobs must run (None: every job); ``incumbents`` are feasible plans
+    {row: counts}, the first admitting ``admit`` (or all). Returns the reduced choices,
+    their rows, the LP bound (its certificate: the capacity prices) and the best
+    incumbent (the LP rounding's and, when many configurations survive, the priced one's
+    included)."""
     t0 = time.perf_counter()
-    relaxed = relax_by_columns(data, cs, admit=admit, seed_columns=stage1)
-    lag = relaxed.result
-    candidates = [c for c in incumbents if admit is None or len(c) >= admit]
-    rounded = round_lp(data, cs, lag.x, admit=admit)
+    seed = incumbents[0] if incumbents else {}
+    relaxed = lp_bound(model, cs, admit=admit, seed_columns=model.seed_columns(seed, cs, row_of) or None)
+    lag = relaxed.lp
+    candidates = [c for c in incumbents if c and (admit is None or len(c) >= admit)]
+    rounded = round_lp(model.by_job, cs, lag.x, admit=admit)
     if rounded is not None:
-        candidates.append({int(cs.job[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded})
-    best = min(candidates, key=lambda c: data.total_time_s(c))
-    incumbent = data.total_time_s(best)
-    reduced = cs.subset(fix_by_reduced_cost(cs, lag, incumbent))
+        candidates.append({int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded})
+    best = min(candidates, key=lambda c: (-len(c), model.rows.total_time_s(c)))
+    keep = fix_by_reduced_cost(cs, lag, model.rows.total_time_s(best))
+    if int(keep.sum()) > PRICED_INCUMBENT_ABOVE and model.rows.closed_form_cost and not clock.expired():
+        # many configurations survive: optimus-lagrange's steps over the incumbent's rows (and over the
+        # jobs the LP admits) give a closer incumbent, which fixes more
+        starts = [best]
+        if admit is not None:
+            mass = np.bincount(row_of, weights=lag.x, minlength=len(model.job))
+            starts.append(typed_admission(model, "aware", preference=-mass, limit=len(best), exchange=False))
+        best = _priced_incumbent(model, starts, clock=clock)
+        metrics["incumbent_method"] = "heuristic, LP rounding, then prices and local search over its rows"
+        keep = fix_by_reduced_cost(cs, lag, model.rows.total_time_s(best))
+    reduced = cs.subset(keep)
     metrics.update({
-        "lp_bound": lag.bound, "lp_rounds": lag.rounds, "lp_columns": lag.columns, "incumbent": incumbent,
-        "after_fixing": int(reduced.K), "presolve_seconds": time.perf_counter() - t0,
+        "lp_bound": lag.bound, "lp_rounds": lag.rounds, "lp_columns": lag.columns,
+        "incumbent": model.rows.total_time_s(best), "after_fixing": int(reduced.K),
+        "presolve_seconds": time.perf_counter() - t0,
     })
-    return reduced, relaxed.bound, best, relaxed.proof
+    return reduced, row_of[keep], relaxed, best
 
 
-def _price_space(data: AllocationData) -> bool:
-    """Whether the configurations can be priced without enumeration (``dual.py``):
-    the allocation problem itself, whose costs are Optimus eq. 3-4 / Amdahl / tables."""
-    return data.closed_form_cost
+def _priced_incumbent(model: AllocationModel, starts: list[dict[int, tuple[int, int]]], *, clock: Deadline
+                      ) -> dict[int, tuple[int, int]]:
+    """The best of ``starts[0]`` and each start's rows allocated by ``optimus-lagrange``'s
+    steps (rows fixed): dual prices, rounding, eq. 9 filling, local search until
+    ``clock`` expires. Best: the most jobs, then the least Σ cost."""
+    rows = model.rows
+    minimums = minimum_counts(rows)
+
+    def key(config: dict[int, tuple[int, int]]) -> tuple[int, float]:
+        return -len(config), rows.total_time_s(config)
+
+    best = starts[0]
+    for start in starts:
+        if start and not clock.expired():
+            priced = allocate_at_prices(rows, np.array(sorted(start), dtype=np.int64), minimums,
+                                        max_moves=2000, clock=clock, groups=model.job).config()
+            if key(priced) < key(best):
+                best = priced
+    return best
 
 
 def _count_minimal_choices(data: AllocationData, oracle: PricingOracle) -> ChoiceSet:
@@ -138,8 +182,6 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
     (``enumerate_within``). Returns the choices, the bound L, the incumbent and L's
     proof; the choices are None when the incumbent is within ``close_gap`` of L
     (proven: nothing is listed)."""
-    from schedopt.allocation.price_guided import allocate_at_prices, dual_admission, minimum_counts
-
     t0 = time.perf_counter()
     relaxed = relax_in_price_space(data, admit=admit, oracle=oracle, rel_tol=DUAL_FIXING_REL_TOL, max_iter=200)
     dual = relaxed.result
@@ -181,47 +223,57 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                 seed: int | None, options: dict[str, Any],
                 compile: Callable[[Instance], AllocationData] = compile_allocation,
                 heuristic: Heuristic = _optimus_greedy) -> Plan:
-    """Solve a multiple-choice allocation problem (``compile`` turns the instance
-    into arrays; ``heuristic`` supplies the incumbent) with ``backend``, anytime."""
+    """Solve the multiple-choice allocation model of ``instance`` (``compile`` turns a plain
+    instance into arrays; typed, queued and spread ones take the typed rows) with
+    ``backend``, anytime; ``heuristic`` grows the plain incumbent."""
     check_time_limit(time_limit, name)
     clock = Deadline(time_limit)
     started = clock.started
-    data = compile(instance)
-    clock.reserve(FINISH_SECONDS_PER_JOB * data.J)
+    model = compile_model(instance, compile)
+    data, view = model.rows, model.by_job  # the rows; the job-level view the backends and the LP read
+    clock.reserve(FINISH_SECONDS_PER_JOB * model.J)
     metrics: dict[str, Any] = {}
     left, expired = clock.left, clock.expired
+    total = data.total_time_s
 
     def plan(config: dict[int, tuple[int, int]], status: Status, term: Termination, **kw: Any) -> Plan:
-        return build_plan(data, solver=name, config=config, status=status, termination=term, started=started,
+        return build_plan(model, solver=name, config=config, status=status, termination=term, started=started,
                           seed=seed, options=options, metrics=metrics, **kw)
 
-    def config_of(chosen: list[int], choices: ChoiceSet) -> dict[int, tuple[int, int]]:
-        return {int(choices.job[k]): (int(choices.counts[k, 0]), int(choices.counts[k, 1])) for k in chosen}
+    def config_of(chosen: list[int], choices: ChoiceSet, rows_of: np.ndarray) -> dict[int, tuple[int, int]]:
+        return {int(rows_of[k]): (int(choices.counts[k, 0]), int(choices.counts[k, 1])) for k in chosen}
 
     def cheap_bound() -> tuple[float | None, Proof | None]:
         """The heuristics' certified bound for the incumbent's admitted count, when the
-        problem prices in closed form and the time left (or a small allowance) pays for it."""
-        if not data.closed_form_cost or not (clock.affords_within_tolerance(BOUND_SECONDS_PER_JOB * data.J)
-                                             or BOUND_SECONDS_PER_JOB * data.J <= BOUND_ALLOWANCE_S):
+        problem's cost is Q_j·step time and the time left (or a small allowance) pays for it."""
+        per_job = BOUND_SECONDS_PER_JOB if model.priced_in_closed_form else LISTED_BOUND_SECONDS_PER_JOB
+        if not data.closed_form_cost or not (clock.affords_within_tolerance(per_job * model.J)
+                                             or per_job * model.J <= BOUND_ALLOWANCE_S):
             return None, None
-        relaxed = relax_in_price_space(data, admit=None if len(best) == data.J else len(best))
-        metrics["bound_method"] = "lagrangian-dual (stopped early)"
-        return relaxed.bound, relaxed.proof
+        admit = None if len(best) == model.J else len(best)
+        if model.priced_in_closed_form:
+            relaxed = relax_in_price_space(data, admit=admit)
+            metrics["bound_method"] = "lagrangian-dual (stopped early)"
+            return relaxed.bound, relaxed.proof
+        _, cs_all, rows_all = model.choices
+        listed = lp_bound(model, cs_all, admit=admit, seed_columns=model.seed_columns(best, cs_all, rows_all) or None)
+        metrics["bound_method"] = "lagrangian (LP, column generation; stopped early)"
+        return listed.bound, listed.proof
 
-    if data.J == 0:
+    if model.J == 0:
         return plan({}, Status.OPTIMAL, Termination.OPTIMAL, bound=0.0, admitted_bound=0,
-                    proof=lagrangian_proof(data, np.zeros(data.R)))
+                    proof=lagrangian_proof(data, np.zeros(data.R), names=model.resource_names))
 
     # the heuristic's plan: the incumbent every phase below must beat
     t0 = time.perf_counter()
-    best = _incumbent_config(data, heuristic)
+    best = _incumbent_config(model, heuristic)
     metrics["heuristic_seconds"] = time.perf_counter() - t0
 
-    # enumerate the configurations, unless the time left cannot pay for it (in price space only
+    # list the configurations, unless the time left cannot pay for it (in price space only
     # the jobs without a closed form are: tables and other forms)
-    per_job = np.prod(np.maximum(data.hi - data.lo + 1, 1), axis=1)
-    grid = int(per_job.sum())
-    listed = int(per_job[price_kinds(data) < 0].sum()) if _price_space(data) else grid
+    per_row = np.prod(np.maximum(data.hi - data.lo + 1, 1), axis=1)
+    grid = int(per_row.sum())
+    listed = int(per_row[price_kinds(data) < 0].sum()) if model.priced_in_closed_form else grid
     if best and not clock.affords(ENUMERATE_SECONDS_PER_CONFIGURATION * listed):
         metrics["stopped_in"] = f"before enumerating {listed:,} configurations"
         early_bound, early_proof = cheap_bound()
@@ -229,16 +281,17 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
                     message=f"time limit reached before enumerating {listed:,} configurations "
                             f"(about {ENUMERATE_SECONDS_PER_CONFIGURATION * listed:.2g} s); the heuristic's plan is returned")
     oracle: PricingOracle | None = None
-    if _price_space(data):  # nothing enumerated: the jobs are priced (dual.py)
+    cs: ChoiceSet | None = None
+    row_of = rows_cs = None
+    if model.priced_in_closed_form:  # nothing listed: the jobs are priced (dual.py)
         oracle = PricingOracle(data)
         base, _, _ = oracle.price(np.zeros(data.R))
         candidates = int((oracle.owned & np.isfinite(base)).sum())
-        cs = None
         metrics.update({"configurations": grid})
     else:
-        cs = enumerate_choices(data)
+        rows_cs, cs, row_of = model.choices
         candidates = int(len(np.unique(cs.job)))
-        metrics.update({"configurations": int(cs.enumerated), "after_pruning": int(cs.K)})
+        metrics.update({"configurations": int(rows_cs.enumerated), "after_pruning": int(cs.K)})
     if candidates == 0:
         return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=0,
                     message="no job can run: none has an allowed configuration that fits the cluster")
@@ -250,7 +303,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         metrics["stopped_in"] = message
         if bound is None and best:
             bound, proof = cheap_bound()
-        gap = relative_gap(data.total_time_s(best), bound)
+        gap = relative_gap(total(best), bound)
         kw = {"admitted_bound": admitted_bound, "admitted_proof": admitted_proof}
         if best and admit_proven and gap is not None and gap <= CLOSED_BY_LP_GAP:  # the incumbent meets the bound: proven
             return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound, proof=proof, **kw)
@@ -263,112 +316,112 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     backend_proof = Proof(kind="backend", backend=getattr(backend, "label", type(backend).__name__))
     admitted_proof: Proof | None = None  # read by stopped() when it is called
 
-    every_job = candidates == data.J and all_fit_at_minimum(data)
-    k_min, admitted_bound, admit_proven = data.J, data.J, True
-    stage1: list[int] | None = None
+    every_job = candidates == model.J and (len(best) == model.J or (model.plain and all_fit_at_minimum(data)))
+    k_min, most, admit_proven = model.J, model.J, True
     stage1_incumbent: dict[int, tuple[int, int]] = {}
     if not every_job:
         if expired():
             return stopped("before stage 1 (max admitted jobs)")
-        # stage 1 needs only each job's count-minimal configurations: a job admitted in any
+        # stage 1 needs only each row's count-minimal configurations: a job admitted in any
         # configuration fits in one of those too (demands are non-negative)
-        cs_min = cs.subset(count_minimal(cs)) if cs is not None else _count_minimal_choices(data, oracle)  # type: ignore[arg-type]
+        if cs is not None:
+            keep = count_minimal(rows_cs)  # type: ignore[arg-type]
+            cs_min, rows_min = cs.subset(keep), row_of[keep]  # type: ignore[index]
+        else:
+            cs_min = _count_minimal_choices(data, oracle)  # type: ignore[arg-type]
+            rows_min = cs_min.job
         metrics["admit_configurations"] = int(cs_min.K)
-        hint = cs_min.indices_present({j: min_configuration(data, j) for j in best}) or None  # type: ignore[misc]
+        hint = model.indices({v: min_configuration(data, v) for v in best}, cs_min, rows_min) or None  # type: ignore[misc]
         if not clock.affords(getattr(backend, "seconds_per_choice", 0.0) * cs_min.K):
             s1 = StageResult(Termination.TIME_LIMIT, None, info={"skipped": "too little time left to build the model"})
         else:
-            s1 = backend.solve_stage(data, cs_min, stage="admit", every_job=False, min_admitted=0,
+            s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0,
                                      time_limit=left(), seed=seed, hint=hint)
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
         if s1.termination == Termination.INFEASIBLE and s1.chosen is None and not best:
             return plan({}, Status.INFEASIBLE, s1.termination, message=no_plan_message("stage 1 (max admitted jobs)", s1))
         admit_proven = s1.termination == Termination.OPTIMAL and s1.chosen is not None
         if s1.chosen is not None and len(s1.chosen) > len(best):
-            stage1_config = config_of(s1.chosen, cs_min)
-            k_min = len(stage1_config)
+            stage1_config = config_of(s1.chosen, cs_min, rows_min)
         else:  # the heuristic admits as many (or the backend found nothing): start from its admitted set
-            stage1_config = {j: min_configuration(data, j) for j in best}  # type: ignore[misc]
-            k_min = len(best)
+            stage1_config = {v: min_configuration(data, v) for v in best}  # type: ignore[misc]
+        k_min = len(stage1_config)
+        count, count_proof, _ = admitted_bound(model)  # a replayable proof when the LP's prices suffice
         if admit_proven:
-            admitted_bound = k_min
-            count, mu = admitted_upper_bound_priced(data)  # a replayable proof when the LP's prices suffice
-            admitted_proof = admission_proof(data, mu) if count <= k_min and mu is not None else backend_proof
+            most = k_min
+            admitted_proof = count_proof if count <= k_min and count_proof is not None else backend_proof
         elif s1.bound is not None:
-            admitted_bound = max(k_min, floor_count(s1.bound))
-            admitted_proof = backend_proof
+            most = max(k_min, floor_count(s1.bound))
+            admitted_proof = count_proof if count <= most and count_proof is not None else backend_proof
         else:
-            count, mu = admitted_upper_bound_priced(data)
-            admitted_bound = max(k_min, count)
-            admitted_proof = admission_proof(data, mu)
+            most = max(k_min, count)
+            admitted_proof = count_proof
         if k_min == 0:
-            return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=admitted_bound,
+            return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=most,
                         admitted_proof=admitted_proof, message="no job fits the cluster at its minimum")
         if len(best) < k_min:
             best = stage1_config  # stage 1 admits more: its plan is the better incumbent
-        if cs is not None:
-            present = cs.indices_present(stage1_config)
-            stage1 = present if len(present) == len(stage1_config) else None
-        else:
-            stage1_incumbent = stage1_config
+        stage1_incumbent = stage1_config
         if expired():
-            return stopped("after stage 1 (max admitted jobs)", admitted_bound=admitted_bound)
+            return stopped("after stage 1 (max admitted jobs)", admitted_bound=most)
 
     if cs is None:
-        if expired() or not clock.affords(REDUCE_SECONDS_PER_JOB * data.J):
-            return stopped(f"before the dual bound and reduced-cost fixing (about {REDUCE_SECONDS_PER_JOB * data.J:.2g} s "
-                           f"for {data.J:,} jobs)", admitted_bound=admitted_bound)
+        if expired() or not clock.affords(REDUCE_SECONDS_PER_JOB * model.J):
+            return stopped(f"before the dual bound and reduced-cost fixing (about {REDUCE_SECONDS_PER_JOB * model.J:.2g} s "
+                           f"for {model.J:,} jobs)", admitted_bound=most)
         incumbents = [best] if every_job or len(best) >= k_min else []
         if not every_job:
             incumbents.append(stage1_incumbent)
-        cs, lp_bound, reduced_best, lp_proof = _reduce_in_price_space(  # type: ignore[arg-type]
+        cs, bound_lp, reduced_best, lp_proof = _reduce_in_price_space(  # type: ignore[arg-type]
             data, oracle, metrics, incumbents, admit=None if every_job else k_min,
             close_gap=CLOSED_BY_LP_GAP if admit_proven else None)
+        row_of_reduced = cs.job if cs is not None else None
         if len(reduced_best) >= len(best) or cs is None:
             best = reduced_best
     else:
         if expired() or not clock.affords(LP_SECONDS_PER_CHOICE * cs.K):
             return stopped(f"before the LP bound (about {LP_SECONDS_PER_CHOICE * cs.K:.2g} s for {cs.K:,} configurations)",
-                           admitted_bound=admitted_bound)
-        cs, lp_bound, best, lp_proof = _reduce(data, cs, metrics, [best], admit=None if every_job else k_min,
-                                               stage1=stage1)
-    incumbent_gap = relative_gap(data.total_time_s(best), lp_bound) if best else None
+                           admitted_bound=most)
+        cs, row_of_reduced, relaxed, best = _reduce(model, cs, row_of, metrics, [best, stage1_incumbent],  # type: ignore[arg-type]
+                                                    admit=None if every_job else k_min, clock=clock)
+        bound_lp, lp_proof = relaxed.bound, relaxed.proof
+    incumbent_gap = relative_gap(total(best), bound_lp) if best else None
     if admit_proven and (cs is None or (incumbent_gap is not None and incumbent_gap <= CLOSED_BY_LP_GAP)):
         # the LP's prices already prove the incumbent within the exact stage's own gap: no model to build
         metrics["stopped_in"] = "after the LP bound (the incumbent meets it)"
-        return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=lp_bound, admitted_bound=admitted_bound,
+        return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound_lp, admitted_bound=most,
                     proof=lp_proof, admitted_proof=admitted_proof)
     build_s = getattr(backend, "seconds_per_choice", 0.0) * cs.K
     if expired() or not clock.affords(build_s):
         return stopped(f"after the LP bound (building the model would take about {build_s:.2g} s for {cs.K:,} configurations)",
-                       bound=lp_bound, admitted_bound=admitted_bound, admit_proven=admit_proven, proof=lp_proof)
-    s2 = backend.solve_stage(data, cs, stage="time", every_job=every_job, min_admitted=k_min,
-                             time_limit=left(), seed=seed, hint=cs.indices_present(best) or None)
+                       bound=bound_lp, admitted_bound=most, admit_proven=admit_proven, proof=lp_proof)
+    s2 = backend.solve_stage(view, cs, stage="time", every_job=every_job, min_admitted=k_min,
+                             time_limit=left(), seed=seed, hint=model.indices(best, cs, row_of_reduced) or None)
     metrics.update(s2.info)
-    # the LP's prices prove lp_bound; a higher bound only the backend's branch and bound proved
-    bound = lp_bound if s2.bound is None else max(lp_bound, s2.bound)
-    proof = lp_proof if bound <= lp_bound else backend_proof
-    found = None if s2.chosen is None else config_of(s2.chosen, cs)
-    best_cost = data.total_time_s(best)
+    # the LP's prices prove its bound; a higher bound only the backend's branch and bound proved
+    bound = bound_lp if s2.bound is None else max(bound_lp, s2.bound)
+    proof = lp_proof if bound <= bound_lp else backend_proof
+    found = None if s2.chosen is None else config_of(s2.chosen, cs, row_of_reduced)
+    best_cost = total(best)
     if (s2.termination == Termination.OPTIMAL and found is not None and s2.bound is not None and best
-            and worse(data.total_time_s(found), best_cost)):
+            and worse(total(found), best_cost)):
         # the model holds only configurations that can beat the incumbent (reduced-cost fixing against
         # it, to rounding): its optimum above the incumbent's cost proves the incumbent optimal
         found = best
         s2 = StageResult(s2.termination, s2.chosen, s2.value, min(s2.bound, best_cost), s2.info)
         metrics["backend_note"] = "the backend's optimum over the configurations left is not below the incumbent"
-    if found is None or worse(data.total_time_s(found), best_cost):
+    if found is None or worse(total(found), best_cost):
         if s2.termination == Termination.ERROR:
             metrics["backend_note"] = no_plan_message("stage 2 (min Σ cost)", s2)
-        return stopped("in stage 2 (min Σ cost)", bound=bound, admitted_bound=admitted_bound, admit_proven=admit_proven,
+        return stopped("in stage 2 (min Σ cost)", bound=bound, admitted_bound=most, admit_proven=admit_proven,
                        proof=proof,
                        term=s2.termination if s2.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
                        note="stage 2 (min Σ cost) did not improve on the incumbent in time; the incumbent is returned")
     proven = s2.termination == Termination.OPTIMAL and admit_proven
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     term = s2.termination if admit_proven else Termination.TIME_LIMIT
-    bound, proof = settled_bound(instance, data.total_time_s(found), len(found), lp_bound=lp_bound, lp_proof=lp_proof,
+    bound, proof = settled_bound(instance, total(found), len(found), lp_bound=bound_lp, lp_proof=lp_proof,
                                  stage=s2, backend_proof=backend_proof, proven=proven, clock=clock, metrics=metrics,
                                  branch=compile is compile_allocation)
-    return plan(found, status, term, bound=bound, admitted_bound=admitted_bound, proof=proof,
+    return plan(found, status, term, bound=bound, admitted_bound=most, proof=proof,
                 admitted_proof=admitted_proof)

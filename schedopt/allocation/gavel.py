@@ -49,7 +49,8 @@ from typing import Any, Callable
 import numpy as np
 
 from schedopt.deadline import Deadline
-from schedopt.allocation.typed import TypedData, compile_typed, typed_bounds, typed_cannot_run, typed_plan
+from schedopt.allocation.model import AllocationModel, cannot_run, compile_typed
+from schedopt.allocation.plans import build_plan, plan_bounds
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
@@ -66,7 +67,7 @@ class GavelData:
     ``s`` (M,) scale factors (the first role's minimum), ``use`` (M, types, R) resources of s_m workers, ``cap``
     (types, R); ``row`` (M, types) the typed row of (m, τ) (-1: none)."""
 
-    typed: TypedData
+    typed: AllocationModel
     T: np.ndarray
     s: np.ndarray
     use: np.ndarray
@@ -315,20 +316,20 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
     admission LP and the LP bound on Σ t, docs/certificates.md)."""
     g = compile_gavel(instance)
     if g.M == 0:
-        return typed_plan(g.typed, solver=solver, config={}, status=Status.HEURISTIC, termination=Termination.COMPLETED,
+        return build_plan(g.typed, solver=solver, config={}, status=Status.HEURISTIC, termination=Termination.COMPLETED,
                           started=started, admitted_bound=0, seed=seed, options=options)
     # "infeasible" is a claim about every plan: only when no job can run alone at any configuration
-    nothing_runs = len(typed_cannot_run(g.typed)) == g.M
+    nothing_runs = len(cannot_run(g.typed)) == g.M
     if not _runnable_pairs(g).any():
         status = Status.INFEASIBLE if nothing_runs else Status.HEURISTIC
-        return typed_plan(g.typed, solver=solver, config={}, status=status,
+        return build_plan(g.typed, solver=solver, config={}, status=status,
                           termination=Termination.INFEASIBLE if nothing_runs else Termination.COMPLETED,
                           started=started, seed=seed, options=options,
                           message="no job can run at its scale factor: none fits any type's capacity with a speed there")
     X, value, why = policy(g, time_limit=time_limit, seed=seed, **kw)
     if X is None:
         term = Termination.TIME_LIMIT if why.startswith("time limit") else Termination.ERROR
-        return typed_plan(g.typed, solver=solver, config={}, status=Status.TIME_LIMIT if term == Termination.TIME_LIMIT else Status.INFEASIBLE,
+        return build_plan(g.typed, solver=solver, config={}, status=Status.TIME_LIMIT if term == Termination.TIME_LIMIT else Status.INFEASIBLE,
                           termination=term, started=started, seed=seed, options=options,
                           message=f"the {objective} LP gave no allocation: {why}")
     config = one_round(g, X, mechanism)
@@ -340,9 +341,9 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
     status = Status.HEURISTIC if config or not nothing_runs else Status.INFEASIBLE
     lp_bound = proof = admitted_bound = admitted_proof = None
     if bound and config:
-        lp_bound, proof, admitted_bound, admitted_proof, more = typed_bounds(g.typed, config)
+        lp_bound, proof, admitted_bound, admitted_proof, more = plan_bounds(g.typed, config)
         metrics.update(more)
-    return typed_plan(g.typed, solver=solver, config=config, status=status,
+    return build_plan(g.typed, solver=solver, config=config, status=status,
                       termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
                       started=started, seed=seed, options=options, metrics=metrics, bound=lp_bound, admitted_bound=admitted_bound,
                       proof=proof, admitted_proof=admitted_proof)

@@ -54,7 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.allocation.typed import TypedData, typed_config_plan, compile_typed
+from schedopt.allocation.model import AllocationModel, compile_typed
+from schedopt.allocation.plans import heuristic_plan
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -70,7 +71,7 @@ MODE_RANK = {"BorrowingOverPreemption": {("fit", True): 1, ("preempt", False): 2
              "PreemptionOverBorrowing": {("preempt", False): 1, ("fit", True): 2, ("preempt", True): 3}}
 
 
-def _requests(data: TypedData, v: int, partial: bool) -> list[tuple[int, int]]:
+def _requests(data: AllocationModel, v: int, partial: bool) -> list[tuple[int, int]]:
     """Row v's counts to try, largest first: the roles' maxima, then (partial admission)
     every smaller count down to the minima (each role clamped to its bounds), so the
     largest count that fits is admitted, as Kueue's search for it finds."""
@@ -84,7 +85,7 @@ def _requests(data: TypedData, v: int, partial: bool) -> list[tuple[int, int]]:
     return out
 
 
-def kueue_admit(data: TypedData, *, strategy: str, when_can_borrow: str, partial: bool,
+def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, partial: bool,
                 preempted: list[int] | None = None, when_can_preempt: str = "TryNextFlavor",
                 preference: str = "BorrowingOverPreemption") -> dict[int, tuple[int, int]]:
     """The admitted rows {row: (c0, c1)} (module docstring); the jobs evicted by
@@ -326,7 +327,7 @@ class KueueAdmission:
         options: dict[str, Any] = {"queueing_strategy": self.strategy, "when_can_borrow": self.when_can_borrow,
                                    "when_can_preempt": self.when_can_preempt, "fungibility_preference": self.preference,
                                    "partial_admission": self.partial, "bound": self.bound}
-        return typed_config_plan(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
+        return heuristic_plan(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
                                  metrics={"heuristic_seconds": time.perf_counter() - started,
                                           "preempted": [instance.jobs[j].id for j in preempted]}, bound=self.bound)
 

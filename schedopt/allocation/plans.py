@@ -1,7 +1,9 @@
-"""Heuristic plans with their certified bounds: :func:`heuristic_plan`, which
-every allocation and quality heuristic returns through, and
-:func:`allocation_plan`, what an outside heuristic returns to be compared,
-checked and certified like the built-in solvers."""
+"""Plans of the one allocation model: :func:`build_plan`, the inverse of the
+model's reduction ({row: (c0, c1)} → counts and a type per job, the objective,
+the metrics and the certificates), which every allocation solver returns through;
+:func:`heuristic_plan`, a heuristic's plan with its certified bounds
+(:func:`plan_bounds`); and :func:`allocation_plan`, what an outside heuristic
+returns to be compared, checked and certified like the built-in solvers."""
 
 from __future__ import annotations
 
@@ -10,13 +12,133 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.allocation.admission import admitted_upper_bound_priced
-from schedopt.allocation.typed import compile_typed, typed_config_plan
-from schedopt.allocation.problem import (AllocationData, admission_proof, build_plan, compile_allocation,
-                                         lagrangian_proof)
+from schedopt.allocation.metrics import allocation_metrics
+from schedopt.allocation.model import (AllocationModel, LpBound, admitted_bound, cannot_run, compile_model, lp_bound)
+from schedopt.allocation.problem import lagrangian_proof, settle_bounds
+from schedopt.allocation.rows import accelerator_utilization
 from schedopt.errors import InputError
+from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
-from schedopt.plan import Plan, Status, Termination
+from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
+
+
+def build_plan(model: AllocationModel, *, solver: str, config: dict[int, tuple[int, int]], status: Status,
+               termination: Termination, started: float, bound: float | None = None,
+               admitted_bound: int | None = None, proof: Proof | None = None, admitted_proof: Proof | None = None,
+               seed: int | None = None, options: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
+               message: str | None = None) -> Plan:
+    """A Plan from {row: (c0, c1)} (at most one row per job): counts and, on a cluster
+    with types, the type per job. ``bound`` is a lower bound on Σ cost, ``proof`` the
+    numbers that prove it (``Proof.value`` is filled in here, in the plan's sense);
+    ``admitted_proof`` proves ``admitted_bound``. The cyclic collector is paused meanwhile."""
+    with paused_gc():
+        rows, instance = model.rows, model.instance
+        assert len({int(model.job[v]) for v in config}) == len(config), "two types for one job"
+        order = sorted(config)
+        allocation = {rows.jobs[v].id: rows.counts_dict(v, *config[v]) for v in order}
+        accelerators = {rows.jobs[v].id: model.accelerator(v) for v in order} if instance.has_types else None
+        has_plan = status not in (Status.INFEASIBLE, Status.TIME_LIMIT)
+        cost = rows.total_time_s(config) if has_plan else None
+        metrics = dict(metrics or {})
+        bound, proof, admitted_proof = settle_bounds(cost=cost, bound=bound, proof=proof, admitted=len(config),
+                                                     admitted_bound=admitted_bound, admitted_proof=admitted_proof,
+                                                     jobs=model.J, metrics=metrics, sign=rows.sign)
+        value = None if cost is None else rows.sign * cost + 0.0
+        all_metrics = allocation_metrics(instance, allocation, accelerators,
+                                         used=rows.usage(config) if model.plain else None)
+        if accelerators is not None:
+            all_metrics["utilization_by_accelerator"] = accelerator_utilization(instance, allocation, accelerators)
+        if instance.queues:
+            all_metrics["queue_usage"] = queue_usage(model, config)
+        admitted = {int(model.job[v]) for v in config}
+        paused = [j for j in range(model.J) if j not in admitted]
+        never = cannot_run(model, paused) if paused else {}
+        if never:
+            all_metrics["cannot_run"] = never  # paused for good: no plan can ever run them
+        all_metrics.update(metrics)
+        return Plan(
+            instance=instance.name, problem=rows.problem, solver=solver, status=status, termination=termination,
+            objective=Objective(name=rows.objective_name, sense=rows.sense, value=value, bound=bound,
+                                gap=relative_gap(value, bound), admitted=len(config), admitted_bound=admitted_bound),
+            solve_seconds=time.perf_counter() - started, allocation=allocation, accelerators=accelerators,
+            paused=[instance.jobs[j].id for j in paused], metrics=all_metrics, seed=seed, options=options or {},
+            message=message,
+            certificate=Certificate(bound=proof, admitted_bound=admitted_proof) if proof or admitted_proof else None,
+        )
+
+
+def queue_usage(model: AllocationModel, config: dict[int, tuple[int, int]]) -> dict[str, dict[str, float]]:
+    """What each queue's admitted jobs use, per ``resource@flavor`` (Kueue's usage against its quotas)."""
+    instance = model.instance
+    out: dict[str, dict[str, float]] = {q.name: {} for q in instance.queues or []}
+    flavors = instance.flavors
+    for v, (c0, c1) in config.items():
+        job = instance.jobs[int(model.job[v])]
+        if job.queue is None:
+            continue
+        demand = instance.role_demand(job)
+        use = c0 * demand[0] + (c1 * demand[1] if len(demand) == 2 else 0.0)
+        f = flavors[int(model.kind[v])]
+        for r, amount in zip(instance.resources, use):
+            if amount:
+                key = f"{r}@{f}"
+                out[job.queue][key] = out[job.queue].get(key, 0.0) + float(amount)
+    return out
+
+
+def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, lp: LpBound | None = None,
+                dual: Any = None) -> tuple[float | None, Proof | None, int | None, Proof | None, dict[str, Any]]:
+    """A plan's certified bounds: the admission LP's bound on the admitted count and, when
+    the plan admits that many, the LP bound on Σ cost among plans admitting as many:
+    the Lagrangian dual in price space (no configurations listed) where the model prices
+    in closed form, else the LP over the listed configurations by column generation.
+    ``lp``: an LP already solved, reused when its admission row matches; ``dual``: a
+    :class:`~schedopt.allocation.dual.DualResult` over every job, reused when every job
+    is admitted. Returns (bound, its proof, admitted bound, its proof, metrics)."""
+    from schedopt.allocation.relaxation import from_dual, relax_in_price_space
+
+    if model.J == 0:
+        return 0.0, lagrangian_proof(model.rows, np.zeros(model.rows.R), names=model.resource_names), 0, None, {}
+    if not config:
+        return None, None, None, None, {}
+    admitted_proof = None
+    if len(config) < model.J:  # a bound on Σ t holds among plans admitting as many: prove no plan admits more
+        count, admitted_proof, _ = admitted_bound(model)
+        most = max(count, len(config))
+    else:
+        most = model.J
+    if most != len(config):
+        return None, None, most, admitted_proof, {}
+    admit = None if len(config) == model.J else len(config)
+    if model.priced_in_closed_form:
+        relaxed = from_dual(model.rows, dual, admit) if dual is not None and admit is None else \
+            relax_in_price_space(model.rows, admit=admit)
+        result = relaxed.result
+        return relaxed.bound, relaxed.proof, most, admitted_proof, {
+            "bound_method": "lagrangian-dual", "bound_iterations": result.iterations, "bound_seconds": result.seconds,
+            "bound_lp_gap": result.lp_gap}
+    if lp is None or lp.proof.admit != admit:
+        _, cs, row_of = model.choices
+        lp = lp_bound(model, cs, admit=admit, seed_columns=model.seed_columns(config, cs, row_of))
+    return lp.bound, lp.proof, most, admitted_proof, {"bound_method": "lagrangian (LP, column generation)"}
+
+
+def heuristic_plan(model: AllocationModel, config: dict[int, tuple[int, int]], *, solver: str, started: float,
+                   seed: int | None, options: dict[str, Any], metrics: dict[str, Any], bound: bool = True,
+                   lp: LpBound | None = None, dual: Any = None) -> Plan:
+    """A heuristic's Plan of {row: (c0, c1)}, with the certified bounds when ``bound``
+    (:func:`plan_bounds`), each with its certificate (the prices) for ``schedopt check``
+    to replay. An empty plan claims infeasibility only when no job can run alone (a
+    heuristic may just not admit any)."""
+    value_bound = proof = most = admitted_proof = None
+    if bound:
+        value_bound, proof, most, admitted_proof, more = plan_bounds(model, config, lp=lp, dual=dual)
+        metrics = {**metrics, **more}
+    status = Status.HEURISTIC if config or model.J == 0 or len(cannot_run(model)) < model.J else Status.INFEASIBLE
+    return build_plan(model, solver=solver, config=config, status=status,
+                      termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
+                      started=started, bound=value_bound, admitted_bound=most, proof=proof,
+                      admitted_proof=admitted_proof, seed=seed, options=options, metrics=metrics)
 
 
 def allocation_plan(instance: Instance, allocation: dict[str, dict[str, int]], *, solver: str,
@@ -30,8 +152,8 @@ def allocation_plan(instance: Instance, allocation: dict[str, dict[str, int]], *
     On a cluster with accelerator types ``accelerators`` names each admitted job's
     type (job id -> type); queues' quotas and spread are rows of the same model."""
     t0 = time.perf_counter() if started is None else started
+    model = compile_model(instance)
     config: dict[int, tuple[int, int]] = {}
-    typed = compile_typed(instance) if instance.typed else None
     for job_id, counts in allocation.items():
         if job_id not in instance.job_index:
             raise InputError(solver, f'allocation names unknown job "{job_id}"')
@@ -40,61 +162,14 @@ def allocation_plan(instance: Instance, allocation: dict[str, dict[str, int]], *
         if set(counts) != set(names):
             raise InputError(solver, f"allocation.{job_id}: roles {sorted(counts)} != the job's roles {sorted(names)}")
         c = (int(counts[names[0]]), int(counts[names[1]]) if len(names) == 2 else 0)
-        if typed is None:
-            config[j] = c
-            continue
         kind = (accelerators or {}).get(job_id)
         if instance.has_types and kind is None:
             raise InputError(solver, f"accelerators.{job_id}: the cluster has accelerator types; name the job's "
                                      f"(accelerators={{job id: type}})")
-        row = next((v for v in range(int(typed.job_start[j]), int(typed.job_start[j + 1])) if typed.accelerator(v) == kind),
-                   None)
+        row = next((v for v in range(int(model.job_start[j]), int(model.job_start[j + 1]))
+                    if model.plain or model.accelerator(v) == kind), None)
         if row is None:
             raise InputError(solver, f'accelerators.{job_id}: the job has no speed on "{kind}"')
         config[row] = c
-    if typed is not None:
-        return typed_config_plan(typed, config, solver=solver, started=t0, seed=seed, options=options or {},
-                                 metrics=metrics or {}, bound=bound)
-    data = compile_allocation(instance)
-    return heuristic_plan(data, config, sorted(config), solver=solver, started=t0, seed=seed, options=options or {},
+    return heuristic_plan(model, config, solver=solver, started=t0, seed=seed, options=options or {},
                           metrics=metrics or {}, bound=bound)
-
-
-def heuristic_plan(data: AllocationData, config: dict[int, tuple[int, int]], admitted: list[int], *, solver: str,
-                   started: float, seed: int | None, options: dict[str, Any], metrics: dict[str, Any],
-                   bound: bool = True, dual: Any = None) -> Plan:
-    """A heuristic's Plan, with the certified bounds when ``bound``: the LP bound
-    on the admitted count, and the Lagrangian dual bound on the objective (the
-    LP relaxation's value, found in the space of prices without enumerating
-    configurations; an admission row when some jobs are paused) when the
-    heuristic admitted as many jobs as that bound allows. Both carry their
-    certificate (the prices) for ``schedopt check`` to replay. ``bound_lp_gap``
-    in the metrics certifies how far it may be below the LP bound. ``dual``: a
-    :class:`~schedopt.allocation.dual.DualResult` already solved over every job
-    with no admission row, reused when every job is admitted."""
-    from schedopt.allocation.relaxation import from_dual, relax_in_price_space
-
-    lp_bound = admitted_bound = proof = admitted_proof = None
-    if bound:
-        if len(admitted) < data.J:
-            admitted_bound, mu = admitted_upper_bound_priced(data)
-            admitted_proof = admission_proof(data, mu)
-        else:
-            admitted_bound = data.J
-        if admitted_bound == len(admitted) and admitted:
-            every = len(admitted) == data.J
-            admit = None if every else len(admitted)
-            relaxed = from_dual(data, dual, admit) if dual is not None and every else relax_in_price_space(data, admit=admit)
-            dual = relaxed.result
-            lp_bound, proof = relaxed.bound, relaxed.proof
-            metrics = {**metrics, "bound_method": "lagrangian-dual", "bound_iterations": dual.iterations,
-                       "bound_seconds": dual.seconds, "bound_lp_gap": dual.lp_gap}
-        elif admitted_bound == len(admitted) and data.J == 0:
-            lp_bound, proof = 0.0, lagrangian_proof(data, np.zeros(data.R))
-    status = Status.HEURISTIC if admitted or data.J == 0 else Status.INFEASIBLE
-    return build_plan(
-        data, solver=solver, config=config, status=status,
-        termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,
-        started=started, bound=lp_bound, admitted_bound=admitted_bound, seed=seed, options=options, metrics=metrics,
-        proof=proof, admitted_proof=admitted_proof,
-    )

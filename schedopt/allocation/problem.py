@@ -18,7 +18,6 @@ and have count 0 in slot 1.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +26,7 @@ import numpy as np
 from schedopt.gcpause import paused_gc
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
-from schedopt.allocation.metrics import allocation_metrics
-from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
+from schedopt.plan import Proof
 from schedopt.allocation.jobtime import job_time_s, training_s
 from schedopt.allocation.objectives import is_weighted, objective_terms
 from schedopt.tolerances import BOUND_NOISE, capacity_limit
@@ -566,72 +564,6 @@ def settle_bounds(*, cost: float | None, bound: float | None, proof: Proof | Non
     return stated, proof, admitted_proof
 
 
-def build_plan(
-    data: AllocationData,
-    *,
-    solver: str,
-    config: dict[int, tuple[int, int]],
-    status: Status,
-    termination: Termination,
-    started: float,
-    bound: float | None = None,
-    admitted_bound: int | None = None,
-    seed: int | None = None,
-    options: dict[str, Any] | None = None,
-    metrics: dict[str, Any] | None = None,
-    message: str | None = None,
-    proof: Proof | None = None,
-    admitted_proof: Proof | None = None,
-) -> Plan:
-    """A Plan from per-job configurations ``config`` (job index -> (c0, c1)).
-    ``bound`` is a lower bound on Σ cost, ``proof`` the numbers that prove it
-    (``Proof.value`` is filled in here, in the plan's sense); ``admitted_proof``
-    proves ``admitted_bound``. The cyclic collector is paused meanwhile (:mod:`schedopt.gcpause`)."""
-    with paused_gc():
-        return _build_plan(data, solver=solver, config=config, status=status, termination=termination,
-                           started=started, bound=bound, admitted_bound=admitted_bound, seed=seed, options=options,
-                           metrics=metrics, message=message, proof=proof, admitted_proof=admitted_proof)
-
-
-def _build_plan(data: AllocationData, *, solver: str, config: dict[int, tuple[int, int]], status: Status,
-                termination: Termination, started: float, bound: float | None, admitted_bound: int | None,
-                seed: int | None, options: dict[str, Any] | None, metrics: dict[str, Any] | None,
-                message: str | None, proof: Proof | None, admitted_proof: Proof | None) -> Plan:
-    instance = data.instance
-    allocation = {data.jobs[j].id: data.counts_dict(j, *config[j]) for j in sorted(config)}
-    cost = data.total_time_s(config) if status not in (Status.INFEASIBLE, Status.TIME_LIMIT) else None
-    metrics = dict(metrics or {})
-    bound, proof, admitted_proof = settle_bounds(cost=cost, bound=bound, proof=proof, admitted=len(config),
-                                                 admitted_bound=admitted_bound, admitted_proof=admitted_proof,
-                                                 jobs=data.J, metrics=metrics, sign=data.sign)
-    value = None if cost is None else data.sign * cost + 0.0
-    all_metrics = allocation_metrics(instance, allocation, used=data.usage(config))
-    never = cannot_run(data, [j for j in range(data.J) if j not in config]) if len(config) < data.J else {}
-    if never:
-        all_metrics["cannot_run"] = never  # paused for good: no plan can ever run them
-    all_metrics.update(metrics)
-    certificate = Certificate(bound=proof, admitted_bound=admitted_proof) if proof or admitted_proof else None
-    return Plan(
-        instance=instance.name,
-        problem=data.problem,
-        solver=solver,
-        status=status,
-        termination=termination,
-        objective=Objective(
-            name=data.objective_name, sense=data.sense, value=value, bound=bound, gap=relative_gap(value, bound),
-            admitted=len(config), admitted_bound=admitted_bound,
-        ),
-        solve_seconds=time.perf_counter() - started,
-        allocation=allocation,
-        paused=[job.id for j, job in enumerate(data.jobs) if j not in config],
-        metrics=all_metrics,
-        seed=seed,
-        options=options or {},
-        message=message,
-        certificate=certificate,
-    )
-
-
 def lagrangian_proof(data: AllocationData, lam: np.ndarray, nu: float = 0.0, admit: int | None = None,
                      names: list[str] | None = None) -> Proof:
     """The certificate of a Lagrangian bound L(λ, ν) (``schedopt.plan.Proof``):
@@ -641,10 +573,3 @@ def lagrangian_proof(data: AllocationData, lam: np.ndarray, nu: float = 0.0, adm
     every = admit is None or admit >= data.J
     return Proof(kind="lagrangian", prices={r: float(v) for r, v in zip(names or data.instance.resources, lam)},
                  admit=None if every else int(admit), admit_price=None if every else max(0.0, float(nu)))
-
-
-def admission_proof(data: AllocationData, mu: np.ndarray | None) -> Proof | None:
-    """The certificate of the admitted-count bound: the admission LP's prices μ."""
-    if mu is None:
-        return None
-    return Proof(kind="lp-dual", prices={r: float(v) for r, v in zip(data.instance.resources, np.maximum(mu, 0.0))})

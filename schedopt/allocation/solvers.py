@@ -21,9 +21,9 @@ from schedopt.allocation.milp import HighsBackend
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.price_guided import (REPAIR_SKIP_GAP, PricedAllocation, allocate_at_prices, dual_admission,
                                               exact_repair, minimum_counts)
+from schedopt.allocation.model import AllocationModel, admitted_bound, compile_typed
 from schedopt.allocation.problem import compile_allocation
-from schedopt.allocation.typed import (TYPE_CHOICES, compile_typed, solve_typed_exact, typed_admitted_bound,
-                                       typed_config_plan, typed_greedy, typed_heuristic_plan, typed_repair)
+from schedopt.allocation.typed import TYPE_CHOICES, typed_greedy, typed_repair
 from schedopt.deadline import Deadline
 from schedopt.errors import InputError
 from schedopt.instance import Instance
@@ -72,20 +72,21 @@ class OptimusGreedy:
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
         instance = _posed(instance, self.objective)
-        if instance.typed:  # accelerator types (typed.py): a type per job, then eq. 9 on it
-            return typed_heuristic_plan(instance, solver=self.name, choice=self.accelerator_choice, started=started,
-                                        seed=seed, bound=self.bound,
-                                        options=_with_objective({"stop_rule": self.stop_rule, "priority_factor": self.priority_factor,
-                                                 "bound": self.bound, "accelerator_choice": self.accelerator_choice},
-                                                 self.objective),
-                                        stop_rule=self.stop_rule, priority_factor=self.priority_factor)
+        options = {"stop_rule": self.stop_rule, "priority_factor": self.priority_factor, "bound": self.bound}
+        if instance.typed:  # accelerator types, queues or spread (typed.py): a type per job, then eq. 9 on it
+            model = compile_typed(instance)
+            config, counters, lp = typed_greedy(model, self.accelerator_choice, stop_rule=self.stop_rule,
+                                                priority_factor=self.priority_factor)
+            counters.update({"heuristic_seconds": time.perf_counter() - started, "accelerator_choice": self.accelerator_choice})
+            return heuristic_plan(model, config, solver=self.name, started=started, seed=seed, bound=self.bound, lp=lp,
+                                  options=_with_objective({**options, "accelerator_choice": self.accelerator_choice},
+                                                          self.objective), metrics=counters)
         data = compile_allocation(instance)
-        admitted, start = admit(data, self.admission)
+        _, start = admit(data, self.admission)
         config, counters = greedy_allocate(data, start, stop_rule=self.stop_rule, priority_factor=self.priority_factor)
         greedy_s = time.perf_counter() - started
-        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,
-                              options=_with_objective({"stop_rule": self.stop_rule, "priority_factor": self.priority_factor,
-                                                       "bound": self.bound, "admission": self.admission}, self.objective),
+        return heuristic_plan(AllocationModel.of_jobs(data), config, solver=self.name, started=started, seed=seed,
+                              options=_with_objective({**options, "admission": self.admission}, self.objective),
                               metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)
 
 
@@ -105,8 +106,7 @@ class OptimusMilp:
         instance = _posed(instance, self.objective)
         backend = HighsBackend(self.rel_gap, self.threads, self.presolve)
         options = _with_objective({"rel_gap": self.rel_gap, "threads": self.threads, "presolve": self.presolve}, self.objective)
-        drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
-        return drive(backend, self.name, instance, time_limit=time_limit, seed=seed, options=options)
+        return solve_exact(backend, self.name, instance, time_limit=time_limit, seed=seed, options=options)
 
 
 @register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",),
@@ -120,8 +120,7 @@ class OptimusCpSat:
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         instance = _posed(instance, self.objective)
-        drive = solve_typed_exact if instance.typed else solve_exact  # a cluster with accelerator types: typed.py
-        return drive(CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
+        return solve_exact(CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
                      options=_with_objective({"workers": self.workers}, self.objective))
 
 
@@ -167,13 +166,12 @@ class OptimusLagrange:
                     best = PricedAllocation(members=members, total_s=total, counts=counts, dual=best.dual,
                                             metrics={**best.metrics, "repairs": repairs})
             dual = best.dual if len(best.members) == data.J else None  # the plan's bound when it covers every job
-            admitted = sorted(best.members.tolist())
             config = best.config()
             metrics = {**best.metrics, "admission_candidates": len(candidates)}
         metrics["heuristic_seconds"] = time.perf_counter() - started
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"  # the clock, not max_moves, ended the search
-        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
+        return heuristic_plan(AllocationModel.of_jobs(data), config, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                               options=self._options(), metrics=metrics, bound=self.bound, dual=dual)
 
     def _options(self) -> dict[str, Any]:
@@ -211,10 +209,10 @@ class OptimusLagrange:
         metrics["heuristic_seconds"] = clock.spent()
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"
-        return typed_config_plan(data, config, solver=self.name, started=clock.started, seed=seed,  # type: ignore[attr-defined]
-                                 options=self._options(), metrics=metrics, bound=self.bound, lp=lp)
+        return heuristic_plan(data, config, solver=self.name, started=clock.started, seed=seed,  # type: ignore[attr-defined]
+                              options=self._options(), metrics=metrics, bound=self.bound, lp=lp)
 
 
 def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:
     """Whether the typed admission LP proves no plan admits more jobs than ``config``."""
-    return len(config) == data.J or typed_admitted_bound(data)[0] <= len(config)
+    return len(config) == data.J or admitted_bound(data)[0] <= len(config)

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from schedopt.allocation.jobtime import training_s
+from schedopt.allocation.model import AllocationModel
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import AllocationData, compile_allocation, inverse_capacity
 from schedopt.allocation.admission import admit
@@ -562,7 +563,7 @@ class Dl2:
             note = f"the policy does not know the models {', '.join(unknown)}: their jobs are seen as 'other'"
         if note:
             logging.getLogger("schedopt").warning("dl2: %s", note)
-        plan = heuristic_plan(data, config, sorted(config), solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
+        plan = heuristic_plan(AllocationModel.of_jobs(data), config, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
                               options={"policy": self.policy_path, "bound": self.bound},
                               metrics={"heuristic_seconds": time.perf_counter() - started,
                                        "trained": source != "untrained", "policy_source": source,

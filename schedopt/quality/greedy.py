@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from schedopt.allocation.model import AllocationModel
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.errors import InputError
@@ -164,7 +165,7 @@ class SlaqGreedy:
         admitted, start = admit(data, self.admission)  # the tie-break cost is -R_j at the minimum
         config, counters = slaq_greedy(data, start, stop_rule=self.stop_rule)
         greedy_s = time.perf_counter() - started
-        return heuristic_plan(data, config, admitted, solver=self.name, started=started, seed=seed,
+        return heuristic_plan(AllocationModel.of_jobs(data), config, solver=self.name, started=started, seed=seed,
                               options={"stop_rule": self.stop_rule, "bound": self.bound, "admission": self.admission},
                               metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)
 

@@ -205,11 +205,10 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
             s.estimate = est
     err_steps: list[float] = []
     err_speed: list[float] = []
-    from schedopt.allocation.problem import cannot_run, compile_allocation
-    from schedopt.allocation.typed import compile_typed, typed_cannot_run
+    from schedopt.allocation.model import cannot_run as model_cannot_run, compile_model
 
     # reported at once, never scheduled (no round could run them)
-    never = typed_cannot_run(compile_typed(workload)) if workload.typed else cannot_run(compile_allocation(workload))
+    never = model_cannot_run(compile_model(workload))
     order = sorted((i for i in range(len(states)) if states[i].job.id not in never), key=lambda i: states[i].job.arrival)
     limit = horizon_s if horizon_s is not None else MAX_HORIZON_S
     cap = workload.capacity_total
