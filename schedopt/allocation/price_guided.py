@@ -32,7 +32,7 @@ from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.problem import AllocationData
 from schedopt.allocation.admission import minimum_configurations
 from schedopt.speed import FORMULA_FORMS
-from schedopt.tolerances import BISECTION_TOL, REPAIR_REL_GAP, REPAIR_SKIP_GAP, TINY, capacity_limit, improves
+from schedopt.tolerances import BISECTION_TOL, TINY, capacity_limit
 
 
 class _Times:
@@ -405,109 +405,6 @@ def least_reduced_cost(rc: np.ndarray, current: list[int], limit: int = REPAIR_M
     keep = rc <= np.partition(rc, limit - 1)[limit - 1]
     keep[current] = True
     return keep
-
-
-def exact_repair(data: AllocationData, counts: np.ndarray, members: np.ndarray, minimums: np.ndarray,
-                 dual: DualResult, *, clock: Deadline = NO_LIMIT) -> tuple[np.ndarray, np.ndarray, int]:
-    """Large-neighbourhood search with an exact step: up to :data:`REPAIR_ROUNDS` times, the
-    jobs most likely misplaced (:func:`repair_neighbourhood`: the admitted jobs dearest at the
-    prices λ (with paused jobs, the prices of the dual with the admission row), those furthest
-    from their priced-best configuration, and the paused jobs cheapest at their minimum;
-    :data:`REPAIR_JOBS` at first, and after a round that finds nothing a wider neighbourhood
-    filling :data:`REPAIR_MAX_CONFIGURATIONS`) are re-chosen by the exact model
-    (Pyomo + HiGHS) over the capacity the other jobs leave, keeping as many of them admitted.
-    What local search cannot do in one move (pause one job, admit another at more tasks,
-    shrink two others to make room) is one step here. Nothing is tried when the dual's bound
-    (``dual``, over ``members``; with paused jobs, the dual with the admission row) already
-    proves the plan within :data:`REPAIR_SKIP_GAP`. Returns (counts, members, repairs made)."""
-    from dataclasses import replace as with_fields
-
-    from schedopt.allocation.milp import HighsBackend  # the exact backend (imports Pyomo on use)
-    from schedopt.allocation.problem import enumerate_choices
-
-    member = np.zeros(data.J, dtype=bool)
-    member[members] = True
-    can_run = minimums[:, 0] >= 0
-    backend = HighsBackend(rel_gap=REPAIR_REL_GAP, threads=1, presolve=True, max_nodes=REPAIR_MAX_NODES)
-    oracle = PricingOracle(data)
-    if not member[can_run].all():  # jobs are paused: rank at the prices of the dual with the admission row
-        dual = relax_in_price_space(data, admit=int(member.sum()), oracle=oracle).result
-    lam = dual.lam
-
-    times = _Times(data)
-
-    def job_times() -> np.ndarray:
-        """(J,) each admitted job's time at its counts, inf for the others."""
-        return np.where(member, times.at(counts[:, 0], counts[:, 1]), np.inf)
-
-    def total() -> float:
-        return float(sum(job_times()[member].tolist()))
-
-    if total() - dual.bound <= REPAIR_SKIP_GAP * max(1.0, abs(total())):
-        return counts, members, 0  # already proven within the tolerance: nothing to repair
-    best_priced, _, _ = oracle.price(lam)  # (J,) each job's least t_k + λ·u_k
-    repairs = offset = 0  # offset: how far down the rankings this round's neighbourhood starts
-    size = REPAIR_JOBS  # jobs in a neighbourhood
-    tried: set[bytes] = set()  # neighbourhoods solved already (sorted job indices)
-    for _ in range(REPAIR_ROUNDS):
-        if clock.expired():
-            break
-        use = _use(counts, data.demand, np.arange(data.J))  # (J, R)
-        t = job_times()
-        paused = np.flatnonzero(~member & can_run)
-        if len(paused):
-            at_min = times.at(np.maximum(minimums[:, 0], 0), np.maximum(minimums[:, 1], 0))[paused]
-            use_min = minimums[paused, 0, None] * data.demand[paused, 0] + minimums[paused, 1, None] * data.demand[paused, 1]
-            paused = paused[np.argsort(at_min + use_min @ lam, kind="stable")]  # cheapest first
-        hood = repair_neighbourhood(member, np.where(member, t + use @ lam, np.inf), best_priced, paused, offset, size)
-        if not len(hood):
-            break
-        if hood.tobytes() in tried:  # solved already (the rankings moved little): widen, or stop
-            offset += 1
-            if offset >= REPAIR_MISSES:
-                break
-            continue
-        tried.add(hood.tobytes())
-        cs = enumerate_choices(data, hood)
-        if cs.K == 0:
-            break
-        # after a miss, the next neighbourhood fills the configuration budget: jobs with few
-        # configurations (after dominance pruning) are re-chosen many at a time
-        fill = max(REPAIR_JOBS, min(data.J, int(REPAIR_MAX_CONFIGURATIONS * len(hood) / cs.K)))
-        current = {int(j): (int(counts[j, 0]), int(counts[j, 1])) for j in hood.tolist() if member[j]}
-        trimmed = cs.K > REPAIR_MAX_CONFIGURATIONS
-        if trimmed:
-            cs = cs.subset(least_reduced_cost(cs.cost + cs.use @ lam - best_priced[cs.job], cs.indices_present(current)))
-        rest = member.copy()
-        rest[hood] = False
-        free = data.cap - use[rest].sum(axis=0)
-        sub = with_fields(data, cap=np.maximum(free, 0.0))
-        keep_admitted = int(member[hood].sum())
-        hint = cs.indices_present(current) or None
-        left = clock.remaining()
-        if left is not None and left < MIN_REPAIR_SOLVE_S:
-            break
-        result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep_admitted,
-                                     time_limit=left, seed=0, hint=hint)
-        before = float(sum(t[j] for j in current))
-        if (result.chosen is not None and len(result.chosen) >= keep_admitted
-                and improves(float(cs.cost[result.chosen].sum()), before)):
-            member[hood] = False
-            counts[hood] = 0
-            for k in result.chosen:
-                j = int(cs.job[k])
-                member[j] = True
-                counts[j] = cs.counts[k]
-            repairs += 1
-            if total() - dual.bound <= REPAIR_SKIP_GAP * max(1.0, abs(total())):
-                break
-            if len(hood) == int(can_run.sum()) and not trimmed:
-                break  # every job and every configuration: that solve was the exact model's
-        else:
-            offset, size = offset + 1, fill  # nothing better here: wider, down the rankings
-            if offset >= REPAIR_MISSES:
-                break
-    return counts, np.flatnonzero(member), repairs
 
 
 def dual_admission(data: AllocationData, k: int, minimums: np.ndarray, *, oracle: PricingOracle | None = None,

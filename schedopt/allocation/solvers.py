@@ -19,17 +19,18 @@ from schedopt.allocation.greedy import StopRule, greedy_allocate
 from schedopt.allocation.objectives import OBJECTIVES
 from schedopt.allocation.milp import HighsBackend
 from schedopt.allocation.plans import heuristic_plan
-from schedopt.allocation.price_guided import (REPAIR_SKIP_GAP, PricedAllocation, allocate_at_prices, dual_admission,
-                                              exact_repair, minimum_counts)
+from schedopt.allocation.price_guided import PricedAllocation, allocate_at_prices, dual_admission, minimum_counts
+from schedopt.allocation.relaxation import relax_in_price_space
+from schedopt.allocation.repair import exact_repair
 from schedopt.allocation.model import AllocationModel, admitted_bound, compile_typed
 from schedopt.allocation.problem import compile_allocation
-from schedopt.allocation.typed import TYPE_CHOICES, typed_greedy, typed_repair
+from schedopt.allocation.typed import TYPE_CHOICES, typed_greedy
 from schedopt.deadline import Deadline
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.registry import register
-from schedopt.tolerances import MIP_REL_GAP
+from schedopt.tolerances import MIP_REL_GAP, REPAIR_SKIP_GAP
 
 
 def _objective(solver: str, objective: str | None) -> str | None:
@@ -159,12 +160,18 @@ class OptimusLagrange:
                        for members in candidates]
             best = max(results, key=lambda r: (len(r.members), -r.total_s))  # the first among equals
             if self.repair and self.max_moves:  # the exact repair, on the better plan only
-                counts, members, repairs = exact_repair(data, best.counts.copy(), best.members, minimums, best.dual,
-                                                        clock=clock)
-                total = float(sum(data.time_s(int(j), int(counts[j, 0]), int(counts[j, 1])) for j in members.tolist()))
-                if repairs and len(members) >= len(best.members) and total < best.total_s:
-                    best = PricedAllocation(members=members, total_s=total, counts=counts, dual=best.dual,
-                                            metrics={**best.metrics, "repairs": repairs})
+                dual_now = best.dual
+                if len(best.members) < int((minimums[:, 0] >= 0).sum()):  # jobs paused: the dual with the admission row
+                    dual_now = relax_in_price_space(data, admit=len(best.members)).result
+                repaired, repairs = exact_repair(AllocationModel.of_jobs(data), best.config(), dual_now.lam,
+                                                 bound=dual_now.bound, clock=clock)
+                total = data.total_time_s(repaired)
+                if repairs and len(repaired) >= len(best.members) and total < best.total_s:
+                    counts = np.zeros_like(best.counts)
+                    for j, c in repaired.items():
+                        counts[j] = c
+                    best = PricedAllocation(members=np.array(sorted(repaired), dtype=np.int64), total_s=total,
+                                            counts=counts, dual=best.dual, metrics={**best.metrics, "repairs": repairs})
             dual = best.dual if len(best.members) == data.J else None  # the plan's bound when it covers every job
             config = best.config()
             metrics = {**best.metrics, "admission_candidates": len(candidates)}
@@ -205,7 +212,7 @@ class OptimusLagrange:
                                     and total - lp.bound <= REPAIR_SKIP_GAP * max(1.0, total)
                                     and _admits_most(data, config))  # and no plan admits more
             if self.repair and self.max_moves and lp is not None and not proven:  # the exact repair
-                config, metrics["repairs"] = typed_repair(data, config, lp, clock=clock)
+                config, metrics["repairs"] = exact_repair(data, config, lp.lp.lam, clock=clock)
         metrics["heuristic_seconds"] = clock.spent()
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"

@@ -6,32 +6,27 @@ speed on that type (``Job.speed_by_accelerator``, else ``Job.speed``). The model
 builder, admission LP and bounds are the untyped ones (``exact.py``, ``plans.py``,
 ``admission.py``). What is the types' own is here: choosing each job's type
 (:func:`typed_admission`, "aware" or "blind"), eq. 9's greedy over the chosen rows
-guided by the LP (:func:`typed_greedy`), the exact repair of ``optimus-lagrange``
-over rows of several types (:func:`typed_repair`), and what a scheduler blind to
-types does (:func:`erase_types`, :func:`type_blind_plan`).
+guided by the LP (:func:`typed_greedy`), and what a scheduler blind to types does
+(:func:`erase_types`, :func:`type_blind_plan`). ``optimus-lagrange``'s exact repair
+is the model's one (``repair.py``).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.lagrange import round_lp, solve_lp
-from schedopt.allocation.milp import HighsBackend
 from schedopt.allocation.model import AllocationModel, LpBound, admitted_bound, compile_typed, lp_bound
 from schedopt.allocation.plans import heuristic_plan
-from schedopt.allocation.price_guided import (REPAIR_MAX_NODES, REPAIR_REL_GAP, least_reduced_cost,
-                                              repair_neighbourhood)
 from schedopt.allocation.problem import ChoiceSet, inverse_capacity
-from schedopt.deadline import NO_LIMIT, Deadline
 from schedopt.instance import Instance
 from schedopt.plan import Plan
-from schedopt.tolerances import IMPROVE_TOL, capacity_limit, improves
+from schedopt.tolerances import IMPROVE_TOL, capacity_limit
 
 #: how a heuristic picks a job's type: the one where its minimum configuration runs
 #: fastest ("aware"), or the first type in the cluster's order with room ("blind",
@@ -390,81 +385,3 @@ def type_blind_plan(instance: Instance, untyped: Any, *, solver: str, started: f
                "heuristic_seconds": time.perf_counter() - started}
     return heuristic_plan(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
                           bound=bound)
-
-
-def typed_repair(data: AllocationModel, config: dict[int, tuple[int, int]], lp: LpBound, *, jobs: int = 32,
-                 misses: int = 2, rounds: int = 4, max_configurations: int = 1_500,
-                 clock: Deadline = NO_LIMIT) -> tuple[dict[int, tuple[int, int]], int]:
-    """``optimus-lagrange``'s exact repair on a typed cluster: up to ``rounds`` times, ``jobs`` jobs
-    (the admitted ones dearest at the LP's prices per (type, resource), those furthest from their
-    priced-best configuration on any type, the paused ones cheapest) are re-chosen, type and counts,
-    by the exact model over the capacity the others leave, keeping as many admitted (at most
-    ``max_configurations`` of theirs: those of least reduced cost, and the current ones); stops after
-    ``misses`` neighbourhoods that find nothing. Returns (config {row: counts}, repairs made)."""
-
-    rows_cs, cs, row_of = data.choices
-    if not config or cs.K == 0:
-        return config, 0
-    lam = lp.lp.lam
-    priced = cs.cost + cs.use @ lam
-    nonempty = np.diff(cs.start) > 0
-    best = np.full(data.J, math.inf)
-    best[nonempty] = np.minimum.reduceat(priced, cs.start[:-1][nonempty])
-    backend = HighsBackend(rel_gap=REPAIR_REL_GAP, threads=1, presolve=True, max_nodes=REPAIR_MAX_NODES)
-    view = data.by_job
-    # the neighbourhood fills the configuration budget: rigid jobs (a configuration or two per
-    # type) are re-chosen hundreds at a time, elastic ones ``jobs`` at a time
-    per_job = cs.K / max(1, int(nonempty.sum()))
-    size = max(jobs, min(data.J, int(max_configurations / max(per_job, 1.0))))
-    tried: set[bytes] = set()  # neighbourhoods solved already (as sorted job indices)
-    repairs = offset = 0
-    for _ in range(rounds):
-        if clock.expired():
-            break
-        at = np.array(data.indices(config, cs, row_of), dtype=np.int64)  # each admitted job's configuration
-        member = np.zeros(data.J, dtype=bool)
-        member[cs.job[at]] = True
-        mine = np.full(data.J, math.inf)
-        mine[cs.job[at]] = priced[at]
-        paused = np.flatnonzero(~member & np.isfinite(best))
-        hood = repair_neighbourhood(member, mine, best, paused[np.argsort(best[paused], kind="stable")], offset, size)
-        if not len(hood) or len(at) != len(config):
-            break
-        if hood.tobytes() in tried:  # the rankings moved little since a repair: the next jobs down them
-            offset += 1
-            if offset >= misses:
-                break
-            continue
-        tried.add(hood.tobytes())
-        in_hood = np.zeros(data.J, dtype=bool)
-        in_hood[hood] = True
-        mask = in_hood[cs.job]
-        if int(mask.sum()) > max_configurations:
-            mask = least_reduced_cost(np.where(mask, priced - best[cs.job], np.inf),
-                                      at[in_hood[cs.job[at]]].tolist(), max_configurations)
-        sub, sub_rows = cs.subset(mask), row_of[mask]
-        rest = at[~in_hood[cs.job[at]]]
-        sub_view = replace(view, cap=np.maximum(view.cap - cs.use[rest].sum(axis=0), 0.0))
-        keep = int(member[hood].sum())
-        current = {v: c for v, c in config.items() if in_hood[int(data.job[v])]}
-        left = clock.left()
-        if keep < len(hood):  # paused jobs in the neighbourhood: first, can it admit more of them?
-            most = backend.solve_stage(sub_view, sub, stage="admit", every_job=False, min_admitted=0,
-                                       time_limit=left, seed=0)
-            if most.chosen is not None and len(most.chosen) > keep:
-                keep = len(most.chosen)
-                current = {}  # any plan admitting more is better, whatever its Σ t
-            left = clock.left()
-        result = backend.solve_stage(sub_view, sub, stage="time", every_job=False, min_admitted=keep,
-                                     time_limit=left, seed=0, hint=data.indices(current, sub, sub_rows) or None)
-        before = data.total_s(current) if current else math.inf
-        if (result.chosen is not None and len(result.chosen) >= keep
-                and improves(float(sub.cost[result.chosen].sum()), before)):
-            config = {v: c for v, c in config.items() if not in_hood[int(data.job[v])]}
-            config.update({int(sub_rows[k]): (int(sub.counts[k, 0]), int(sub.counts[k, 1])) for k in result.chosen})
-            repairs += 1
-        else:
-            offset += 1
-            if offset >= misses:
-                break
-    return config, repairs

@@ -1,0 +1,160 @@
+"""The exact repair of the one allocation model (``optimus-lagrange``'s last step, on
+plain and typed rows alike).
+
+Large-neighbourhood search with an exact step: up to ``rounds`` times, the jobs most
+likely misplaced (:func:`~schedopt.allocation.price_guided.repair_neighbourhood`: the
+admitted jobs dearest at the prices λ per capacity row, those furthest from their
+priced-best configuration on any of their rows, and the paused jobs cheapest at the
+prices) are re-chosen, row and counts, by the exact model (HiGHS, node-capped) over
+the capacity the other jobs leave: first as many of them admitted as fit, then the
+least Σ cost keeping that many. What local search cannot do in one move (pause one
+job, admit another at more tasks, shrink two others to make room, move a job to
+another type) is one step here. A neighbourhood's model keeps at most
+``max_configurations`` configurations (those of least reduced cost at λ, and the
+current ones); after a round that finds nothing the next one goes further down the
+rankings and fills that budget.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from schedopt.allocation.dual import PricingOracle
+from schedopt.allocation.milp import HighsBackend
+from schedopt.allocation.model import AllocationModel
+from schedopt.allocation.price_guided import (MIN_REPAIR_SOLVE_S, REPAIR_JOBS, REPAIR_MAX_CONFIGURATIONS,
+                                              REPAIR_MAX_NODES, REPAIR_MISSES, REPAIR_ROUNDS, least_reduced_cost,
+                                              repair_neighbourhood)
+from schedopt.allocation.problem import ChoiceSet, enumerate_choices
+from schedopt.deadline import NO_LIMIT, Deadline
+from schedopt.tolerances import REPAIR_REL_GAP, REPAIR_SKIP_GAP, improves
+
+Config = dict[int, tuple[int, int]]
+
+
+def _proven(cost: float, bound: float | None) -> bool:
+    """Whether ``bound`` proves a plan of ``cost`` within REPAIR_SKIP_GAP (nothing left to repair)."""
+    return bound is not None and cost - bound <= REPAIR_SKIP_GAP * max(1.0, abs(cost))
+
+
+class _Listing:
+    """The configurations of the model's rows as the repair needs them: each job's least
+    priced cost (J,) at λ, and a neighbourhood's configurations grouped by job with their
+    rows. Plain rows priced in closed form are listed per neighbourhood (``dual.py`` prices
+    every job); otherwise the model's listing (``AllocationModel.choices``) is read once."""
+
+    def __init__(self, model: AllocationModel, lam: np.ndarray):
+        self.model = model
+        if model.priced_in_closed_form:
+            self.all = None
+            self.best, _, _ = PricingOracle(model.rows).price(lam)
+            return
+        _, cs, row_of = model.choices
+        self.all = (cs, row_of, cs.cost + cs.use @ lam)
+        best = np.full(model.J, math.inf)
+        nonempty = np.diff(cs.start) > 0
+        if cs.K:
+            best[nonempty] = np.minimum.reduceat(self.all[2], cs.start[:-1][nonempty])
+        self.best = best
+
+    def of(self, jobs: np.ndarray) -> tuple[ChoiceSet, np.ndarray]:
+        """The configurations of ``jobs`` (sorted job indices), grouped by job, and their rows."""
+        model = self.model
+        if self.all is None:  # plain rows: row v is job v
+            cs = enumerate_choices(model.rows, jobs)
+            return cs, cs.job
+        cs, row_of, _ = self.all
+        inside = np.zeros(model.J, dtype=bool)
+        inside[jobs] = True
+        mask = inside[cs.job]
+        return cs.subset(mask), row_of[mask]
+
+
+def exact_repair(model: AllocationModel, config: Config, lam: np.ndarray, *, bound: float | None = None,
+                 jobs: int = REPAIR_JOBS, rounds: int = REPAIR_ROUNDS, misses: int = REPAIR_MISSES,
+                 max_configurations: int = REPAIR_MAX_CONFIGURATIONS, clock: Deadline = NO_LIMIT) -> tuple[Config, int]:
+    """Repair ``config`` ({row: (c0, c1)}, a feasible plan) at the prices ``lam`` (one per
+    capacity row, >= 0: the dual's or the LP's over the plan's admitted count). ``bound``:
+    a lower bound on Σ cost among plans admitting as many (nothing is tried when it proves
+    the plan within REPAIR_SKIP_GAP). A repair never admits fewer jobs nor raises Σ cost.
+    Returns (the plan {row: counts}, repairs made)."""
+    rows = model.rows
+    if not config or model.J == 0 or _proven(rows.total_time_s(config), bound):
+        return config, 0
+    listing = _Listing(model, lam)
+    can_run = np.isfinite(listing.best)
+    backend = HighsBackend(rel_gap=REPAIR_REL_GAP, threads=1, presolve=True, max_nodes=REPAIR_MAX_NODES)
+    view = model.by_job
+    repairs = offset = 0  # offset: how far down the rankings this round's neighbourhood starts
+    size = jobs
+    tried: set[bytes] = set()  # neighbourhoods solved already (sorted job indices)
+    for _ in range(rounds):
+        if clock.expired():
+            break
+        member = np.zeros(model.J, dtype=bool)
+        mine = np.full(model.J, math.inf)  # each admitted job's priced cost t + λ·u at its row and counts
+        used = np.zeros(rows.R)
+        for v, (c0, c1) in config.items():
+            u = c0 * rows.demand[v, 0] + c1 * rows.demand[v, 1]
+            j = int(model.job[v])
+            member[j] = True
+            mine[j] = float(rows.time_s(v, c0, c1)) + float(u @ lam)
+            used += u
+        paused = np.flatnonzero(~member & can_run)
+        paused = paused[np.argsort(listing.best[paused], kind="stable")]  # cheapest at the prices first
+        hood = repair_neighbourhood(member, mine, listing.best, paused, offset, size)
+        if not len(hood):
+            break
+        if hood.tobytes() in tried:  # solved already (the rankings moved little): widen, or stop
+            offset += 1
+            if offset >= misses:
+                break
+            continue
+        tried.add(hood.tobytes())
+        cs, cs_rows = listing.of(hood)
+        if cs.K == 0:
+            break
+        # after a miss, the next neighbourhood fills the configuration budget: jobs with few
+        # configurations (after dominance pruning) are re-chosen many at a time
+        fill = max(jobs, min(model.J, int(max_configurations * len(hood) / cs.K)))
+        in_hood = np.zeros(model.J, dtype=bool)
+        in_hood[hood] = True
+        current = {v: c for v, c in config.items() if in_hood[int(model.job[v])]}
+        trimmed = cs.K > max_configurations
+        if trimmed:
+            rc = cs.cost + cs.use @ lam - listing.best[cs.job]
+            keep_mask = least_reduced_cost(rc, model.indices(current, cs, cs_rows), max_configurations)
+            cs, cs_rows = cs.subset(keep_mask), cs_rows[keep_mask]
+        held = sum((c0 * rows.demand[v, 0] + c1 * rows.demand[v, 1] for v, (c0, c1) in current.items()),
+                   np.zeros(rows.R))
+        sub = replace(view, cap=np.maximum(view.cap - (used - held), 0.0))
+        keep = len(current)
+        left = clock.remaining()
+        if left is not None and left < MIN_REPAIR_SOLVE_S:
+            break
+        if keep < len(hood):  # paused jobs in the neighbourhood: first, can it admit more of them?
+            most = backend.solve_stage(sub, cs, stage="admit", every_job=False, min_admitted=0, time_limit=left, seed=0)
+            if most.chosen is not None and len(most.chosen) > keep:
+                keep = len(most.chosen)
+                current = {}  # any plan admitting more is better, whatever its Σ cost
+            left = clock.remaining()
+        result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep, time_limit=left,
+                                     seed=0, hint=model.indices(current, cs, cs_rows) or None)
+        before = rows.total_time_s(current) if current else math.inf
+        if (result.chosen is not None and len(result.chosen) >= keep
+                and improves(float(cs.cost[result.chosen].sum()), before)):
+            config = {v: c for v, c in config.items() if not in_hood[int(model.job[v])]}
+            config.update({int(cs_rows[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in result.chosen})
+            repairs += 1
+            if _proven(rows.total_time_s(config), bound):
+                break
+            if len(hood) == int(can_run.sum()) and not trimmed:
+                break  # every job and every configuration: that solve was the exact model's
+        else:
+            offset, size = offset + 1, fill  # nothing better here: wider, down the rankings
+            if offset >= misses:
+                break
+    return dict(sorted(config.items())), repairs
