@@ -121,7 +121,7 @@ def test_cpsat_model_building_stops_at_the_limit(monkeypatch) -> None:  # type: 
     cs = enumerate_choices(data)
     res = cpsat.CpSatBackend(1).solve_stage(data, cs, stage="time", every_job=False, min_admitted=0, time_limit=1e-9,
                                             seed=0)
-    assert res.termination == Termination.TIME_LIMIT and res.chosen is None
+    assert res.termination == Termination.TIME_LIMIT and res.solution is None
     assert res.info["time_stopped_in"] == "variables"
     plan = schedopt.solve(inst, "optimus-cpsat", time_limit=5.0, seed=0)  # the whole solve still answers
     assert plan.has_solution and not schedopt.check(inst, plan)

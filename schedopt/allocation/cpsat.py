@@ -18,7 +18,7 @@ import numpy as np
 
 from schedopt.deadline import Deadline
 from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
-from schedopt.allocation.stage import StageResult
+from schedopt.results import StageResult
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.plan import Termination
 
@@ -61,7 +61,7 @@ class CpSatBackend:
             """The limit passed while building (a loaded machine builds slower than measured)."""
             if not clock.expired():
                 return None
-            return StageResult(termination=Termination.TIME_LIMIT, chosen=None,
+            return StageResult(termination=Termination.TIME_LIMIT, solution=None,
                                info={f"{stage}_build_seconds": time.perf_counter() - t0, f"{stage}_stopped_in": phase})
 
         model = cp_model.CpModel()
@@ -138,5 +138,5 @@ class CpSatBackend:
         info[f"{stage}_demand_unit"] = unit
         if term == Termination.ERROR:
             info[f"{stage}_backend_status"] = solver.status_name(code)
-        return StageResult(termination=term, chosen=chosen, value=solver.objective_value if chosen else None,
+        return StageResult(termination=term, solution=chosen, value=solver.objective_value if chosen else None,
                            bound=bound, info=info)

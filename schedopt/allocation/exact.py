@@ -43,7 +43,8 @@ from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import DUAL_FIXING_REL_TOL, MIP_REL_GAP, floor_count, worse
-from schedopt.allocation.stage import (BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB, ExactBackend, StageResult,
+from schedopt.results import StageResult
+from schedopt.allocation.stage import (BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB, ExactBackend,
                                       no_plan_message, settled_bound)
 
 
@@ -338,11 +339,11 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
             s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0,
                                      time_limit=left(), seed=seed, hint=hint)
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
-        if s1.termination == Termination.INFEASIBLE and s1.chosen is None and not best:
+        if s1.termination == Termination.INFEASIBLE and s1.solution is None and not best:
             return plan({}, Status.INFEASIBLE, s1.termination, message=no_plan_message("stage 1 (max admitted jobs)", s1))
-        admit_proven = s1.termination == Termination.OPTIMAL and s1.chosen is not None
-        if s1.chosen is not None and len(s1.chosen) > len(best):
-            stage1_config = config_of(s1.chosen, cs_min, rows_min)
+        admit_proven = s1.termination == Termination.OPTIMAL and s1.solution is not None
+        if s1.solution is not None and len(s1.solution) > len(best):
+            stage1_config = config_of(s1.solution, cs_min, rows_min)
         else:  # the heuristic admits as many (or the backend found nothing): start from its admitted set
             stage1_config = {v: min_configuration(data, v) for v in best}  # type: ignore[misc]
         k_min = len(stage1_config)
@@ -401,14 +402,14 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     # the LP's prices prove its bound; a higher bound only the backend's branch and bound proved
     bound = bound_lp if s2.bound is None else max(bound_lp, s2.bound)
     proof = lp_proof if bound <= bound_lp else backend_proof
-    found = None if s2.chosen is None else config_of(s2.chosen, cs, row_of_reduced)
+    found = None if s2.solution is None else config_of(s2.solution, cs, row_of_reduced)
     best_cost = total(best)
     if (s2.termination == Termination.OPTIMAL and found is not None and s2.bound is not None and best
             and worse(total(found), best_cost)):
         # the model holds only configurations that can beat the incumbent (reduced-cost fixing against
         # it, to rounding): its optimum above the incumbent's cost proves the incumbent optimal
         found = best
-        s2 = StageResult(s2.termination, s2.chosen, s2.value, min(s2.bound, best_cost), s2.info)
+        s2 = StageResult(s2.termination, s2.solution, s2.value, min(s2.bound, best_cost), s2.info)
         metrics["backend_note"] = "the backend's optimum over the configurations left is not below the incumbent"
     if found is None or worse(total(found), best_cost):
         if s2.termination == Termination.ERROR:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from schedopt.backends.highs import solve_highs
-from schedopt.allocation.stage import StageResult
+from schedopt.results import StageResult
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.plan import Termination
 from schedopt.tolerances import capacity_limit
@@ -103,4 +103,4 @@ class HighsBackend:
         chosen = [k for k in range(cs.K) if pyo.value(model.x[k]) > 0.5] if res.has_solution else None
         if term == Termination.ERROR:
             info[f"{stage}_backend_status"] = res.backend_status
-        return StageResult(termination=term, chosen=chosen, value=res.incumbent, bound=res.bound, info=info)
+        return StageResult(termination=term, solution=chosen, value=res.incumbent, bound=res.bound, info=info)

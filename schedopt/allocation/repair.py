@@ -137,17 +137,17 @@ def exact_repair(model: AllocationModel, config: Config, lam: np.ndarray, *, bou
             break
         if keep < len(hood):  # paused jobs in the neighbourhood: first, can it admit more of them?
             most = backend.solve_stage(sub, cs, stage="admit", every_job=False, min_admitted=0, time_limit=left, seed=0)
-            if most.chosen is not None and len(most.chosen) > keep:
-                keep = len(most.chosen)
+            if most.solution is not None and len(most.solution) > keep:
+                keep = len(most.solution)
                 current = {}  # any plan admitting more is better, whatever its Σ cost
             left = clock.remaining()
         result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep, time_limit=left,
                                      seed=0, hint=model.indices(current, cs, cs_rows) or None)
         before = rows.total_time_s(current) if current else math.inf
-        if (result.chosen is not None and len(result.chosen) >= keep
-                and improves(float(cs.cost[result.chosen].sum()), before)):
+        if (result.solution is not None and len(result.solution) >= keep
+                and improves(float(cs.cost[result.solution].sum()), before)):
             config = {v: c for v, c in config.items() if not in_hood[int(model.job[v])]}
-            config.update({int(cs_rows[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in result.chosen})
+            config.update({int(cs_rows[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in result.solution})
             repairs += 1
             if _proven(rows.total_time_s(config), bound):
                 break

@@ -1,40 +1,29 @@
-"""What an exact allocation backend answers, and how both exact drivers end.
+"""What an exact allocation backend is asked, and how the exact driver ends.
 
-``StageResult`` keeps why a solve stopped (``termination``) apart from what it
-found (``chosen``, ``value``) and what it proved (``bound``), as Pyomo's
-``contrib.solver`` results do; every backend (HiGHS, CP-SAT) and every driver
-(exact, typed, the repairs) speaks it. ``settled_bound`` is the one rule for the
-bound an exact plan states; the time both drivers keep back is named here too.
+Every backend (HiGHS, CP-SAT) answers a stage with the one ``StageResult``
+(``schedopt/results.py``, every problem's: why it stopped apart from what it found,
+the chosen configuration indices, and what it proved); the driver and the repair
+read it. ``settled_bound`` is the one rule for the bound an exact plan states; the
+time the driver keeps back is named here too.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.deadline import Deadline
 from schedopt.instance import Instance
 from schedopt.plan import Proof, Termination, relative_gap
+from schedopt.results import StageResult
 from schedopt.tolerances import REPLAYABLE_GAP
 
-#: what both exact drivers keep back: the measured cost of assembling the plan after the last phase,
+#: what the exact driver keeps back: the measured cost of assembling the plan after the last phase,
 #: per job (s; 0.12-0.22 s at 16,000 jobs: objective, metrics, certificate), reserved from the phases'
 #: time; and the overrun a certified bound may take when the limit stops a solve before its LP bound
 FINISH_SECONDS_PER_JOB = 2.0e-5
 BOUND_ALLOWANCE_S = 0.15
-
-
-@dataclass
-class StageResult:
-    """One backend solve. ``chosen`` is the list of chosen choice indices (or None)."""
-
-    termination: Termination
-    chosen: list[int] | None
-    value: float | None = None  # the backend's objective (stage 1: admitted count)
-    bound: float | None = None  # the backend's proven bound, in the same units
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 class ExactBackend(Protocol):

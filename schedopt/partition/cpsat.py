@@ -21,7 +21,8 @@ import numpy as np
 from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
 from schedopt.instance import Instance
 from schedopt.partition.dorm import solve_dorm, thresholds
-from schedopt.partition.model import BackendResult, DormModel
+from schedopt.partition.model import DormModel, DormSolution
+from schedopt.results import StageResult
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 from schedopt.tolerances import COUNT_TOL, INTEGRAL_TOL
@@ -57,7 +58,7 @@ class CpSatDorm:
         self.workers = workers
 
     def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None,
-                    rel_gap: float | None = None) -> BackendResult:
+                    rel_gap: float | None = None) -> StageResult[DormSolution]:
         cp_model = load_cp_model()  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         d = model.data
@@ -134,13 +135,13 @@ class CpSatDorm:
         if term == Termination.ERROR:
             info["backend_status"] = solver.status_name(code)
         if not has_solution(solver, code):
-            return BackendResult(term, None, info=info)
+            return StageResult(term, info=info)
         xs = np.zeros((d.A, d.S), dtype=np.int64)
         for (i, j), v in x.items():
             xs[i, j] = solver.value(v)
         bound = float(solver.best_objective_bound) / L if exact else None
         zs = [np.array([solver.value(v) for v in zc], dtype=np.int64) for zc in z] if z else None
-        return BackendResult(term, xs, bound=bound, info=info, proven=exact, z=zs,
+        return StageResult(term, DormSolution(xs, zs), bound=bound, info=info, proven=exact,
                              note=None if exact else "shares rounded for CP-SAT: optimality is not proven")
 
 

@@ -23,9 +23,10 @@ from schedopt.partition.problem import (
 )
 from schedopt.packing import maximal_patterns
 from schedopt.partition.colgen import Columns, generate_columns, round_columns
-from schedopt.partition.model import (BackendResult, DormBackend, DormModel, decode_patterns, dff_cuts, fill_up,
+from schedopt.partition.model import (DormBackend, DormSolution, DormModel, decode_patterns, dff_cuts, fill_up,
                                       p2_feasible, pack_classes)
 from schedopt.plan import Plan, Proof, Status, Termination
+from schedopt.results import StageResult
 from schedopt.tolerances import DORM_ROUND_GAP, IMPROVE_TOL, TINY, improves
 
 #: DESIGN.md presets: (θ1 fairness, θ2 adjustment)
@@ -83,7 +84,7 @@ def enumerate_patterns(d: PartitionData, classes: list[np.ndarray], shapes: np.n
 
 
 def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.ndarray], *,
-                     time_limit: float | None, seed: int | None, rounds: int = 12) -> BackendResult:
+                     time_limit: float | None, seed: int | None, rounds: int = 12) -> StageResult[DormSolution]:
     """Counts first, packing second. P2 on the class relaxation gives a proven
     upper bound U (``PartitionData.aggregate``); its counts are packed onto the
     servers. If everything fits, the plan's utilization equals U: optimal. If
@@ -149,20 +150,21 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
             bound = res.bound if generated is None else (
                 None if generated.bound is None else min(generated.bound, trivial_bound(d)))
             term = res.termination
-            if res.x is None and best is None:
-                return BackendResult(res.termination, None, bound=None if generated is None else bound,
-                                     info={**info, **res.info})
-        if res.x is None:
+            if res.solution is None and best is None:
+                return StageResult(res.termination, bound=None if generated is None else bound,
+                                   info={**info, **res.info})
+        if res.solution is None:
             break
+        counts = res.solution.x  # (A, classes)
         x = None
-        if patterns is not None and res.z is not None:
-            x = decode_patterns(d, classes, res.x, res.z, patterns, shape_of)
+        if patterns is not None and res.solution.z is not None:
+            x = decode_patterns(d, classes, counts, res.solution.z, patterns, shape_of)
         if x is None:
-            x = pack_classes(d, classes, res.x)
-        lost = res.x - np.stack([x[:, c].sum(axis=1) for c in classes], axis=1)
+            x = pack_classes(d, classes, counts)
+        lost = counts - np.stack([x[:, c].sum(axis=1) for c in classes], axis=1)
         info["rounds"] = k + 1
         if lost.sum() > 0:  # put what did not fit anywhere it fits, then use what is left
-            x = fill_up(model, fill_up(model, x, targets=res.x.sum(axis=1)))
+            x = fill_up(model, fill_up(model, x, targets=counts.sum(axis=1)))
         elif generated is not None:  # the restricted patterns may leave room: use it
             x = fill_up(model, x)
         if p2_feasible(model, x) and (best is None or d.util @ x.sum(axis=1) > d.util @ best.sum(axis=1)):
@@ -171,8 +173,8 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
             break
         cap = cap - (lost.T.astype(float) @ d.demand)  # shrink each class by what did not fit
     if best is None:
-        return BackendResult(Termination.TIME_LIMIT if term == Termination.TIME_LIMIT else Termination.ERROR, None,
-                             info={**info, "note": "no packing of the class counts met P2"})
+        return StageResult(Termination.TIME_LIMIT if term == Termination.TIME_LIMIT else Termination.ERROR,
+                           info={**info, "note": "no packing of the class counts met P2"})
     value = float(d.util @ best.sum(axis=1))
 
     def meets(b: float | None) -> bool:  # the plan's value reaches the proven bound b
@@ -200,7 +202,7 @@ def solve_by_classes(backend: DormBackend, model: DormModel, classes: list[np.nd
                 "column generation's (Farley's bound on the pattern LP)")
     else:
         note = "counts by server class, then packed: the bound is the class relaxation's"
-    return BackendResult(term, best, bound=bound, info=info, proven=proven, note=note)
+    return StageResult(term, DormSolution(best), bound=bound, info=info, proven=proven, note=note)
 
 
 def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tuple[float, float],
@@ -229,9 +231,9 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     incumbent = None if impossible or time_limit is None else _drf_incumbent(data, model, name, opts, started, seed)
     left = clock.remaining()
     if impossible:
-        res = BackendResult(Termination.INFEASIBLE, None, info={"reason": "an application's n_min exceeds what the servers can hold"})
+        res = StageResult(Termination.INFEASIBLE, info={"reason": "an application's n_min exceeds what the servers can hold"})
     elif left is not None and left <= 0.01:
-        res = BackendResult(Termination.TIME_LIMIT, None, info={"reason": "the time limit was spent before the backend could start"})
+        res = StageResult(Termination.TIME_LIMIT, info={"reason": "the time limit was spent before the backend could start"})
     elif by_classes:
         res = solve_by_classes(backend, model, classes, time_limit=left, seed=seed)
     else:
@@ -249,19 +251,20 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
             if any(k.startswith("colgen_") for k in res.info):
                 by += " (column generation: Farley's bound on the pattern LP)"
             proof = Proof(kind="backend", backend=by)
-    proven_optimal = res.x is not None and res.termination == Termination.OPTIMAL and res.proven
+    found = None if res.solution is None else res.solution.x
+    proven_optimal = found is not None and res.termination == Termination.OPTIMAL and res.proven
     if res.termination == Termination.INFEASIBLE or proven_optimal:
         incumbent = None  # nothing beats a proven optimum, and nothing meets an infeasible P2
     elif time_limit is None:
         incumbent = _drf_incumbent(data, model, name, opts, started, seed)
     if incumbent is not None and (
-            res.x is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ res.x.sum(axis=1)) + IMPROVE_TOL):
-        note = ("the backend found no plan in time" if res.x is None else "the backend's plan was worse")
+            found is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ found.sum(axis=1)) + IMPROVE_TOL):
+        note = ("the backend found no plan in time" if found is None else "the backend's plan was worse")
         return build_plan(data, incumbent, solver=name, status=Status.FEASIBLE,
                           termination=res.termination if res.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
                           started=started, bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics,
                           message=f"{note}: weighted DRF packed first-fit (within both budgets) is returned", proof=proof)
-    if res.x is None:
+    if found is None:
         if res.termination == Termination.INFEASIBLE:
             # Dorm §IV-B: no feasible allocation -> keep the existing one
             return build_plan(data, data.prev.copy(), solver=name, status=Status.KEPT_PREVIOUS,
@@ -279,7 +282,7 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
                           seed=seed, fair=model.fair, options=opts, metrics=metrics,
                           message=f"no plan: the backend stopped ({res.termination.value})")
     status = Status.OPTIMAL if res.termination == Termination.OPTIMAL and res.proven else Status.FEASIBLE
-    return build_plan(data, res.x, solver=name, status=status, termination=res.termination, started=started,
+    return build_plan(data, found, solver=name, status=status, termination=res.termination, started=started,
                       bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics, message=res.note,
                       proof=proof)
 

@@ -18,7 +18,8 @@ import numpy as np
 from schedopt.backends.highs import solve_highs
 from schedopt.instance import Instance
 from schedopt.partition.dorm import solve_dorm, thresholds
-from schedopt.partition.model import BackendResult, DormModel
+from schedopt.partition.model import DormModel, DormSolution
+from schedopt.results import StageResult
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
 from schedopt.tolerances import MIP_REL_GAP
@@ -130,7 +131,7 @@ class HighsDorm:
         self.rel_gap, self.threads = rel_gap, threads
 
     def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None,
-                    rel_gap: float | None = None) -> BackendResult:
+                    rel_gap: float | None = None) -> StageResult[DormSolution]:
         import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         m = build_model(model)
@@ -153,7 +154,7 @@ class HighsDorm:
             z = [np.array([int(round(pyo.value(m.z[c, p]))) for p in range(len(model.patterns[c]))], dtype=np.int64)
                  for c in range(model.data.S)]
         bound = res.bound
-        return BackendResult(termination=term, x=x, bound=bound, info=info, z=z)
+        return StageResult(term, None if x is None else DormSolution(x, z), bound=bound, info=info)
 
 
 @register("dorm-milp", problem="partition", exact=True, backend="pyomo+highs", supports_time_limit=True)

@@ -6,13 +6,13 @@ is for placement.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from schedopt.partition.problem import TOL, PartitionData, fill_first_fit
-from schedopt.plan import Termination
+from schedopt.results import StageResult
 from schedopt.tolerances import FIT_TOL, INTEGRAL_TOL
 
 
@@ -41,19 +41,19 @@ class DormModel:
 
 
 @dataclass
-class BackendResult:
-    termination: Termination
-    x: np.ndarray | None  # (A, S) or None
-    bound: float | None = None  # proven upper bound on Σ_k u_k
-    info: dict[str, Any] = field(default_factory=dict)
-    z: list[np.ndarray] | None = None  # class mode with patterns: servers per pattern, per class
-    proven: bool = True  # False: x is optimal for an approximation or relaxation only, not proven for P2
-    note: str | None = None  # why not proven
+class DormSolution:
+    """A Dorm stage's solution (``schedopt.results.StageResult.solution``): containers ``x``
+    (A, S) per application and server; ``z``, in class mode with patterns, the servers per
+    pattern of each class. The stage's ``bound`` is a proven upper bound on Σ_k u_k;
+    ``proven`` False: ``x`` is optimal for an approximation or relaxation only, not for P2."""
+
+    x: np.ndarray
+    z: list[np.ndarray] | None = None
 
 
 class DormBackend(Protocol):
     def solve_model(self, model: DormModel, *, time_limit: float | None, seed: int | None,
-                    rel_gap: float | None = None) -> BackendResult: ...
+                    rel_gap: float | None = None) -> StageResult[DormSolution]: ...
 
 
 #: the dual-feasible functions u^(k), k = 1..DFF_K, that give the class model's packing cuts

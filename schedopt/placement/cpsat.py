@@ -23,7 +23,8 @@ import numpy as np
 from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_scale, load_cp_model, make_solver
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, decode
-from schedopt.placement.exact import Objective, StageResult, coefficients, dense_previous, solve_placement_exact
+from schedopt.placement.exact import Counts, Objective, coefficients, dense_previous, solve_placement_exact
+from schedopt.results import StageResult
 from schedopt.placement.problem import PlacementData
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
@@ -54,7 +55,7 @@ class CpSatPlacement:
         return solver, code, term, info
 
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
-                    time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult:
+                    time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult[Counts]:
         cp_model = load_cp_model()  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         # -- data, scaled to integers
@@ -164,10 +165,10 @@ class CpSatPlacement:
                 info["scaling_error_s"] = slack / scale
         Pv = np.array([[solver.value(v) for v in row] for row in P], dtype=np.int64).reshape(data.J, data.S)
         Wv = np.array([[solver.value(v) for v in row] for row in W], dtype=np.int64).reshape(data.J, data.S)
-        return StageResult(term, Pv, Wv, float(solver.objective_value), bound, info)
+        return StageResult(term, (Pv, Wv), float(solver.objective_value), bound, info)
 
     def solve_classes(self, data: PlacementData, cm: ClassModel, *, stage: str, objective: Objective, min_placed: int,
-                      time_limit: float | None, seed: int | None) -> StageResult:
+                      time_limit: float | None, seed: int | None) -> StageResult[Counts]:
         """The aggregated class model (:mod:`schedopt.placement.classes`): shapes per job, patterns per class."""
         cp_model = load_cp_model()
         t0 = time.perf_counter()
@@ -224,7 +225,7 @@ class CpSatPlacement:
         zv = [np.array([solver.value(v) for v in row], dtype=np.int64) for row in z]
         P, W = decode(data, cm, chosen, zv)
         value = float(solver.objective_value) / (1 if stage == "place" else scale)
-        return StageResult(term, P, W, value, bound, info)
+        return StageResult(term, (P, W), value, bound, info)
 
 
 @register("placement-cpsat", problem="placement", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",), accelerator_types=True)

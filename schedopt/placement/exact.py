@@ -30,7 +30,6 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -46,6 +45,7 @@ from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_
 from schedopt.claims import TooLargeToReplay
 from schedopt.placement.relaxation import minmax_bounds, pattern_certificates, solve_class_lp
 from schedopt.plan import Certificate, Plan, Proof, Status, Termination, relative_gap
+from schedopt.results import StageResult
 from schedopt.tolerances import IMPROVE_TOL, OPTIMAL_GAP, TINY
 
 Objective = Literal["sum", "max", "cross_pairs"]
@@ -54,24 +54,16 @@ MOVES = ("first", "ignore")
 MODELS = ("auto", "classes", "servers")
 
 
-@dataclass
-class StageResult:
-    """One backend solve: ``P``, ``W`` (J, S) counts when a solution was found."""
-
-    termination: Termination
-    P: np.ndarray | None = None
-    W: np.ndarray | None = None
-    value: float | None = None
-    bound: float | None = None  # proven bound on the stage's objective, in true units
-    info: dict[str, Any] = field(default_factory=dict)
+#: a placement stage's solution: PS and worker counts per job and server, (P, W), each (J, S)
+Counts = tuple[np.ndarray, np.ndarray]
 
 
 class PlacementBackend(Protocol):
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
-                    time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult: ...
+                    time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult[Counts]: ...
 
     def solve_classes(self, data: PlacementData, cm: ClassModel, *, stage: str, objective: Objective, min_placed: int,
-                      time_limit: float | None, seed: int | None) -> StageResult: ...
+                      time_limit: float | None, seed: int | None) -> StageResult[Counts]: ...
 
 
 def dense_previous(data: PlacementData) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -138,7 +130,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
             metrics["class_model"] = cm.size
     metrics["model"] = "classes" if cm is not None else "servers"
 
-    def solve(stage: str, min_placed: int, max_moved: int | None = None) -> StageResult:
+    def solve(stage: str, min_placed: int, max_moved: int | None = None) -> StageResult[Counts]:
         if cm is not None:
             return backend.solve_classes(data, cm, stage=stage, objective=objective, min_placed=min_placed,
                                          time_limit=left(), seed=seed)
@@ -178,9 +170,9 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
                     message="time limit reached before stage 1 (max placed jobs); the heuristic placement is returned")
     first = solve("place", 0)
     metrics.update(first.info)
-    if first.P is None and first.termination == Termination.INFEASIBLE and not any(pl is not None for pl in best):
+    if first.solution is None and first.termination == Termination.INFEASIBLE and not any(pl is not None for pl in best):
         return plan([None] * data.J, Status.INFEASIBLE, first.termination, message="stage 1 (max placed jobs): infeasible")
-    where1 = None if first.P is None else decode(first.P, first.W)
+    where1 = None if first.solution is None else decode(*first.solution)
     if where1 is not None and key(where1) < key(best):
         best = where1
     placed = sum(pl is not None for pl in best)
@@ -191,7 +183,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
     if keep:
         mid = solve("moves", placed)
         metrics.update(mid.info)
-        where_m = None if mid.P is None else decode(mid.P, mid.W)
+        where_m = None if mid.solution is None else decode(*mid.solution)
         if where_m is not None and key(where_m) < key(best):
             best = where_m
         if mid.termination != Termination.OPTIMAL or expired():
@@ -201,7 +193,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         max_moved = moved_tasks(data, best)
     second = solve("cost", placed, max_moved)
     metrics.update(second.info)
-    where2 = None if second.P is None else decode(second.P, second.W)
+    where2 = None if second.solution is None else decode(*second.solution)
     found = where2 is not None and key(where2) <= key(best)
     if found:
         best = where2

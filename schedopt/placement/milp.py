@@ -16,7 +16,8 @@ import numpy as np
 from schedopt.backends.highs import solve_highs
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, decode
-from schedopt.placement.exact import Objective, StageResult, coefficients, dense_previous, solve_placement_exact
+from schedopt.placement.exact import Counts, Objective, coefficients, dense_previous, solve_placement_exact
+from schedopt.results import StageResult
 from schedopt.placement.problem import PlacementData
 from schedopt.plan import Plan, Termination
 from schedopt.registry import register
@@ -169,7 +170,7 @@ class HighsPlacement:
         self.threads = threads
 
     def solve_stage(self, data: PlacementData, *, stage: str, objective: Objective, min_placed: int,
-                    time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult:
+                    time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult[Counts]:
         import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         model = build_model(data, stage=stage, objective=objective, min_placed=min_placed, max_moved=max_moved)
@@ -185,10 +186,10 @@ class HighsPlacement:
             return StageResult(term, bound=bound, info=info)
         P = np.array([[round(pyo.value(model.P[j, k])) for k in range(data.S)] for j in range(data.J)], dtype=np.int64)
         W = np.array([[round(pyo.value(model.W[j, k])) for k in range(data.S)] for j in range(data.J)], dtype=np.int64)
-        return StageResult(term, P.reshape(data.J, data.S), W.reshape(data.J, data.S), res.incumbent, bound, info)
+        return StageResult(term, (P.reshape(data.J, data.S), W.reshape(data.J, data.S)), res.incumbent, bound, info)
 
     def solve_classes(self, data: PlacementData, cm: ClassModel, *, stage: str, objective: Objective, min_placed: int,
-                      time_limit: float | None, seed: int | None) -> StageResult:
+                      time_limit: float | None, seed: int | None) -> StageResult[Counts]:
         import pyomo.environ as pyo
         t0 = time.perf_counter()
         model = build_class_model(data, cm, stage=stage, objective=objective, min_placed=min_placed)
@@ -205,7 +206,7 @@ class HighsPlacement:
         z = [np.array([round(pyo.value(model.z[c, q])) for q in range(len(cm.patterns[c]))], dtype=np.int64)
              for c in range(len(cm.classes))]
         P, W = decode(data, cm, chosen, z)
-        return StageResult(res.termination, P, W, res.incumbent, res.bound, info)
+        return StageResult(res.termination, (P, W), res.incumbent, res.bound, info)
 
 
 @register("placement-milp", problem="placement", exact=True, backend="pyomo+highs", supports_time_limit=True, accelerator_types=True)
