@@ -70,6 +70,9 @@ LISTED_BOUND_SECONDS_PER_JOB = 2.0e-4
 #: fixing leaves more listed configurations than this (below, the stage model is small and the step
 #: would cost more than it saves: 0.9 s on 1,000 rigid typed `gavel` jobs whose model has 3,000)
 PRICED_INCUMBENT_ABOVE = 20_000
+#: the exchange pass's moves, and paused jobs tried per pass, for the LP-guided start there (each
+#: O(jobs · types); all of them cost about 20 s at 16,000 typed jobs)
+GUIDED_EXCHANGE_MOVES = 200
 
 
 #: a heuristic that grows a feasible start (job -> counts) into a plan (an incumbent for fixing)
@@ -90,6 +93,17 @@ def _incumbent_config(model: AllocationModel, heuristic: Heuristic) -> dict[int,
         return heuristic(model.rows, start) if admitted else {}
     start = typed_admission(model, "aware", exchange=False)
     return greedy_allocate(model.rows, start, keep_running=False)[0] if start else {}
+
+
+def _grow(model: AllocationModel, start: dict[int, tuple[int, int]], heuristic: Heuristic) -> dict[int, tuple[int, int]]:
+    """A feasible plan ``start`` {row: counts} grown by the heuristic (eq. 9 from there: its jobs keep
+    their rows and only gain tasks that fit), so reduced-cost fixing has a close incumbent."""
+    rows = model.rows
+    if not any(c0 < rows.hi[v, 0] or (rows.n_roles[v] == 2 and c1 < rows.hi[v, 1]) for v, (c0, c1) in start.items()):
+        return start  # rigid jobs (or every job at its most already): nothing can grow
+    if model.plain:
+        return heuristic(rows, start)
+    return greedy_allocate(rows, start, keep_running=False)[0]
 
 
 def _reduce(model: AllocationModel, cs: ChoiceSet, row_of: np.ndarray, metrics: dict[str, Any],
@@ -118,9 +132,10 @@ def _reduce(model: AllocationModel, cs: ChoiceSet, row_of: np.ndarray, metrics: 
         # many configurations survive: optimus-lagrange's steps over the incumbent's rows (and over the
         # jobs the LP admits) give a closer incumbent, which fixes more
         starts = [best]
-        if admit is not None:
+        if admit is not None:  # the jobs the LP admits first, each on the row holding most of its LP weight
             mass = np.bincount(row_of, weights=lag.x, minlength=len(model.job))
-            starts.append(typed_admission(model, "aware", preference=-mass, limit=len(best), exchange=False))
+            starts.append(typed_admission(model, "aware", preference=-mass, moves=GUIDED_EXCHANGE_MOVES,
+                                          scan=GUIDED_EXCHANGE_MOVES))
         best = _priced_incumbent(model, starts, clock=clock)
         metrics["incumbent_method"] = "heuristic, LP rounding, then prices and local search over its rows"
         keep = fix_by_reduced_cost(cs, lag, model.rows.total_time_s(best))
@@ -146,11 +161,15 @@ def _priced_incumbent(model: AllocationModel, starts: list[dict[int, tuple[int, 
 
     best = starts[0]
     for start in starts:
-        if start and not clock.expired():
-            priced = allocate_at_prices(rows, np.array(sorted(start), dtype=np.int64), minimums,
-                                        max_moves=2000, clock=clock, groups=model.job).config()
-            if key(priced) < key(best):
-                best = priced
+        if not start or clock.expired():
+            continue
+        members = np.array(sorted(start), dtype=np.int64)
+        if np.all(rows.hi[members] == rows.lo[members]):
+            priced = start  # rigid rows: their counts are their only configuration
+        else:
+            priced = allocate_at_prices(rows, members, minimums, max_moves=2000, clock=clock, groups=model.job).config()
+        if key(priced) < key(best):
+            best = priced
     return best
 
 
@@ -360,8 +379,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if k_min == 0:
             return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=most,
                         admitted_proof=admitted_proof, message="no job fits the cluster at its minimum")
-        if len(best) < k_min:
-            best = stage1_config  # stage 1 admits more: its plan is the better incumbent
+        if len(best) < k_min:  # stage 1 admits more: its plan, grown by the heuristic, is the better incumbent
+            best = _grow(model, stage1_config, heuristic)
         stage1_incumbent = stage1_config
         if expired():
             return stopped("after stage 1 (max admitted jobs)", admitted_bound=most)

@@ -156,7 +156,9 @@ def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray, admit: int | No
     """An integer plan from the LP primal. Integral jobs keep their configuration.
     The other jobs needed (all of them, or enough to admit ``admit``, most-admitted
     first) reserve their smallest configuration, then each takes its cheapest
-    configuration that still fits. None if the reservation does not fit."""
+    configuration that still fits. When only a count ``admit`` is needed and those
+    jobs' reservation does not fit beside the integral ones, any other jobs make up
+    the count (:func:`_fill_count`). None if no plan is found that way."""
     owners = np.nonzero(np.diff(cs.start) > 0)[0]
     need = len(owners) if admit is None else admit
     chosen: dict[int, int] = {}
@@ -177,7 +179,11 @@ def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray, admit: int | No
     for j in fractional:
         used += cs.use[smallest[j]]
     if np.any(used > limit) or len(chosen) + len(fractional) < need:
-        return None
+        if admit is None:
+            return None
+        for j in fractional:
+            used -= cs.use[smallest[j]]
+        return _fill_count(cs, x, chosen, used, limit, need, dominant)
     for j in fractional:
         used -= cs.use[smallest[j]]
         s = cs.of(j)
@@ -187,6 +193,34 @@ def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray, admit: int | No
         chosen[j] = k
         used += cs.use[k]
     return [chosen[j] for j in sorted(chosen)]
+
+
+def _fill_count(cs: ChoiceSet, x: np.ndarray, chosen: dict[int, int], used: np.ndarray, limit: np.ndarray,
+                need: int, dominant: np.ndarray) -> list[int] | None:
+    """``chosen`` (the LP's integral jobs, using ``used``) made up to ``need`` jobs by the others, most
+    LP weight first, then smallest least dominant share: each takes its cheapest configuration that
+    fits what is left. None when fewer than ``need`` fit."""
+    owners = np.nonzero(np.diff(cs.start) > 0)[0]
+    rest = owners[~np.isin(owners, np.fromiter(chosen, dtype=np.int64, count=len(chosen)))]
+    if not len(rest) or len(chosen) + len(rest) < need:
+        return None
+    n_jobs = len(cs.start) - 1
+    mass = np.bincount(cs.job, weights=x, minlength=n_jobs)[rest]
+    least = np.full(n_jobs, np.inf)
+    np.minimum.at(least, cs.job, dominant)
+    least = least[rest]
+    chosen = dict(chosen)
+    for j in rest[np.lexsort((rest, least, -mass))].tolist():
+        if len(chosen) >= need:
+            break
+        s = cs.of(j)
+        ks = np.arange(s.start, s.stop)
+        ok = ks[np.all(used + cs.use[ks] <= limit, axis=1)]
+        if len(ok):
+            k = int(ok[np.argmin(cs.cost[ok])])
+            chosen[j] = k
+            used = used + cs.use[k]
+    return [chosen[j] for j in sorted(chosen)] if len(chosen) >= need else None
 
 
 def fix_by_reduced_cost(cs: ChoiceSet, lag: LagrangeResult, incumbent_value: float) -> np.ndarray:

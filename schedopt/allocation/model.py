@@ -213,8 +213,13 @@ def cannot_run(data: AllocationModel, jobs: Any = None) -> dict[str, str]:
         return cannot_run_plain(data.rows, jobs)
     names = data.resource_names
     limit = capacity_limit(data.rows.cap)
+    _, ok, use, _ = data.minimum  # each row's least use: a job runs alone when one of its rows fits
+    runnable = np.zeros(data.J, dtype=bool)
+    np.logical_or.at(runnable, data.job, ok & np.all(use <= limit, axis=1))
     out: dict[str, str] = {}
     for j in (range(data.J) if jobs is None else jobs):
+        if runnable[j]:
+            continue
         job = data.instance.jobs[j]
         rows = range(int(data.job_start[j]), int(data.job_start[j + 1]))
         why = []

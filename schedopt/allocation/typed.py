@@ -36,8 +36,13 @@ TYPE_CHOICES = ("aware", "blind")
 
 # ---- the heuristic --------------------------------------------------------------------------
 
+#: most improving moves and swaps of :func:`_exchange` (each O(jobs · types))
+EXCHANGE_MOVES = 2000
+
+
 def typed_admission(data: AllocationModel, choice: str = "aware", preference: np.ndarray | None = None,
-                    limit: int | None = None, exchange: bool = True) -> dict[int, tuple[int, int]]:
+                    limit: int | None = None, exchange: bool = True, moves: int = EXCHANGE_MOVES,
+                    scan: int | None = None) -> dict[int, tuple[int, int]]:
     """Each admitted job's row and minimum configuration {row: (c0, c1)}. Jobs in
     order of the smallest dominant share of their minimum over their types (ties
     by arrival, then order: the most jobs first, as DESIGN.md's admission), each
@@ -78,20 +83,18 @@ def typed_admission(data: AllocationModel, choice: str = "aware", preference: np
         free = free - use[v]
         chosen[v] = (int(mins[v, 0]), int(mins[v, 1]))
     if choice == "aware" and exchange:
-        chosen = _exchange(data, chosen, free)
+        chosen = _exchange(data, chosen, free, moves, scan)
     return chosen
 
 
-#: most improving moves and swaps of :func:`_exchange` (each O(jobs · types))
-EXCHANGE_MOVES = 2000
-
-
-def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: np.ndarray) -> dict[int, tuple[int, int]]:
+def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: np.ndarray,
+              limit: int = EXCHANGE_MOVES, scan: int | None = None) -> dict[int, tuple[int, int]]:
     """Local search at the minimum configurations, never fewer jobs: move an admitted
     job to a type where it runs faster and fits, admit a paused job that now fits,
     or swap a paused job in for a costlier admitted one whose room (on any type) it fits in (the swap saving the
     most for each paused job, cheapest paused job first). Moves first, then swaps,
-    until neither improves or ``EXCHANGE_MOVES`` are made."""
+    until neither improves or ``limit`` moves are made (``scan``: the cheapest paused jobs
+    tried for a swap in each pass; None: all)."""
     mins, feasible, use, t_min = data.minimum
     job_rows = [range(int(data.job_start[j]), int(data.job_start[j + 1])) for j in range(data.J)]
     row_of_job = {int(data.job[v]): v for v in chosen}
@@ -100,7 +103,7 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
     np.minimum.at(fastest, data.job, np.where(feasible, t_min, math.inf))
     moves = 0
     improved = True
-    while improved and moves < EXCHANGE_MOVES:
+    while improved and moves < limit:
         improved = False
         for j in sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]):  # move to a faster type with room
             v = row_of_job[j]
@@ -114,11 +117,11 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
                 row_of_job[j] = u
                 moves += 1
                 improved = True
-        moves, free, swapped = _trade_types(data, row_of_job, free, moves)
+        moves, free, swapped = _trade_types(data, row_of_job, free, moves, limit)
         improved |= swapped
         paused = [j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])]
         state: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # rebuilt after each change
-        for p in sorted(paused, key=lambda j: fastest[j]):
+        for p in sorted(paused, key=lambda j: fastest[j])[:scan]:
             if state is None:
                 admitted = np.array(sorted(row_of_job), dtype=np.int64)
                 a_rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
@@ -155,12 +158,13 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
                 moves += 1
                 improved = True
                 state = None
-            if moves >= EXCHANGE_MOVES:
+            if moves >= limit:
                 break
     return {v: (int(mins[v, 0]), int(mins[v, 1])) for v in row_of_job.values()}
 
 
-def _trade_types(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray, moves: int) -> tuple[int, np.ndarray, bool]:
+def _trade_types(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray, moves: int,
+                 limit: int = EXCHANGE_MOVES) -> tuple[int, np.ndarray, bool]:
     """Two admitted jobs on different types trade types when the trade fits and
     lowers Σ t at their minimum configurations (the costliest job first, its best
     trade); ``row_of_job`` is updated in place. Returns (moves, free, whether any)."""
@@ -169,10 +173,10 @@ def _trade_types(data: AllocationModel, row_of_job: dict[int, int], free: np.nda
     jobs = np.array(sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]), dtype=np.int64)
     rows = np.array([row_of_job[j] for j in jobs.tolist()], dtype=np.int64)  # kept in step with row_of_job
     if len(jobs) > TRADE_SCAN_JOBS:
-        return _trade_types_ranked(data, row_of_job, jobs, rows, free, moves)
+        return _trade_types_ranked(data, row_of_job, jobs, rows, free, moves, limit)
     traded = False
     for i in range(len(jobs)):
-        if moves >= EXCHANGE_MOVES:
+        if moves >= limit:
             break
         va = int(rows[i])
         ta = int(data.kind[va])
@@ -210,7 +214,7 @@ TRADE_PARTNERS = 256
 
 
 def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs: np.ndarray, rows: np.ndarray,
-                        free: np.ndarray, moves: int) -> tuple[int, np.ndarray, bool]:
+                        free: np.ndarray, moves: int, limit: int = EXCHANGE_MOVES) -> tuple[int, np.ndarray, bool]:
     """:func:`_trade_types` in O(jobs · types² · TRADE_PARTNERS): a trade of job a (on τa) with b (on τb)
     saves (t_a,τa − t_a,τb) + (t_b,τb − t_b,τa), the second part b's alone, so each job's partners on τb
     are the TRADE_PARTNERS jobs on τb with the largest second part when the pass starts (ties by
@@ -233,7 +237,7 @@ def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs:
             ranked[tb, ta] = has[np.lexsort((has, -g))][:TRADE_PARTNERS]
     traded = False
     for i in range(len(jobs)):
-        if moves >= EXCHANGE_MOVES:
+        if moves >= limit:
             break
         va = int(rows[i])
         ta = int(kind[va])
