@@ -135,10 +135,6 @@ class AllocationModel:
         least = {v: (int(mins[v, 0]), int(mins[v, 1])) for v in config}
         return sorted(set(self.indices(config, choices, row_of)) | set(self.indices(least, choices, row_of)))
 
-    def total_s(self, config: dict[int, tuple[int, int]]) -> float:
-        """Σ t over a plan {row: (c0, c1)}, seconds."""
-        return float(sum(self.rows.time_s(v, *c) for v, c in config.items()))
-
     def accelerator(self, v: int) -> str | None:
         return self.instance.accelerators[int(self.kind[v])]
 

@@ -201,7 +201,7 @@ class OptimusLagrange:
             minimums = minimum_counts(rows)
             priced = allocate_at_prices(rows, members, minimums, max_moves=self.max_moves, clock=clock,
                                         groups=data.job)
-            total = data.total_s(config)
+            total = data.rows.total_time_s(config)
             if len(priced.members) >= len(config) and priced.total_s < total:
                 config, total = priced.config(), priced.total_s
                 metrics.update(priced.metrics)

@@ -308,7 +308,7 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
                            {"tasks_added": 0}, "LP rounding"))
 
     def key(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[int, float]:
-        return -len(c[0]), data.total_s(c[0])
+        return -len(c[0]), data.rows.total_time_s(c[0])
 
     best = min(candidates, key=key)
     again = _reassign(data, cs, row_of, best[0], grow)
