@@ -226,6 +226,7 @@ def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs:
     n_types = len(data.instance.accelerators)
     positions = np.arange(len(jobs))
     ranked: dict[tuple[int, int], np.ndarray] = {}
+    most: dict[tuple[int, int], float] = {}  # the largest second part among a pair's partners at the start
     for tb in range(n_types):
         on_tb = positions[kind[rows] == tb]
         for ta in range(n_types):
@@ -235,6 +236,7 @@ def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs:
             has = on_tb[ub >= 0]
             g = t_min[rows[has]] - t_min[row_on[jobs[has], ta]]
             ranked[tb, ta] = has[np.lexsort((has, -g))][:TRADE_PARTNERS]
+            most[tb, ta] = float(g.max()) if len(g) else -math.inf
     traded = False
     for i in range(len(jobs)):
         if moves >= limit:
@@ -248,6 +250,8 @@ def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs:
             cand = ranked.get((tb, ta))
             if tb == ta or ua < 0 or cand is None or not len(cand):
                 continue
+            if t_min[va] - t_min[ua] + most[tb, ta] <= tol:
+                continue  # no partner's second part makes this trade save (a partner's part never grows)
             vb = rows[cand]
             ub = row_on[jobs[cand], ta]
             ok = (kind[vb] == tb) & (ub >= 0) & (cand != i)
