@@ -120,13 +120,15 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
         moves, free, swapped = _trade_types(data, row_of_job, free, moves, limit)
         improved |= swapped
         paused = [j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])]
-        state: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # rebuilt after each change
+        state: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # rebuilt after each change
         for p in sorted(paused, key=lambda j: fastest[j])[:scan]:
             if state is None:
                 admitted = np.array(sorted(row_of_job), dtype=np.int64)
                 a_rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
-                state = (admitted, a_rows, t_min[a_rows], free[None, :] + use[a_rows])
-            admitted, a_rows, a_cost, room = state  # room (A, T·R): what each admitted job's leaving frees
+                room_all = free[None, :] + use[a_rows]
+                state = (admitted, a_rows, t_min[a_rows], room_all,
+                         room_all.max(axis=0) if len(admitted) else free)
+            admitted, a_rows, a_cost, room, roomiest = state  # room (A, T·R): what each admitted job's leaving frees
             if not len(admitted):
                 break
             direct = [u for u in job_rows[p] if feasible[u] and np.all(use[u] <= free)]
@@ -140,7 +142,7 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
                 continue
             best: tuple[float, int, int] | None = None  # (saving, row of p, index into admitted)
             for u in job_rows[p]:
-                if not feasible[u]:
+                if not feasible[u] or np.any(use[u] > roomiest):  # no admitted job's leaving makes room for it
                     continue
                 dearer = np.flatnonzero(a_cost > t_min[u] + IMPROVE_TOL)  # the room test only where it saves
                 ok = dearer[np.all(use[u][None, :] <= room[dearer], axis=1)]
