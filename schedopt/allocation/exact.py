@@ -84,15 +84,12 @@ def _optimus_greedy(data: AllocationData, start: dict[int, tuple[int, int]]) -> 
 
 
 def _incumbent_config(model: AllocationModel, heuristic: Heuristic) -> dict[int, tuple[int, int]]:
-    """The heuristic's plan {row: counts}: on plain rows the heuristics' default admission,
-    then ``heuristic`` grows it; on typed rows the type-aware first pass (each job on the
-    type where its minimum runs fastest, no exchange: stage 1 settles the admitted set),
-    then eq. 9."""
-    if model.plain:
-        admitted, start = admit_by_rule(model.rows)
-        return heuristic(model.rows, start) if admitted else {}
-    start = typed_admission(model, "aware", exchange=False)
-    return greedy_allocate(model.rows, start, keep_running=False)[0] if start else {}
+    """The heuristic's plan {row: counts}: an admitted set at its minimums (on plain rows the
+    heuristics' default admission; on typed rows the type-aware first pass, each job on the
+    type where its minimum runs fastest, no exchange: stage 1 settles the admitted set), then
+    grown (:func:`_grow`)."""
+    start = admit_by_rule(model.rows)[1] if model.plain else typed_admission(model, "aware", exchange=False)
+    return _grow(model, start, heuristic) if start else {}
 
 
 def _grow(model: AllocationModel, start: dict[int, tuple[int, int]], heuristic: Heuristic) -> dict[int, tuple[int, int]]:
