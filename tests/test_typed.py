@@ -40,6 +40,20 @@ def test_exact_equals_bruteforce_and_each_other(seed: int) -> None:
             assert set(plan.accelerators) == set(plan.allocation)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_greedy_stops_early_only_at_a_proven_optimum(seed: int) -> None:
+    """The typed greedy stops trying candidates once one admits the most jobs and sits within the
+    exact backends' gap of the LP bound: such a plan is the optimum (brute force) within that gap."""
+    inst = random_typed_instance(seed, n_jobs=4)
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    plan = schedopt.solve(inst, "optimus-greedy")
+    _strict_ok(inst, plan)
+    if "proven_at" in plan.metrics:
+        assert plan.objective.admitted == admitted
+        assert plan.objective.value <= total + 1e-7 * max(1.0, abs(total)) + 1e-9
+        assert plan.objective.gap is not None and plan.objective.gap <= 1e-7
+
+
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("choice", ["aware", "blind"])
 def test_greedy_never_beats_the_optimum_and_its_bound_holds(seed: int, choice: str) -> None:

@@ -26,7 +26,7 @@ from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import ChoiceSet, inverse_capacity
 from schedopt.instance import Instance
 from schedopt.plan import Plan
-from schedopt.tolerances import IMPROVE_TOL, capacity_limit
+from schedopt.tolerances import IMPROVE_TOL, MIP_REL_GAP, capacity_limit
 
 #: how a heuristic picks a job's type: the one where its minimum configuration runs
 #: fastest ("aware"), or the first type in the cluster's order with room ("blind",
@@ -74,8 +74,8 @@ def typed_admission(data: AllocationModel, choice: str = "aware", preference: np
             break
         if not math.isfinite(key[j]):
             continue
-        vs = [v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))
-              if feasible[v] and np.all(use[v] <= free)]
+        lo, hi = int(data.job_start[j]), int(data.job_start[j + 1])
+        vs = (lo + np.flatnonzero(feasible[lo:hi] & np.all(use[lo:hi] <= free, axis=1))).tolist()
         if not vs:
             continue
         rank = t_min if preference is None else preference
@@ -96,7 +96,7 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
     until neither improves or ``limit`` moves are made (``scan``: the cheapest paused jobs
     tried for a swap in each pass; None: all)."""
     mins, feasible, use, t_min = data.minimum
-    job_rows = [range(int(data.job_start[j]), int(data.job_start[j + 1])) for j in range(data.J)]
+    job_rows = [slice(int(data.job_start[j]), int(data.job_start[j + 1])) for j in range(data.J)]
     row_of_job = {int(data.job[v]): v for v in chosen}
     free = free.copy()
     fastest = np.full(data.J, math.inf)  # each job's least time at its minimum over the types it may run on
@@ -110,7 +110,9 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
             if not fastest[j] < t_min[v] - IMPROVE_TOL:
                 continue  # on its fastest type already
             room = free + use[v]
-            better = [u for u in job_rows[j] if feasible[u] and t_min[u] < t_min[v] - IMPROVE_TOL and np.all(use[u] <= room)]
+            s = job_rows[j]
+            better = (s.start + np.flatnonzero(feasible[s] & (t_min[s] < t_min[v] - IMPROVE_TOL)
+                                               & np.all(use[s] <= room, axis=1))).tolist()
             if better:
                 u = min(better, key=lambda r: (t_min[r], r))
                 free = room - use[u]
@@ -131,7 +133,8 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
             admitted, a_rows, a_cost, room, roomiest = state  # room (A, T·R): what each admitted job's leaving frees
             if not len(admitted):
                 break
-            direct = [u for u in job_rows[p] if feasible[u] and np.all(use[u] <= free)]
+            s = job_rows[p]
+            direct = (s.start + np.flatnonzero(feasible[s] & np.all(use[s] <= free, axis=1))).tolist()
             if direct:  # room freed by the moves: admit it outright (one more job)
                 u = min(direct, key=lambda r: (t_min[r], r))
                 free = free - use[u]
@@ -141,7 +144,7 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
                 state = None
                 continue
             best: tuple[float, int, int] | None = None  # (saving, row of p, index into admitted)
-            for u in job_rows[p]:
+            for u in range(s.start, s.stop):
                 if not feasible[u] or np.any(use[u] > roomiest):  # no admitted job's leaving makes room for it
                     continue
                 dearer = np.flatnonzero(a_cost > t_min[u] + IMPROVE_TOL)  # the room test only where it saves
@@ -176,34 +179,42 @@ def _trade_types(data: AllocationModel, row_of_job: dict[int, int], free: np.nda
     rows = np.array([row_of_job[j] for j in jobs.tolist()], dtype=np.int64)  # kept in step with row_of_job
     if len(jobs) > TRADE_SCAN_JOBS:
         return _trade_types_ranked(data, row_of_job, jobs, rows, free, moves, limit)
+    kind = data.kind
+
+    def savings(i: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Σ t saved when the jobs at positions ``i`` trade types with those at ``b`` (-inf: no trade)."""
+        va, vb = rows[i], rows[b]
+        ua, ub = row_on[jobs[i], kind[vb]], row_on[jobs[b], kind[va]]
+        ok = (kind[vb] != kind[va]) & (ua >= 0) & (ub >= 0)
+        saving = t_min[va] + t_min[vb] - t_min[np.where(ok, ua, 0)] - t_min[np.where(ok, ub, 0)]
+        return np.where(ok, saving, -np.inf)
+
+    n = len(jobs)
+    every = np.arange(n)
+    table = savings(every[:, None], every[None, :])  # (n, n), kept in step with ``rows``
     traded = False
-    for i in range(len(jobs)):
+    for i in range(n):
         if moves >= limit:
             break
         va = int(rows[i])
-        ta = int(data.kind[va])
-        tb = data.kind[rows]
-        ua = row_on[jobs[i], tb]  # job i's row on each other job's type
-        ub = row_on[jobs, ta]  # each other job's row on job i's type
-        ok = (tb != ta) & (ua >= 0) & (ub >= 0)
-        if not ok.any():
-            continue
-        idx = np.flatnonzero(ok)
-        vb, ua, ub = rows[idx], ua[idx], ub[idx]
-        saving = t_min[va] + t_min[vb] - t_min[ua] - t_min[ub]
+        saving = table[i]
         gains = np.flatnonzero(saving > IMPROVE_TOL * max(1.0, t_min[va]))  # the room test only where it saves
         if not len(gains):
             continue
-        idx, vb, ua, ub, saving = idx[gains], vb[gains], ua[gains], ub[gains], saving[gains]
-        after = free[None, :] + use[va][None, :] + use[vb] - use[ua] - use[ub]
+        ua = row_on[jobs[i], kind[rows[gains]]]
+        ub = row_on[jobs[gains], kind[va]]
+        after = free[None, :] + use[va][None, :] + use[rows[gains]] - use[ua] - use[ub]
         good = np.all(after >= 0, axis=1)
         if not good.any():
             continue
-        k = int(np.argmax(np.where(good, saving, -np.inf)))
+        k = int(np.argmax(np.where(good, saving[gains], -np.inf)))
         free = after[k]
-        b = int(idx[k])
+        b = int(gains[k])
         rows[i], rows[b] = ua[k], ub[k]
         row_of_job[int(jobs[i])], row_of_job[int(jobs[b])] = int(ua[k]), int(ub[k])
+        for x in (i, b):  # the pairs with i or b changed
+            table[x, :] = savings(np.full(n, x), every)
+            table[:, x] = savings(every, np.full(n, x))
         moves += 1
         traded = True
     return moves, free, traded
@@ -289,7 +300,9 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     LP relaxation (the type holding most of the job's LP weight: the fastest type at
     the minimum sends every job to the fastest type, which then fills while the others
     idle) and keeps the LP's rounding when it is better; the LP is returned for the
-    plan's bound. Returns {row: (c0, c1)}, counters, the LP (or None)."""
+    plan's bound. It stops at the first candidate the LP proves optimal within the exact
+    backends' gap (MIP_REL_GAP; counter ``proven_at``). Returns {row: (c0, c1)}, counters,
+    the LP (or None)."""
     def grow(start: dict[int, tuple[int, int]]) -> tuple[dict[int, tuple[int, int]], dict[str, Any]]:
         return greedy_allocate(data.rows, start, keep_running=False, **greedy) if start else ({}, {"tasks_added": 0})
 
@@ -299,9 +312,28 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     rows_cs, cs, row_of = data.choices
     admit = None if len(config) == data.J else len(config)
     lp = lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(config, cs, row_of) or None)
+
+    def key(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[int, float]:
+        return -len(c[0]), data.rows.total_time_s(c[0])
+
+    def proven(c: tuple[dict[int, tuple[int, int]], Any, str]) -> bool:
+        """Whether no plan beats ``c`` beyond the exact backends' gap: it admits the most
+        jobs any plan does and costs at most the LP bound among such plans (+ MIP_REL_GAP)."""
+        if len(c[0]) != (data.J if admit is None else admitted_bound(data)[0]) or len(c[0]) != len(config):
+            return False
+        return key(c)[1] - lp.bound <= MIP_REL_GAP * max(1.0, abs(lp.bound))
+
+    def done(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[dict[int, tuple[int, int]], dict[str, Any], LpBound]:
+        return c[0], {**c[1], "accelerator_plan": c[2], "proven_at": c[2]}, lp
+
+    candidates = [(config, counters, "fastest at minimum")]
+    if proven(candidates[0]):  # the later candidates and the re-typing cannot do better: stop here
+        return done(candidates[0])
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
     guided, more = grow(typed_admission(data, choice, preference=-mass, limit=len(config)))
-    candidates = [(config, counters, "fastest at minimum"), (guided, more, "LP-guided")]
+    candidates.append((guided, more, "LP-guided"))
+    if proven(candidates[-1]) and key(candidates[-1]) < key(candidates[0]):
+        return done(candidates[-1])
     if len(config) < data.J:  # the LPs' jobs first may admit more than the first pass's count
         wider, most = grow(typed_admission(data, choice, preference=-mass))
         candidates.append((wider, most, "LP-guided, no count limit"))
@@ -313,10 +345,9 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         candidates.append(({int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded},
                            {"tasks_added": 0}, "LP rounding"))
 
-    def key(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[int, float]:
-        return -len(c[0]), data.rows.total_time_s(c[0])
-
     best = min(candidates, key=key)
+    if proven(best):
+        return done(best)
     again = _reassign(data, cs, row_of, best[0], grow)
     if again is not None and key((again, None, "")) < key(best):
         best = (again, best[1], best[2] + ", then its jobs' types by the LP over them")
