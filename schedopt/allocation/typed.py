@@ -351,7 +351,225 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     again = _reassign(data, cs, row_of, best[0], grow)
     if again is not None and key((again, None, "")) < key(best):
         best = (again, best[1], best[2] + ", then its jobs' types by the LP over them")
+    if proven(best):
+        return done(best)
+    moved = _relocated(data, best[0], grow, most=data.J if admit is None else admitted_bound(data)[0])
+    if moved is not None and key((moved, None, "")) < key(best):
+        best = (moved, best[1], best[2] + ", then paused jobs swapped in by moving others' types")
     return best[0], {**best[1], "accelerator_plan": best[2]}, lp
+
+
+#: the most admitted jobs moved to another type to make room for one paused job
+RELOCATE_DEPTH = 8
+#: the costliest admitted jobs tried as the one a relocating swap pauses (per row of a paused job)
+RELOCATE_LEAVERS = 16
+#: paused jobs tried per pass of :func:`_relocating_swaps` (the fastest at their minimum first)
+RELOCATE_SCAN = 64
+#: passes of :func:`_relocating_swaps` at most (each admits a job or lowers Σ t)
+RELOCATE_PASSES = 8
+
+
+def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray,
+               fixed: np.ndarray) -> tuple[float, list[tuple[int, int]], np.ndarray] | None:
+    """Move admitted jobs (their rows ``rows`` (A,); positions where ``fixed`` is True stay) to
+    other types until ``slack`` (T·R + quotas,) has no negative entry: each time the move that
+    adds the least Σ t at minimum among those freeing a short row and shortening none (ties:
+    the first position), at most RELOCATE_DEPTH moves. Returns (Σ t added, [(position, new
+    row)], the slack after), or None when no such sequence makes room."""
+    _, _, use, t_min = data.minimum
+    row_on, kind = data.row_on, data.kind
+    jobs = data.job[rows]
+    fixed = fixed.copy()
+    added, moves = 0.0, []
+    for _ in range(RELOCATE_DEPTH + 1):
+        short = slack < 0
+        if not short.any():
+            return added, moves, slack
+        if len(moves) == RELOCATE_DEPTH:
+            return None
+        cand = np.flatnonzero(~fixed & (use[rows][:, short] > 0).any(axis=1))
+        floor = np.minimum(slack, 0.0)[None, :]
+        best: tuple[float, int, int, np.ndarray] | None = None  # (Σ t added, position, new row, slack after)
+        for t in range(row_on.shape[1]):
+            w = row_on[jobs[cand], t]
+            ok = (w >= 0) & (kind[rows[cand]] != t)
+            if not ok.any():
+                continue
+            c, w = cand[ok], w[ok]
+            after = slack[None, :] + use[rows[c]] - use[w]
+            good = np.all(after >= floor, axis=1) & np.any(after[:, short] > slack[short], axis=1)
+            if not good.any():
+                continue
+            g = np.flatnonzero(good)
+            delta = t_min[w[g]] - t_min[rows[c[g]]]
+            k = int(np.lexsort((c[g], delta))[0])
+            pick = (float(delta[k]), int(c[g][k]), int(w[g][k]), after[g[k]])
+            if best is None or (pick[0], pick[1]) < (best[0], best[1]):
+                best = pick
+        if best is None:
+            return None
+        added += best[0]
+        moves.append((best[1], best[2]))
+        fixed[best[1]] = True
+        slack = best[3]
+    return None
+
+
+def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray) -> tuple[np.ndarray, bool]:
+    """One pass of moves the exchange pass cannot make: an admitted job moved to a faster type
+    where it fits only once other admitted jobs move to other types (:func:`_make_room`), when
+    Σ t falls (the costliest RELOCATE_SCAN jobs, each its best such move); a paused job admitted on a type where it
+    fits only once admitted jobs move to other types (:func:`_make_room`), and then one more job
+    runs; or, pausing one costlier admitted job besides (the RELOCATE_LEAVERS costliest tried),
+    when Σ t falls. Each paused job (RELOCATE_SCAN, fastest first) takes its best such move (one
+    more job first, then the largest saving). ``row_of_job`` is updated in place; returns (free,
+    whether anything changed)."""
+    _, feasible, use, t_min = data.minimum
+    fastest = np.full(data.J, math.inf)
+    np.minimum.at(fastest, data.job, np.where(feasible, t_min, math.inf))
+    paused = sorted((j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])),
+                    key=lambda j: (fastest[j], j))[:RELOCATE_SCAN]
+    changed = False
+    for j in sorted(row_of_job, key=lambda j: (-t_min[row_of_job[j]], j))[:RELOCATE_SCAN]:  # faster types first
+        v = row_of_job[j]
+        if not fastest[j] < t_min[v] - IMPROVE_TOL:
+            continue
+        admitted = np.array(sorted(row_of_job), dtype=np.int64)
+        rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
+        me = np.zeros(len(rows), dtype=bool)
+        me[int(np.searchsorted(admitted, j))] = True
+        found: tuple[float, int, list[tuple[int, int]], np.ndarray] | None = None
+        for w in range(int(data.job_start[j]), int(data.job_start[j + 1])):
+            if not feasible[w] or t_min[v] - t_min[w] <= IMPROVE_TOL * max(1.0, t_min[v]):
+                continue
+            got = _make_room(data, rows, free + use[v] - use[w], me)
+            if got is None:
+                continue
+            saving = t_min[v] - t_min[w] - got[0]
+            if saving > IMPROVE_TOL * max(1.0, t_min[v]) and (found is None or saving > found[0]):
+                found = (saving, w, got[1], got[2])
+        if found is not None:
+            _, w, moves, free = found
+            for position, x in moves:
+                row_of_job[int(admitted[position])] = x
+            row_of_job[j] = w
+            changed = True
+    for p in paused:
+        admitted = np.array(sorted(row_of_job), dtype=np.int64)
+        if not len(admitted):
+            break
+        rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
+        cost = t_min[rows]
+        order = np.lexsort((np.arange(len(rows)), -cost))  # the costliest admitted jobs first
+        none = np.zeros(len(rows), dtype=bool)
+        best: tuple[int, float, int, int, list[tuple[int, int]], np.ndarray] | None = None
+        for u in range(int(data.job_start[p]), int(data.job_start[p + 1])):
+            if not feasible[u]:
+                continue
+            got = _make_room(data, rows, free - use[u], none)
+            if got is not None:  # one more job: better than any swap
+                pick = (1, -t_min[u] - got[0], u, -1, got[1], got[2])
+                if best is None or pick[:2] > best[:2]:
+                    best = pick
+            if best is not None and best[0] == 1:
+                continue
+            tried = 0
+            for i in order.tolist():
+                saving_most = cost[i] - t_min[u]
+                if tried >= RELOCATE_LEAVERS or saving_most <= IMPROVE_TOL * max(1.0, cost[i]):
+                    break
+                if best is not None and saving_most <= best[1]:
+                    break  # moving others adds time: no costlier leaver left saves more
+                tried += 1
+                leaving = none.copy()
+                leaving[i] = True
+                got = _make_room(data, rows, free + use[rows[i]] - use[u], leaving)
+                if got is None:
+                    continue
+                saving = saving_most - got[0]
+                if saving > IMPROVE_TOL * max(1.0, cost[i]) and (best is None or saving > best[1]):
+                    best = (0, saving, u, i, got[1], got[2])
+        if best is None:
+            continue
+        _, _, u, i, moves, free = best
+        for position, w in moves:
+            row_of_job[int(admitted[position])] = w
+        if i >= 0:
+            del row_of_job[int(admitted[i])]
+        row_of_job[p] = u
+        changed = True
+    return free, changed
+
+
+def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray) -> tuple[np.ndarray, bool]:
+    """A move for the admitted count: pause one admitted job (the RELOCATE_LEAVERS of largest
+    dominant share tried) and admit as many paused jobs as then fit (smallest dominant share
+    first, each on the fastest of its types where :func:`_make_room` makes room); taken when two
+    or more are admitted, the leaver admitting the most, then the least Σ t at minimum.
+    ``row_of_job`` is updated in place; returns (free, whether anything changed)."""
+    _, feasible, use, t_min = data.minimum
+    share = (use * inverse_capacity(data.rows.cap)).max(axis=1) if data.rows.R else np.zeros(len(use))
+    smallest = np.full(data.J, math.inf)
+    np.minimum.at(smallest, data.job, np.where(feasible, share, math.inf))
+    paused = sorted((j for j in range(data.J) if j not in row_of_job and math.isfinite(smallest[j])),
+                    key=lambda j: (smallest[j], j))[:RELOCATE_SCAN]
+    admitted = sorted(row_of_job)
+    if not paused or not admitted:
+        return free, False
+    best: tuple[int, float, dict[int, int], np.ndarray] | None = None  # (jobs gained, Σ t, plan, free)
+    for a in sorted(admitted, key=lambda a: (-share[row_of_job[a]], a))[:RELOCATE_LEAVERS]:
+        trial = {j: v for j, v in row_of_job.items() if j != a}
+        slack = free + use[row_of_job[a]]
+        got = 0
+        for p in paused:
+            jobs = np.array(sorted(trial), dtype=np.int64)
+            rows = np.array([trial[j] for j in jobs.tolist()], dtype=np.int64)
+            lo, hi = int(data.job_start[p]), int(data.job_start[p + 1])
+            for u in sorted((u for u in range(lo, hi) if feasible[u]), key=lambda u: (t_min[u], u)):
+                room = _make_room(data, rows, slack - use[u], np.zeros(len(rows), dtype=bool))
+                if room is not None:
+                    for position, w in room[1]:
+                        trial[int(jobs[position])] = w
+                    trial[p] = u
+                    slack = room[2]
+                    got += 1
+                    break
+        if got >= 2:
+            total = float(t_min[list(trial.values())].sum())
+            if best is None or (got - 1, -total) > (best[0], -best[1]):
+                best = (got - 1, total, trial, slack)
+    if best is None:
+        return free, False
+    row_of_job.clear()
+    row_of_job.update(best[2])
+    return best[3], True
+
+
+def _relocated(data: AllocationModel, config: dict[int, tuple[int, int]], grow: Any,
+               most: int | None = None) -> dict[int, tuple[int, int]] | None:
+    """``config``'s rows at their minimum configurations improved by :func:`_one_for_more`
+    while it admits fewer than ``most`` jobs (an upper bound; None: no such move) and by
+    :func:`_relocating_swaps` (up to RELOCATE_PASSES passes in all), then by the exchange
+    pass, and grown; None when no such move applies."""
+    mins, _, use, _ = data.minimum
+    free = capacity_limit(data.rows.cap) - use[list(config)].sum(axis=0) if config else capacity_limit(data.rows.cap)
+    if np.any(free < 0):
+        return None
+    row_of_job = {int(data.job[v]): v for v in config}
+    changed = False
+    for _ in range(RELOCATE_PASSES):
+        more = False
+        if most is not None and len(row_of_job) < most:
+            free, more = _one_for_more(data, row_of_job, free)
+        if not more:
+            free, more = _relocating_swaps(data, row_of_job, free)
+        if not more:
+            break
+        changed = True
+    if not changed:
+        return None
+    start = {v: (int(mins[v, 0]), int(mins[v, 1])) for v in row_of_job.values()}
+    return grow(_exchange(data, start, free))[0]
 
 
 def _reassign(data: AllocationModel, cs: ChoiceSet, row_of: np.ndarray, config: dict[int, tuple[int, int]],

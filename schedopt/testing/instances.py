@@ -80,6 +80,30 @@ def random_typed_instance(seed: int, n_jobs: int | None = None, *, types: tuple[
     return Instance.from_dict({"name": f"typed-{seed}", "resources": ["cpu", "gpu"], "servers": servers, "jobs": jobs})
 
 
+def random_rigid_typed_instance(seed: int, n_jobs: int | None = None) -> Instance:
+    """Gavel's shape without its data: three GPU types of 4-12 GPUs each, 6-14 rigid jobs of
+    1, 2, 4 or 8 GPUs (Gavel's scale factors, weighted towards 1), each at a random whole-job
+    speed per type (the fastest type differs by job; some jobs skip a type). The multiple-knapsack
+    structure where one-job moves get stuck (an 8-GPU job needs several others moved)."""
+    rng = np.random.default_rng(seed)
+    types = ("v100", "p100", "k80")
+    n = int(n_jobs or rng.integers(6, 15))
+    servers = [{"name": kind, "accelerator": kind, "count": int(rng.integers(1, 4)), "capacity": {"gpu": 4.0}}
+               for kind in types]
+    jobs = []
+    for i in range(n):
+        gpus = int(rng.choice([1, 1, 1, 1, 2, 4, 8]))
+        base = float(rng.uniform(0.5, 3.0))
+        speeds = {kind: {"form": "table", "points": [[gpus, round(base * float(rng.uniform(0.2, 1.5)), 4)]]}
+                  for kind in types if rng.random() < 0.9}
+        if not speeds:
+            speeds = {"v100": {"form": "table", "points": [[gpus, round(base, 4)]]}}
+        jobs.append({"id": f"j{i}", "roles": {"worker": {"demand": {"gpu": 1.0}, "min": gpus, "max": gpus}},
+                     "speed_by_accelerator": speeds, "remaining_steps": float(rng.integers(1000, 200_000)),
+                     "arrival": float(i)})
+    return Instance.from_dict({"name": f"rigid-typed-{seed}", "resources": ["gpu"], "servers": servers, "jobs": jobs})
+
+
 def random_tiny_instance(seed: int, n_jobs: int | None = None) -> Instance:
     """Allocation: 2-4 jobs of mixed speed forms, bounds <= 3, capacity from ample to scarce."""
     rng = np.random.default_rng(seed)
