@@ -188,16 +188,66 @@ def test_typed_solves_are_deterministic_and_round_trip(tmp_path: Path) -> None:
             assert again.accelerators == a.accelerators
 
 
+class _UntypedPlugin:
+    """A plugin solver that declares no accelerator types (every built-in allocation solver does)."""
+
+    problem = "allocation"
+
+    def solve(self, instance, *, time_limit=None, seed=None):  # noqa: ANN001, ANN201
+        raise AssertionError("a typed instance must be refused before the solver runs")
+
+
 def test_solvers_without_types_refuse_typed_instances(tmp_path: Path) -> None:
+    from schedopt import registry
+
     inst = random_typed_instance(2)
-    with pytest.raises(schedopt.InputError, match="does not model accelerator types"):
-        schedopt.solve(inst, "dl2")
-    path = tmp_path / "typed.yaml"
-    schedopt.save_instance(inst, path)
-    out = tmp_path / "plan.yaml"
-    res = CliRunner().invoke(app, ["solve", str(path), "--solver", "dl2", "--out", str(out)])
+    registry.register_class("untyped-test-plugin", _UntypedPlugin)
+    try:
+        with pytest.raises(schedopt.InputError, match="does not model accelerator types"):
+            schedopt.solve(inst, "untyped-test-plugin")
+        path = tmp_path / "typed.yaml"
+        schedopt.save_instance(inst, path)
+        out = tmp_path / "plan.yaml"
+        res = CliRunner().invoke(app, ["solve", str(path), "--solver", "untyped-test-plugin", "--out", str(out)])
+    finally:
+        registry._REGISTRY.pop("untyped-test-plugin", None)
     assert res.exit_code == 2 and not out.exists()
     assert "accelerator types" in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("choice", ["blind", "aware"])
+def test_dl2_runs_blind_to_types_as_dl2_is(seed: int, choice: str) -> None:
+    """DL2 decides on the cluster as one type (its paper's cluster has one GPU type); its jobs
+    then land on the first type with room (``aware``: the fastest with room): checked, never
+    better than the optimum, each admitted job on a type it has a speed on."""
+    inst = random_typed_instance(seed)
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    plan = _strict_ok_plan(inst, schedopt.solve(inst, "dl2", accelerator_choice=choice))
+    assert plan.metrics["accelerator_choice"] == choice
+    assert plan.objective.admitted <= admitted
+    if plan.objective.admitted == admitted and admitted:
+        assert plan.objective.value >= total - 1e-6 * max(1.0, total)
+    assert set(plan.accelerators) == set(plan.allocation)
+
+
+def test_dl2_aware_lands_each_job_on_its_fastest_type_with_room() -> None:
+    def job(i: str, v: float, k: float) -> dict:
+        return {"id": i, "roles": {"worker": {"demand": {"gpu": 1.0}, "min": 1, "max": 1}}, "remaining_steps": 100.0,
+                "speed_by_accelerator": {"v100": {"form": "table", "points": [[1, v]]},
+                                         "k80": {"form": "table", "points": [[1, k]]}}}
+    inst = schedopt.Instance.from_dict({
+        "name": "two-types", "resources": ["gpu"],
+        "servers": [{"name": "v", "accelerator": "v100", "capacity": {"gpu": 2.0}},
+                    {"name": "k", "accelerator": "k80", "capacity": {"gpu": 2.0}}],
+        "jobs": [job("a", 1.0, 3.0), job("b", 2.0, 1.0)]})
+    blind = schedopt.solve(inst, "dl2")
+    aware = schedopt.solve(inst, "dl2", accelerator_choice="aware")
+    assert blind.accelerators == {"a": "v100", "b": "v100"}  # the first type with room, whatever the speed
+    assert aware.accelerators == {"a": "k80", "b": "v100"}
+    assert aware.objective.value < blind.objective.value
+    with pytest.raises(schedopt.InputError, match="accelerator_choice"):
+        schedopt.solve(inst, "dl2", accelerator_choice="fastest")
 
 
 def test_a_job_without_speed_on_any_type_is_refused() -> None:
@@ -476,3 +526,13 @@ def test_simulator_keeps_gavels_history_and_resets_it_when_jobs_come_or_go() -> 
     assert seen[1] == {"j0": {"v100": 3600.0}, "j1": {}}  # j0 ran the first round; j1 comes first now
     assert seen[2] == {"j0": {}, "j1": {}, "j2": {}}  # j2 arrived: reset
     assert sum(bool(r) for r in seen[3].values()) == 1
+
+
+@pytest.mark.parametrize("solver", ["drf", "tetris", "fifo", "srtf", "dl2"])
+def test_type_blind_solvers_take_instances_carrying_gavels_history(solver: str) -> None:
+    """The simulator keeps Gavel's per-type history (``received_s``) on every job; a solver blind
+    to types sees the cluster as one type and must drop it with the types (it named a type of
+    the erased cluster and was refused, which stopped typed simulations of these solvers)."""
+    inst = _one_v100(2, {"j0": 3600.0})
+    plan = _strict_ok_plan(inst, schedopt.solve(inst, solver))
+    assert len(plan.allocation) == 1

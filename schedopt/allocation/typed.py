@@ -608,6 +608,7 @@ def erase_types(instance: Instance) -> Instance:
         raw.pop("queue", None)
         raw.pop("running_accelerator", None)
         raw.pop("spread", None)  # blind to locality too
+        raw.pop("received_s", None)  # Gavel's per-type history: no types, no history
         by_type = raw.pop("speed_by_accelerator", None)
         if job.speed is None and by_type:
             first = next((k for k in instance.accelerators if k in by_type), next(iter(by_type)))
@@ -616,12 +617,13 @@ def erase_types(instance: Instance) -> Instance:
 
 
 def type_blind_plan(instance: Instance, untyped: Any, *, solver: str, started: float, seed: int | None,
-                    options: dict[str, Any], bound: bool) -> Plan:
+                    options: dict[str, Any], bound: bool, choice: str = "blind") -> Plan:
     """A type-blind system on a typed cluster: it decides counts on the cluster as
     one type (:func:`erase_types`; ``untyped(flat) -> Plan``), then each job's tasks
     land on the first type, in the cluster's order, with room for them and a speed
     there and within its queue's quotas (jobs in arrival order); a job that fits on no
-    type is paused."""
+    type is paused. ``choice="aware"``: on the type where the job runs fastest at those
+    counts among those with room (ties: the cluster's order)."""
     data = compile_typed(instance)
     flat_plan = untyped(erase_types(instance))
     free = capacity_limit(data.rows.cap).astype(float)
@@ -632,15 +634,21 @@ def type_blind_plan(instance: Instance, untyped: Any, *, solver: str, started: f
         names = instance.jobs[j].role_names
         counts = flat_plan.allocation[job_id]
         c = (int(counts[names[0]]), int(counts[names[1]]) if len(names) == 2 else 0)
+        fits = []  # (time at c, row) of the rows with room, in the cluster's order
         for v in range(int(data.job_start[j]), int(data.job_start[j + 1])):
             u = c[0] * data.rows.demand[v, 0] + c[1] * data.rows.demand[v, 1]
-            if math.isfinite(float(data.rows.time_s(v, *c))) and np.all(u <= free):
-                free -= u
-                config[v] = c
-                break
+            t = float(data.rows.time_s(v, *c))
+            if math.isfinite(t) and np.all(u <= free):
+                fits.append((t, v))
+                if choice == "blind":
+                    break
+        if fits:
+            v = min(fits)[1] if choice == "aware" else fits[0][1]
+            free -= c[0] * data.rows.demand[v, 0] + c[1] * data.rows.demand[v, 1]
+            config[v] = c
         else:
             dropped += 1
-    metrics = {"accelerator_choice": "blind", "paused_by_types": dropped,
+    metrics = {"accelerator_choice": choice, "paused_by_types": dropped,
                "heuristic_seconds": time.perf_counter() - started}
     return heuristic_plan(data, config, solver=solver, started=started, seed=seed, options=options, metrics=metrics,
                           bound=bound)

@@ -55,6 +55,7 @@ from schedopt.allocation.model import AllocationModel
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import AllocationData, compile_allocation, inverse_capacity
 from schedopt.allocation.admission import admit
+from schedopt.allocation.typed import TYPE_CHOICES, type_blind_plan
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.learn.nets import MLP, softmax
@@ -519,16 +520,23 @@ def covers(pol: Policy, instance: Instance) -> bool:
     return bool(instance.jobs) and all(job.model in known for job in instance.jobs)
 
 
-@register("dl2", problem="allocation", exact=False, backend="numpy")
+@register("dl2", problem="allocation", exact=False, backend="numpy", accelerator_types=True, quotas=True)
 class Dl2:
     """DL2 learned policy (numpy MLPs): greedy inference of a trained policy (.npz); without
-    one, the shipped policy for the dl2 workload when it knows every job's model, else untrained."""
+    one, the shipped policy for the dl2 workload when it knows every job's model, else untrained.
+    On a cluster with accelerator types it is blind to them, as DL2 is (its cluster is one GPU
+    type): it decides on the cluster as one type and each job lands on the first type with room
+    (``accelerator_choice="aware"``, ours: the fastest type with room)."""
 
-    def __init__(self, *, policy: str | None = None, bound: bool = True):
+    def __init__(self, *, policy: str | None = None, bound: bool = True, accelerator_choice: str = "blind"):
         if policy is not None and not (isinstance(policy, str) and policy.strip()):
             raise InputError("dl2", f"policy: expected the path of a policy file (.npz), got {policy!r}")
+        if accelerator_choice not in TYPE_CHOICES:
+            raise InputError("dl2", f"accelerator_choice: expected one of {', '.join(TYPE_CHOICES)}, "
+                                    f"got {accelerator_choice!r}")
         self.policy_path = policy
         self.bound = bool(bound)
+        self.accelerator_choice = accelerator_choice
         self._policy: Policy | None = Policy.load(policy) if policy else None
 
     def policy_for(self, instance: Instance | None = None) -> tuple[Policy, str]:
@@ -546,6 +554,11 @@ class Dl2:
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         started = time.perf_counter()
+        if instance.typed:  # DL2 is blind to accelerator types (typed.py)
+            return type_blind_plan(instance, lambda flat: self.solve(flat, seed=seed), solver="dl2", started=started,
+                                   seed=seed, options={"policy": self.policy_path, "bound": self.bound,
+                                                       "accelerator_choice": self.accelerator_choice},
+                                   bound=self.bound, choice=self.accelerator_choice)
         data = compile_allocation(instance)
         pol, source = self.policy_for(instance)
         config = self.infer(data, pol).config()
