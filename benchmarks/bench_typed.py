@@ -1,19 +1,22 @@
 """Typed clusters at loop speed and at scale (issue 50 §3-4): the `gavel` family (K80/P100/V100,
 rigid jobs, measured speeds; reads --data-dir).
 
-    .venv/bin/python benchmarks/bench_typed.py [--only latency|scale] [--seeds 5]
+    .venv/bin/python benchmarks/bench_typed.py [--only latency|scale|multigpu] [--seeds 5]
 
 1. Per-call latency: 40, 144 and 400 jobs on 27 4-GPU servers (36 GPUs per type, Gavel's
    cluster), the first call after ``schedopt.warm_up()`` in a fresh process and the median of
    the next calls, per solver; the typed greedy's certified gap beside it.
 2. Scale: 1,000, 4,000 and 16,000 jobs (servers = jobs / 4), ``optimus-milp`` at T = 60 s and
    the typed heuristics where they finish in minutes: time, status and gap per seed.
-Stores benchmarks/results/typed-latency.json and typed-scale.json.
+3. Multi-GPU jobs: the typed heuristics against ``optimus-milp``'s optimum at 11-400 jobs with
+   Gavel's scale factors up to 8 (4 × --seeds seeds per size, from seed 100).
+Stores benchmarks/results/typed-latency.json, typed-scale.json and typed-multigpu.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import subprocess
 import sys
@@ -88,16 +91,64 @@ def scale(seeds: int, data_dir: str) -> None:
     print(tables.render("typed-scale"))
 
 
+MULTIGPU_SIZES = [(11, 3), (20, 6), (20, 9), (40, 9), (80, 27), (144, 27), (400, 27)]
+
+
+def multigpu(seeds: int, data_dir: str) -> None:
+    """The typed heuristics against the optimum on Gavel's multi-GPU jobs (``--max-tasks 8``:
+    scale factors 1, 2, 4, 8), from 3 servers (4 GPUs per type) to 27 (36 per type); seeds from
+    100 (the heuristics were written against seeds 0-29)."""
+    import numpy as np
+
+    rows = []
+    for n, servers in MULTIGPU_SIZES:
+        insts = [generate_instance("gavel", jobs=n, servers=servers, seed=seed, max_tasks=8, data_dir=data_dir)
+                 for seed in range(100, 100 + seeds)]
+        exact, exact_s = [], []
+        for inst in insts:
+            t0 = time.perf_counter()
+            exact.append(schedopt.solve(inst, "optimus-milp", seed=0))
+            exact_s.append(time.perf_counter() - t0)
+            assert exact[-1].status == schedopt.Status.OPTIMAL, (n, servers, exact[-1].status)
+        for solver in ("optimus-greedy", "optimus-lagrange"):
+            gaps, certified, secs, fewer = [], [], [], 0
+            for inst, best in zip(insts, exact):
+                t0 = time.perf_counter()
+                plan = schedopt.solve(inst, solver, seed=0)
+                secs.append(time.perf_counter() - t0)
+                assert not schedopt.check(inst, plan)
+                if plan.objective.admitted < best.objective.admitted:
+                    fewer += 1
+                    gaps.append(math.inf)
+                else:
+                    gaps.append(plan.objective.value / best.objective.value - 1 if best.objective.admitted else 0.0)
+                certified.append(plan.objective.gap if plan.objective.gap is not None else math.inf)
+            g, c = np.array(gaps), np.array(certified)
+            rows.append([f"{n} x {servers}", solver, f"{int((g <= 0.01).sum())} of {seeds}", str(fewer),
+                         f"{np.median(g) * 100:.2f}", f"{g.max() * 100:.2f}",
+                         f"{np.median(c) * 100:.2f} [{c.max() * 100:.2f}]", f"{int((c <= 0.01).sum())} of {seeds}",
+                         f"{statistics.median(secs) * 1e3:.0f}", f"{statistics.median(exact_s) * 1e3:.0f}"])
+            print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    tables.save("typed-multigpu", columns=["jobs x servers", "solver", "within 1 % of the optimum", "fewer jobs admitted",
+                                           "gap % (median)", "gap % (worst)", "certified gap % (median [worst])",
+                                           "certified within 1 %", "ms (median)", "optimus-milp ms (median)"],
+                rows=rows, seeds=list(range(100, 100 + seeds)),
+                command="benchmarks/bench_typed.py --only multigpu (gavel family, --max-tasks 8, 4-GPU servers)")
+    print(tables.render("typed-multigpu"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--only", choices=["latency", "scale"])
+    ap.add_argument("--only", choices=["latency", "scale", "multigpu"])
     ap.add_argument("--seeds", type=int, default=5)
     args = ap.parse_args()
     if args.only in (None, "latency"):
         latency(args.seeds, args.data_dir)
     if args.only in (None, "scale"):
         scale(min(args.seeds, 3), args.data_dir)
+    if args.only in (None, "multigpu"):
+        multigpu(4 * args.seeds, args.data_dir)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from schedopt.allocation.branching import branch_proof
 from schedopt.allocation.bruteforce import solve_bruteforce
 from schedopt.allocation.certificates import branch_leaves
 from schedopt.checking import check, check_report
-from schedopt.plan import Plan
+from schedopt.plan import Plan, relative_gap
 from schedopt.registry import get_solver
 from schedopt.testing.instances import random_tiny_instance, random_typed_instance
 
@@ -28,14 +28,15 @@ def _instances():
 
 @pytest.mark.parametrize("solver", ["optimus-milp", "optimus-cpsat"])
 def test_every_tiny_optimum_carries_a_replayable_proof(solver: str) -> None:
-    """80 tiny instances, untyped and typed: every optimal plan passes --strict, and every
-    branch-proven bound is on the right side of the brute-force optimum."""
+    """80 tiny instances, untyped and typed: every optimal plan passes --strict, and every bound
+    proven beyond the LP's prices (a branch tree, or the knapsack bound, which the exact drivers try
+    first) is on the right side of the brute-force optimum."""
     trees = 0
     for inst in _instances():
         plan = get_solver(solver).solve(inst, seed=0)
         assert not check(inst, plan, strict=True), (inst.name, [str(v) for v in check(inst, plan, strict=True)])
         proof = plan.certificate.bound if plan.certificate else None
-        if proof is not None and proof.kind == "branch-lagrangian":
+        if proof is not None and proof.kind in ("branch-lagrangian", "knapsack-lagrangian"):
             trees += 1
             admitted, optimum, _ = solve_bruteforce(inst)
             assert len(plan.allocation) == admitted
@@ -45,9 +46,19 @@ def test_every_tiny_optimum_carries_a_replayable_proof(solver: str) -> None:
 
 
 def _branch_plan(seed: int = 7) -> tuple:
+    """An exact plan whose bound is a branch tree found for it (the exact drivers now try the
+    knapsack bound first, which proves this seed's optimum without a tree)."""
     inst = random_tiny_instance(seed)
     plan = get_solver("optimus-milp").solve(inst, seed=0)
-    assert plan.certificate.bound.kind == "branch-lagrangian"
+    admitted = plan.objective.admitted
+    got = branch_proof(inst, plan.objective.value, admit=admitted if admitted < len(inst.jobs) else None)
+    assert got is not None
+    bound, proof, _ = got
+    plan = plan.model_copy(deep=True)
+    plan.certificate.bound = proof
+    plan.objective.bound = bound
+    plan.objective.gap = relative_gap(plan.objective.value, bound)
+    assert not check(inst, plan, strict=True)
     return inst, plan
 
 

@@ -29,11 +29,15 @@ from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.quality.problem import predicted_reduction
 from schedopt.registry import get_solver
-from schedopt.testing.instances import random_tiny_instance, random_typed_instance
+from schedopt.allocation.branching import branch_proof
+from schedopt.plan import relative_gap
+from schedopt.testing.instances import random_rigid_typed_instance, random_tiny_instance, random_typed_instance
 
 TOL = 1e-6
 #: tiny instances whose optimum the LP's prices do not prove (tests/test_branch_certificates.py finds them)
 BRANCH_SEEDS = (7, 10, 12)
+#: rigid multi-GPU instances whose heuristic plans state a knapsack-lagrangian bound
+KNAPSACK_SEEDS = (0, 5, 7)
 
 
 @dataclass
@@ -86,13 +90,31 @@ def _allocation_cases() -> list[Case]:
     # seeds whose exact plans carry a branch-lagrangian proof (the LP's prices fall short of the optimum)
     instances += [random_tiny_instance(seed) for seed in BRANCH_SEEDS]
     instances += [roomy(random_tiny_instance(seed)) for seed in (6, 7)]  # every job fits: pausing one is never optimal
+    # rigid multi-GPU jobs on small types: the heuristics' bounds are knapsack-lagrangian proofs
+    instances += [random_rigid_typed_instance(seed, n_jobs=5) for seed in KNAPSACK_SEEDS]
     for inst in instances:
         admitted, total, _ = solve_bruteforce(inst)
         for solver in ("optimus-greedy", "optimus-milp", "drf"):
             plan = get_solver(solver).solve(inst, seed=0)
             assert not check(inst, plan), solver
             cases.append(Case(inst, plan, "min", admitted, total))
+            if solver == "optimus-milp" and inst.name in {random_tiny_instance(s).name for s in BRANCH_SEEDS}:
+                cases.append(Case(inst, _with_branch_tree(inst, plan), "min", admitted, total))
     return cases
+
+
+def _with_branch_tree(inst: Instance, plan: Plan) -> Plan:
+    """An exact plan whose bound is a branch tree found for it (the exact drivers try the knapsack
+    bound first, which proves these seeds without a tree)."""
+    admitted = plan.objective.admitted
+    got = branch_proof(inst, plan.objective.value, admit=admitted if admitted < len(inst.jobs) else None)
+    assert got is not None
+    tree = plan.model_copy(deep=True)
+    tree.certificate.bound = got[1]
+    tree.objective.bound = got[0]
+    tree.objective.gap = relative_gap(tree.objective.value, got[0])
+    assert not check(inst, tree), "branch"
+    return tree
 
 
 def _quality_cases() -> list[Case]:
@@ -153,15 +175,18 @@ def mutation(draw: Any) -> tuple[str, Any]:
         "forge-optimal", "empty-plan", "count-proof-for-bound", "bound-proof-for-count",
         # branch certificates: their leaves' prices, their splits, their shape
         "tree-prices*factor", "tree-to-leaf", "tree-swap-children", "tree-at", "tree-admit",
+        # knapsack certificates: their job prices
+        "job-prices*factor", "job-price=number", "job-price-unknown-key",
     ]))
-    if what in ("bound=number", "gap=number", "price=number", "admit_price"):
+    if what in ("bound=number", "gap=number", "price=number", "admit_price", "job-price=number"):
         return what, draw(NUMBERS)
-    if what in ("bound*factor", "prices*factor", "count-proof-for-bound", "tree-prices*factor"):
+    if what in ("bound*factor", "prices*factor", "count-proof-for-bound", "tree-prices*factor", "job-prices*factor"):
         return what, draw(FACTORS)
     if what in ("admitted_bound=number", "admit", "tree-at", "tree-admit"):
         return what, draw(st.integers(min_value=-1, max_value=6))
     if what == "kind":
-        return what, draw(st.sampled_from(["lagrangian", "lp-dual", "utilization-lagrangian", "backend", "trust-me"]))
+        return what, draw(st.sampled_from(["lagrangian", "lp-dual", "utilization-lagrangian", "backend", "trust-me",
+                                           "knapsack-lagrangian", "branch-lagrangian"]))
     if what in ("copy-certificate", "other-instance", "pause-a-job"):
         return what, draw(st.integers(min_value=0, max_value=1000))
     return what, None
@@ -286,6 +311,16 @@ def mutate(case: Case, doc: dict, what: str, arg: Any) -> tuple[dict, Instance]:
                 tree["at"] = arg
             elif what == "tree-admit":
                 proof["admit"] = arg
+    elif what.startswith("job-price"):
+        for proof in _proofs(doc):
+            prices = proof.get("job_prices") or {}
+            if what == "job-prices*factor":
+                proof["job_prices"] = {k: v * arg for k, v in prices.items()}
+            elif what == "job-price=number":
+                prices[sorted(prices)[0] if prices else instance.jobs[0].id] = arg
+                proof["job_prices"] = prices
+            else:
+                proof["job_prices"] = {**prices, "nobody": 1.0}
     elif what == "pause-a-job" and doc.get("allocation"):
         # an honest recomputation of the objective for a plan with one job fewer, claims kept
         jobs = sorted(doc["allocation"])
@@ -360,7 +395,7 @@ def test_every_forgery_is_refused_or_true(index: int, edits: list[tuple[str, Any
 
 def test_honest_plans_pass_and_claim_only_truths() -> None:
     kinds = {c.plan.certificate.bound.kind for c in cases() if c.plan.certificate and c.plan.certificate.bound}
-    assert "branch-lagrangian" in kinds  # the suite forges branch certificates too
+    assert {"branch-lagrangian", "knapsack-lagrangian"} <= kinds  # the suite forges both kinds too
     for case in cases():
         assert not check(case.instance, case.plan), case.plan.solver
         assert not truly_proven(case, case.instance, case.plan), case.plan.solver

@@ -291,6 +291,200 @@ def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *
     return total - float(lam @ capacity_of(instance))
 
 
+#: a knapsack-lagrangian replay runs its dynamic programme over a type's capacity row only when the
+#: row's capacity, floored, is at most this many units (GPUs: any cluster; CPU cores or GB may not be)
+MAX_KNAPSACK_CAPACITY = 100_000
+#: ... and while its work (configurations × capacity units, all rows and types together) stays below this
+MAX_KNAPSACK_WORK = 300_000_000
+
+
+def job_price_vector(instance: Instance, prices: dict[str, float] | None, *, signed: bool) -> np.ndarray:
+    """μ (J,) from a proof's ``job_prices`` (job id -> price; 0 for jobs not named); ValueError for
+    an unknown job, a price that is not finite, or (unless ``signed``) a negative one."""
+    prices = prices or {}
+    unknown = sorted(set(prices) - set(instance.job_index))
+    if unknown:
+        raise ValueError(f"job_prices name unknown jobs {unknown[:5]}")
+    mu = np.zeros(len(instance.jobs))
+    for job_id, value in prices.items():
+        mu[instance.job_index[job_id]] = float(value)
+    if not np.all(np.isfinite(mu)) or (not signed and np.any(mu < 0)):
+        raise ValueError(f"job_prices must be finite{'' if signed else ' and >= 0'}")
+    return mu
+
+
+def _knapsack_counts(owner: np.ndarray, weight: np.ndarray, value: np.ndarray, capacity: int, most: int,
+                     picks: list | None = None) -> np.ndarray:
+    """F (most + 1,): F[n] the least Σ value over configurations taken, at most one per owner (sorted),
+    Σ weight <= capacity (integer weights >= 0), exactly n taken (F[most]: at least ``most``); inf where
+    no such choice exists. ``picks``: filled with, per owner, its configurations' (index, where taking it
+    improved a state from n - 1 to n, where from ``most`` to ``most``), for :func:`_walk_back`."""
+    keep = np.flatnonzero(weight <= capacity)
+    best = np.full((capacity + 1, most + 1), np.inf)  # least value within c units taking n
+    best[:, 0] = 0.0
+    if not len(keep):
+        return best[capacity]
+    own = owner[keep]
+    starts = np.flatnonzero(np.r_[True, own[1:] != own[:-1]])
+    ends = np.r_[starts[1:], len(own)]
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        old = best if b - a == 1 else best.copy()  # one configuration: its states read the old table first
+        taken = []
+        for i in range(a, b):
+            k = int(keep[i])
+            w, v = int(weight[k]), float(value[k])
+            up = at_most = None
+            grow = old[: capacity + 1 - w, :-1] + v if most else None  # both read the old table first
+            stay = old[: capacity + 1 - w, most] + v if v < 0 else None
+            if grow is not None:
+                up = grow < best[w:, 1:]
+                best[w:, 1:][up] = grow[up]
+            if stay is not None:  # at ``most`` taken already, one more keeps the count at ``most``: worth it below 0
+                at_most = stay < best[w:, most]
+                best[w:, most][at_most] = stay[at_most]
+            taken.append((k, up, at_most))
+        if picks is not None:
+            picks.append((int(own[a]), taken))
+    return best[capacity]
+
+
+def _walk_back(picks: list, weight: np.ndarray, capacity: int, most: int, n: int, chosen: np.ndarray) -> None:
+    """Add 1 to ``chosen`` for each owner an optimal choice of :func:`_knapsack_counts` (run with
+    ``most``) takes, from the state (``capacity``, ``n``): per owner, the last update that wrote the
+    state (its configurations in reverse; for one, its update at ``most`` came after the other)."""
+    c = capacity
+    for j, taken in reversed(picks):
+        for k, up, at_most in reversed(taken):
+            w = int(weight[k])
+            if c < w:
+                continue
+            if n == most and at_most is not None and at_most[c - w]:
+                chosen[j] += 1
+                c -= w
+                break
+            if n >= 1 and up is not None and up[c - w, n - 1]:
+                chosen[j] += 1
+                c, n = c - w, n - 1
+                break
+
+
+def knapsack_cost_bound(instance: Instance, mu: np.ndarray, cost: CostGrid, *, admit: int | None,
+                        blocks: list | None = None, chosen: np.ndarray | None = None,
+                        max_work: int = MAX_KNAPSACK_WORK) -> float | None:
+    """The Lagrangian bound with only the one-configuration-per-job rows priced (μ (J,), free in
+    sign when every job is admitted, else >= 0): min over n_1 + ... + n_T >= admit of
+    Σ_t KP_t(n_t) − Σ_j μ_j, where KP_t(n) is the least Σ (c + μ_j) over n configurations on
+    type t, at most one per job, within a capacity row of t (weights and capacity floored to
+    integers: a relaxation; for each n the largest over t's rows; quota rows dropped). Every plan
+    admitting at least ``admit`` jobs (None: every job) costs at least this. None when a type has
+    no row small enough (MAX_KNAPSACK_CAPACITY) or the work would exceed ``max_work``.
+    ``chosen`` (J,): how many types a minimising choice takes each job on (a subgradient: chosen − 1)."""
+    J = len(instance.jobs)
+    most = J if admit is None else int(admit)
+    data = job_arrays(instance)
+    R = len(instance.resources)
+    cap = capacity_of(instance)
+    by_type: dict[int, list] = {}
+    for t, owner, c0, c1, costs in (blocks if blocks is not None else _enumerated(instance, cost, data)):
+        ok = np.isfinite(costs)
+        by_type.setdefault(t, []).append((owner[ok], c0[ok], c1[ok], costs[ok]))
+    work = 0
+    total = np.full(most + 1, np.inf)  # least Σ over the types so far, by jobs taken (``most``: at least)
+    total[0] = 0.0
+    trail = []  # per type: its rows' (F, picks, weight, units), and per combined count the count it took and from
+    for t, parts in sorted(by_type.items()):
+        owner = np.concatenate([p[0] for p in parts])
+        if not len(owner):
+            continue
+        c0, c1, costs = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
+        order = np.argsort(owner, kind="stable")
+        owner, c0, c1, costs = owner[order], c0[order], c1[order], costs[order]
+        value = costs + mu[owner]
+        row_cap = cap[t * R:(t + 1) * R] if instance.typed else cap
+        n_jobs = len(np.unique(owner))
+        rows = []
+        for r in range(R):
+            units = math.floor(float(row_cap[r]))
+            weight = np.floor(c0 * data.demand[owner, 0, r] + c1 * data.demand[owner, 1, r]).astype(np.int64)
+            fit = n_jobs if (weight <= 0).any() else units // int(weight.min())
+            top = min(most, n_jobs, fit)  # the most jobs type t holds (counted up to ``most``)
+            steps = len(owner) * (units + 1) * (top + 1)
+            if units > MAX_KNAPSACK_CAPACITY or work + steps > max_work:
+                continue
+            work += steps
+            picks: list | None = [] if chosen is not None else None
+            f = np.full(most + 1, np.inf)
+            f[:top + 1] = _knapsack_counts(owner, weight, value, units, top, picks)
+            rows.append((f, picks, weight, units, top))
+        if not rows:
+            return None
+        f = np.max([row[0] for row in rows], axis=0)  # each row's F bounds KP_t(n): so does the largest
+        combined = np.full(most + 1, np.inf)
+        took = np.full(most + 1, -1, dtype=np.int64)
+        came = np.full(most + 1, -1, dtype=np.int64)
+        for n in np.flatnonzero(np.isfinite(total)).tolist():
+            cand = total[n] + f
+            lim = most - n  # b < lim: n + b jobs; b >= lim: at least ``most``
+            if lim > 0:
+                better = cand[:lim] < combined[n:most]
+                combined[n:most] = np.where(better, cand[:lim], combined[n:most])
+                took[n:most][better] = np.flatnonzero(better)
+                came[n:most][better] = n
+            b = lim + int(np.argmin(cand[lim:]))
+            if cand[b] < combined[most]:
+                combined[most], took[most], came[most] = cand[b], b, n
+        trail.append((rows, took, came))
+        total = combined
+    bound = float(total[most])
+    if chosen is not None and math.isfinite(bound):
+        m = most
+        for rows, took, came in reversed(trail):
+            b = int(took[m])
+            f, picks, weight, units, top = max(rows, key=lambda row: float(row[0][b]))
+            _walk_back(picks, weight, units, top, b, chosen)
+            m = int(came[m])
+    return bound - float(mu.sum())
+
+
+def knapsack_replay(cost: CostGrid, sense: str) -> Callable:
+    """The replay of a ``knapsack-lagrangian`` proof (docs/certificates.md)."""
+
+    def replay(instance: Instance, plan, proof) -> float:
+        if proof.prices or proof.tree is not None:
+            raise ValueError("a knapsack-lagrangian proof prices jobs (job_prices), not resources")
+        J = len(instance.jobs)
+        admit = J if proof.admit is None else int(proof.admit)
+        if not 0 <= admit <= J:
+            raise ValueError(f"admit {admit} outside [0, {J}]")
+        if admit > len(plan.allocation):
+            raise ValueError(f"admit {admit} > the {len(plan.allocation)} jobs the plan admits")
+        if proof.admit_price is not None:
+            raise ValueError("a knapsack-lagrangian proof keeps the admission row: no admit_price")
+        every = admit >= J
+        mu = job_price_vector(instance, proof.job_prices, signed=every)
+        bound = knapsack_cost_bound(instance, mu, cost, admit=None if every else admit)
+        if bound is None:
+            raise TooLargeToReplay("a type's capacity rows are too large for the knapsack replay "
+                                   f"(at most {MAX_KNAPSACK_CAPACITY:,} units, {MAX_KNAPSACK_WORK:,} steps)")
+        return bound if sense == "min" else -bound
+
+    return replay
+
+
+def priced_minimum(instance: Instance, lam: np.ndarray, cost: CostGrid, blocks: list | None = None) -> np.ndarray:
+    """m (J,): each job's least c + λ·u over its allowed configurations and types (inf: none)."""
+    J = len(instance.jobs)
+    data = job_arrays(instance)
+    priced_role = _priced_use(instance, data, lam)
+    m = np.full(J, np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for t, owner, c0, c1, costs in (blocks if blocks is not None else _enumerated(instance, cost, data)):
+            a = priced_role(t)
+            priced = costs + c0 * a[owner, 0] + c1 * a[owner, 1]
+            np.minimum.at(m, owner, np.where(np.isnan(priced), np.inf, priced))
+    return m
+
+
 def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> float:
     """μ·C + Σ_j max(0, 1 - min_x μ·u_j(x)) over jobs with an allowed configuration."""
     J = len(instance.jobs)
@@ -471,4 +665,5 @@ def count_certificates(cost: CostGrid, sense: str) -> dict[str, Replay]:
     bound, ``lp-dual`` the admitted count's."""
     return {"lagrangian": Replay("bound", lagrangian_replay(cost, sense)),
             "branch-lagrangian": Replay("bound", branch_replay(cost, sense)),
+            "knapsack-lagrangian": Replay("bound", knapsack_replay(cost, sense)),
             "lp-dual": Replay("admitted_bound", admission_replay(cost))}

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from schedopt.allocation.knapsack import knapsack_proof
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.model import (AllocationModel, LpBound, admitted_bound, cannot_run, compile_model, lp_bound)
 from schedopt.allocation.problem import lagrangian_proof, settle_bounds
@@ -20,6 +21,7 @@ from schedopt.errors import InputError
 from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
+from schedopt.tolerances import BOUND_NOISE, OPTIMAL_GAP, improves
 
 
 def build_plan(model: AllocationModel, *, solver: str, config: dict[int, tuple[int, int]], status: Status,
@@ -94,7 +96,8 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     in closed form, else the LP over the listed configurations by column generation.
     ``lp``: an LP already solved, reused when its admission row matches; ``dual``: a
     :class:`~schedopt.allocation.dual.DualResult` over every job, reused when every job
-    is admitted. Returns (bound, its proof, admitted bound, its proof, metrics)."""
+    is admitted. Where the LP leaves a gap past OPTIMAL_GAP on listed rows, the knapsack bound
+    (``knapsack.py``) is tried and stated when higher. Returns (bound, its proof, admitted bound, its proof, metrics)."""
     from schedopt.allocation.relaxation import from_dual, relax_in_price_space
 
     if model.J == 0:
@@ -120,6 +123,15 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     if lp is None or lp.proof.admit != admit:
         _, cs, row_of = model.choices
         lp = lp_bound(model, cs, admit=admit, seed_columns=model.seed_columns(config, cs, row_of))
+    value = model.rows.total_time_s(config)
+    if value - lp.bound > OPTIMAL_GAP * max(1.0, abs(value)):
+        # the LP splits jobs across types and counts; the knapsack bound keeps each type's capacity whole
+        started = time.perf_counter()
+        got = knapsack_proof(model.instance, lp.proof, target=value)
+        if got is not None and improves(lp.bound, got[0]) and got[0] <= value + BOUND_NOISE * max(1.0, abs(value)):
+            return got[0], got[1], most, admitted_proof, {
+                "bound_method": "knapsack-lagrangian (job prices from the LP's, subgradient steps)",
+                "bound_lp": lp.bound, "bound_seconds": time.perf_counter() - started}
     return lp.bound, lp.proof, most, admitted_proof, {"bound_method": "lagrangian (LP, column generation)"}
 
 

@@ -56,8 +56,9 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
     """The bound an exact driver states after stage 2, and its proof, for a plan of ``value``
     admitting ``admitted`` jobs: the larger of the LP's bound (its prices prove it) and the
     backend's (only the backend proves it); the LP's when it is within REPLAYABLE_GAP of the
-    value (anyone can replay it); for an optimum only the backend proved, a branch certificate
-    when one is found in the search's budget (``branch``; allocation's own cost only)."""
+    value (anyone can replay it); for an optimum only the backend proved, the knapsack bound
+    (``knapsack.py``) when it is within REPLAYABLE_GAP, else a branch certificate when one is found
+    in the search's budget (``branch``; allocation's own cost only)."""
     bound = lp_bound if stage.bound is None else max(lp_bound, stage.bound)
     proof = lp_proof if bound <= lp_bound else backend_proof
     if proof is backend_proof:
@@ -66,7 +67,14 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
             return lp_bound, lp_proof
     if proof is backend_proof and proven and branch:
         from schedopt.allocation.branching import certify_optimum  # the search, imported when an optimum needs it
+        from schedopt.allocation.knapsack import knapsack_proof
 
+        got = knapsack_proof(instance, lp_proof, target=value)  # a type's capacity kept whole may close the gap
+        if got is not None:
+            gap = relative_gap(value, got[0])
+            if gap is not None and gap <= REPLAYABLE_GAP:
+                metrics["bound_method"] = "knapsack-lagrangian (job prices from the LP's, subgradient steps)"
+                return got
         left = clock.remaining()
         return certify_optimum(instance, value, admitted, bound, proof, spent_s=clock.spent(),
                                left_s=math.inf if left is None else left, metrics=metrics)
