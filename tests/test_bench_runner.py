@@ -75,9 +75,15 @@ def test_exact_solver_meets_every_optimal_record() -> None:
 
 
 def test_refusals_are_rows_not_errors() -> None:
-    """A solver that does not model what an instance states (DL2: accelerator types) is
-    refused there, in its row."""
-    result = run("kit-quota-s1,optimus-8j-3s-t3-s1", "dl2")
+    """A solver that does not model what an instance states (a plugin declaring no quotas
+    nor types: every built-in allocation solver takes them) is refused there, in its row."""
+    from schedopt import registry
+
+    registry.register_class("bench-flagless-plugin", FlaglessGreedy)
+    try:
+        result = run("kit-quota-s1,optimus-8j-3s-t3-s1", "bench-flagless-plugin")
+    finally:
+        registry._REGISTRY.pop("bench-flagless-plugin", None)
     by_id = {r.id: r for r in result.rows}
     assert by_id["kit-quota-s1"].outcome == "refused" and by_id["kit-quota-s1"].note
     assert by_id["optimus-8j-3s-t3-s1"].outcome == "solved"
@@ -89,6 +95,16 @@ def test_bad_arguments() -> None:
         run("benchmark", "no-such-solver")
     with pytest.raises(InputError, match="time_limit"):
         run("benchmark", "optimus-greedy", time_limit=-1)
+
+
+class FlaglessGreedy:
+    """A plugin declaring no capability flags: optimus-greedy under another name."""
+
+    problem = "allocation"
+
+    def solve(self, instance, *, time_limit=None, seed=None) -> Plan:
+        plan = solve(instance, "optimus-greedy", seed=seed)
+        return plan.model_copy(update={"solver": "bench-flagless-plugin"})
 
 
 class EchoGreedy:

@@ -173,14 +173,31 @@ def test_the_capability_tags_select_the_checks() -> None:
     for typed in ("optimus-greedy", "optimus-milp", "optimus-lagrange", "gavel-las", "kueue-admission", "drf"):
         assert {"typed_instances", "quota_instances", "restart_instances"} <= names(typed), typed
         assert not {"refuses_types", "refuses_quotas"} & names(typed), typed
-    assert {"refuses_types", "refuses_quotas", "restart_instances"} <= names("dl2")
-    assert not {"typed_instances", "quota_instances"} & names("dl2")
+    assert {"typed_instances", "quota_instances", "restart_instances"} <= names("dl2")  # blind to types, as DL2
     assert "time_limit_unused" in names("optimus-greedy") and "time_limit_unused" not in names("optimus-milp")
     assert "typed_instances" in names("placement-milp") and "refuses_types" not in names("placement-milp")
-    check_solver("dl2", checks=["refuses_types", "refuses_quotas"])
-    with pytest.raises(InputError) as err:
-        schedopt.solve(kit("allocation").quotas(0), "dl2")
-    assert "\n" not in str(err.value)
+    from schedopt import registry
+
+    registry.register_class("untyped-test-plugin", _FlaglessGreedy)  # every built-in allocation solver takes types
+    try:
+        assert {"refuses_types", "refuses_quotas", "restart_instances"} <= names("untyped-test-plugin")
+        assert not {"typed_instances", "quota_instances"} & names("untyped-test-plugin")
+        check_solver("untyped-test-plugin", checks=["refuses_types", "refuses_quotas"])
+        with pytest.raises(InputError) as err:
+            schedopt.solve(kit("allocation").quotas(0), "untyped-test-plugin")
+        assert "\n" not in str(err.value)
+    finally:
+        registry._REGISTRY.pop("untyped-test-plugin", None)
+
+
+class _FlaglessGreedy:
+    """A plugin that declares no capability flags: optimus-greedy's plans under its own name."""
+
+    problem = "allocation"
+
+    def solve(self, instance: Any, *, time_limit: float | None = None, seed: int | None = None) -> Any:
+        plan = schedopt.solve(instance, "optimus-greedy", seed=seed)
+        return plan.model_copy(update={"solver": "untyped-test-plugin"})
 
 
 def test_check_solver_takes_registered_names_and_reports_problem() -> None:
