@@ -17,15 +17,16 @@ import math
 
 import numpy as np
 
-from schedopt.allocation.certificates import (CostGrid, configuration_blocks, configuration_count, job_arrays,
-                                              knapsack_cost_bound, price_vector, priced_minimum, remaining_time_grid)
+from schedopt.allocation.certificates import (CostGrid, capacity_of, configuration_blocks, configuration_count,
+                                              job_arrays, knapsack_cost_bound, price_vector, priced_minimum,
+                                              remaining_time_grid)
 from schedopt.claims import TooLargeToReplay
 from schedopt.instance import Instance
 from schedopt.plan import Proof
 from schedopt.tolerances import TINY
 
-#: the most allowed configurations (all jobs and types) priced; beyond, no knapsack bound
-MAX_CONFIGURATIONS = 50_000
+#: the most allowed configurations (all jobs and types) priced, as for branch certificates; beyond, no knapsack bound
+MAX_CONFIGURATIONS = 20_000
 #: the most work one step's dynamic programmes may take (configurations × capacity units × jobs
 #: counted, summed over types; about 20 ms at this much): above it, no knapsack bound is searched for
 MAX_STEP_WORK = 2_000_000
@@ -64,6 +65,10 @@ def knapsack_proof(instance: Instance, lp: Proof, *, target: float, cost: CostGr
     J = len(instance.jobs)
     if J == 0 or lp.kind != "lagrangian" or configuration_count(instance) > MAX_CONFIGURATIONS:
         return None
+    kinds = max(1, len(instance.accelerators)) if instance.typed else 1
+    units = np.floor(capacity_of(instance)[:kinds * len(instance.resources)]).reshape(kinds, -1).min(axis=1)
+    if configuration_count(instance) / kinds * float(np.sum(units + 1)) * 2 > MAX_STEP_WORK:
+        return None  # even a type's smallest row, at two counts, is more work than a step may take
     try:
         blocks = list(configuration_blocks(instance, cost, job_arrays(instance)))
     except TooLargeToReplay:
