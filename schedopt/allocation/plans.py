@@ -96,8 +96,8 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     in closed form, else the LP over the listed configurations by column generation.
     ``lp``: an LP already solved, reused when its admission row matches; ``dual``: a
     :class:`~schedopt.allocation.dual.DualResult` over every job, reused when every job
-    is admitted. Where the LP leaves a gap past OPTIMAL_GAP on listed rows, the knapsack bound
-    (``knapsack.py``) is tried and stated when higher. Returns (bound, its proof, admitted bound, its proof, metrics)."""
+    is admitted. Where the LP leaves a gap on listed rows (above ``knapsack.WORTH_FROM_GAP``), the
+    knapsack bound (``knapsack.py``) is tried and stated when higher. Returns (bound, its proof, admitted bound, its proof, metrics)."""
     from schedopt.allocation.relaxation import from_dual, relax_in_price_space
 
     if model.J == 0:
@@ -127,7 +127,7 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     if value - lp.bound > OPTIMAL_GAP * max(1.0, abs(value)):
         # the LP splits jobs across types and counts; the knapsack bound keeps each type's capacity whole
         started = time.perf_counter()
-        got = knapsack_proof(model.instance, lp.proof, target=value)
+        got = knapsack_proof(model.instance, lp.proof, lp_bound=lp.bound, target=value)
         if got is not None and improves(lp.bound, got[0]) and got[0] <= value + BOUND_NOISE * max(1.0, abs(value)):
             return got[0], got[1], most, admitted_proof, {
                 "bound_method": "knapsack-lagrangian (job prices from the LP's, subgradient steps)",

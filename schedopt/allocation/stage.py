@@ -69,7 +69,7 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
         from schedopt.allocation.branching import certify_optimum  # the search, imported when an optimum needs it
         from schedopt.allocation.knapsack import knapsack_proof
 
-        got = knapsack_proof(instance, lp_proof, target=value)  # a type's capacity kept whole may close the gap
+        got = knapsack_proof(instance, lp_proof, lp_bound=lp_bound, target=value)  # capacity kept whole may close it
         if got is not None:
             gap = relative_gap(value, got[0])
             if gap is not None and gap <= REPLAYABLE_GAP:
