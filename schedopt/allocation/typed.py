@@ -212,9 +212,9 @@ def _trade_types(data: AllocationModel, row_of_job: dict[int, int], free: np.nda
         b = int(gains[k])
         rows[i], rows[b] = ua[k], ub[k]
         row_of_job[int(jobs[i])], row_of_job[int(jobs[b])] = int(ua[k]), int(ub[k])
-        for x in (i, b):  # the pairs with i or b changed
-            table[x, :] = savings(np.full(n, x), every)
-            table[:, x] = savings(every, np.full(n, x))
+        both = np.array([i, b])  # the pairs with i or b changed
+        table[both, :] = savings(both[:, None], every[None, :])
+        table[:, both] = savings(every[:, None], both[None, :])
         moves += 1
         traded = True
     return moves, free, traded
@@ -346,6 +346,10 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
                            {"tasks_added": 0}, "LP rounding"))
 
     best = min(candidates, key=key)
+    if len(best[0]) != len(config):  # more jobs than the first pass: the LP over plans admitting as many
+        config = best[0]
+        admit = None if len(config) == data.J else len(config)
+        lp = lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(config, cs, row_of) or None)
     if proven(best):
         return done(best)
     again = _reassign(data, cs, row_of, best[0], grow)
@@ -373,6 +377,20 @@ RELOCATE_LEAVERS = 16
 RELOCATE_SCAN = 64
 #: passes of :func:`_relocating_swaps` at most (each admits a job or lowers Σ t)
 RELOCATE_PASSES = 8
+#: :func:`_make_room` calls at most over all passes (each O(admitted jobs · types))
+RELOCATE_CALLS = 600
+
+
+class _Budget:
+    """How many more :func:`_make_room` calls the relocating moves may make (counted, not timed:
+    the same instance gives the same plan anywhere)."""
+
+    def __init__(self, calls: int):
+        self.calls = calls
+
+    def take(self) -> bool:
+        self.calls -= 1
+        return self.calls >= 0
 
 
 def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray,
@@ -421,7 +439,8 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray,
     return None
 
 
-def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray) -> tuple[np.ndarray, bool]:
+def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray,
+                      budget: _Budget) -> tuple[np.ndarray, bool]:
     """One pass of moves the exchange pass cannot make: an admitted job moved to a faster type
     where it fits only once other admitted jobs move to other types (:func:`_make_room`), when
     Σ t falls (the costliest RELOCATE_SCAN jobs, each its best such move); a paused job admitted on a type where it
@@ -448,6 +467,8 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
         for w in range(int(data.job_start[j]), int(data.job_start[j + 1])):
             if not feasible[w] or t_min[v] - t_min[w] <= IMPROVE_TOL * max(1.0, t_min[v]):
                 continue
+            if not budget.take():
+                return free, changed
             got = _make_room(data, rows, free + use[v] - use[w], me)
             if got is None:
                 continue
@@ -472,6 +493,8 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
         for u in range(int(data.job_start[p]), int(data.job_start[p + 1])):
             if not feasible[u]:
                 continue
+            if not budget.take():
+                break
             got = _make_room(data, rows, free - use[u], none)
             if got is not None:  # one more job: better than any swap
                 pick = (1, -t_min[u] - got[0], u, -1, got[1], got[2])
@@ -489,6 +512,8 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                 tried += 1
                 leaving = none.copy()
                 leaving[i] = True
+                if not budget.take():
+                    break
                 got = _make_room(data, rows, free + use[rows[i]] - use[u], leaving)
                 if got is None:
                     continue
@@ -507,7 +532,8 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
     return free, changed
 
 
-def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray) -> tuple[np.ndarray, bool]:
+def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray,
+                  budget: _Budget) -> tuple[np.ndarray, bool]:
     """A move for the admitted count: pause one admitted job (the RELOCATE_LEAVERS of largest
     dominant share tried) and admit as many paused jobs as then fit (smallest dominant share
     first, each on the fastest of its types where :func:`_make_room` makes room); taken when two
@@ -532,6 +558,8 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
             rows = np.array([trial[j] for j in jobs.tolist()], dtype=np.int64)
             lo, hi = int(data.job_start[p]), int(data.job_start[p + 1])
             for u in sorted((u for u in range(lo, hi) if feasible[u]), key=lambda u: (t_min[u], u)):
+                if not budget.take():
+                    break
                 room = _make_room(data, rows, slack - use[u], np.zeros(len(rows), dtype=bool))
                 if room is not None:
                     for position, w in room[1]:
@@ -563,12 +591,13 @@ def _relocated(data: AllocationModel, config: dict[int, tuple[int, int]], grow: 
         return None
     row_of_job = {int(data.job[v]): v for v in config}
     changed = False
+    budget = _Budget(RELOCATE_CALLS)
     for _ in range(RELOCATE_PASSES):
         more = False
         if most is not None and len(row_of_job) < most:
-            free, more = _one_for_more(data, row_of_job, free)
+            free, more = _one_for_more(data, row_of_job, free, budget)
         if not more:
-            free, more = _relocating_swaps(data, row_of_job, free)
+            free, more = _relocating_swaps(data, row_of_job, free, budget)
         if not more:
             break
         changed = True
