@@ -15,6 +15,9 @@ Optimus's job), PyTorchJob, MPIJob, JobSet and Kueue Workload objects.
   (a Workload's ``spec.queueName``), or the ClusterQueue of that name when no
   LocalQueue has it (as ``schedopt export kueue`` writes it). Its ``preemption``
   (``withinClusterQueue``, ``reclaimWithinCohort``) is kept for ``kueue-admission``.
+- **Job ids** are the objects' names; where two namespaces hold a workload of the same
+  name, each of those jobs' id is ``namespace/name`` (``schedopt export kueue`` writes
+  such a job back into its namespace).
 - **Quantities** are parsed exactly (``500m`` = 0.5, ``36Gi``); ``memory`` is in
   GiB, every other resource in its own unit.
 - **Speeds**: a job's annotation ``schedopt.io/speed`` (a speed form as JSON) and
@@ -35,6 +38,7 @@ import json
 import math
 import os
 import re
+from collections import Counter
 from fractions import Fraction
 from typing import Any
 
@@ -528,10 +532,14 @@ class _Reader:
             resources = sorted(set(resources) | {"pods"})
         ids: dict[str, str] = {}
         jobs = []
+        named = Counter(j["id"] for j in self.jobs)
+        for j in self.jobs:  # a name two namespaces share: each job's id is namespace/name
+            if named[j["id"]] > 1:
+                j["id"] = f"{j['queue_local'][0]}/{j['id']}"
         for j in self.jobs:
             if j["id"] in ids:
-                raise InputError(source, f"two workloads named {j['id']!r} ({ids[j['id']]} and {j['where']}): job ids "
-                                         "are names, unique across namespaces and kinds; rename one")
+                raise InputError(source, f"two workloads named {j['id']!r} ({ids[j['id']]} and {j['where']}): a job's "
+                                         "id is its name, or namespace/name where namespaces share the name; rename one")
             ids[j["id"]] = j.pop("where")
             flavor = j.pop("running_flavor", None)
             if flavor is not None:

@@ -276,10 +276,40 @@ def test_a_yaml_error_in_a_later_document_names_its_line(tmp_path: Path) -> None
         import_kueue([path])
 
 
-def test_the_same_name_in_two_namespaces(tmp_path: Path) -> None:
-    other = workload("w").replace("namespace: default", "namespace: team-b")
-    with pytest.raises(schedopt.InputError, match="two workloads named 'w'"):
-        load(tmp_path, setup({"cpu": 4}), workload("w"), other)
+TEAM_B_QUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: team-b}
+spec: {clusterQueue: cq}
+"""
+
+
+def test_the_same_name_in_two_namespaces_is_two_jobs_and_exports_back(tmp_path: Path) -> None:
+    """Issue 52: ids are names, and namespace/name where two namespaces share a name; each resolves
+    its own namespace's LocalQueue; the export writes each back into its namespace, and a re-import
+    gives the same ids. One name twice in one namespace (two kinds) is still refused."""
+    import yaml
+
+    other = workload("w", count=2).replace("namespace: default", "namespace: team-b")
+    inst = load(tmp_path, setup({"cpu": 4}), TEAM_B_QUEUE, workload("w"), other, workload("solo"))
+    assert sorted(j.id for j in inst.jobs) == ["default/w", "solo", "team-b/w"]
+    assert {j.id: j.roles["worker"].max_count for j in inst.jobs}["team-b/w"] == 2
+    assert {j.queue for j in inst.jobs} == {"cq"}
+    plan = schedopt.solve(inst, "kueue-admission")
+    assert set(plan.allocation) == {"default/w", "solo", "team-b/w"}
+    inst_path, plan_path, out = tmp_path / "i.yaml", tmp_path / "p.yaml", tmp_path / "w.yaml"
+    schedopt.save_instance(inst, inst_path)
+    schedopt.save_plan(plan, plan_path)
+    res = CliRunner().invoke(app, ["export", "kueue", str(inst_path), str(plan_path), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    where = sorted((d["metadata"]["namespace"], d["metadata"]["name"]) for d in yaml.safe_load_all(out.read_text()))
+    assert where == [("default", "solo"), ("default", "w"), ("team-b", "w")]
+    queues = tmp_path / "queues.yaml"
+    queues.write_text(setup({"cpu": 4}) + "\n---\n" + TEAM_B_QUEUE.strip("\n"))
+    again = import_kueue([queues, out])  # the exported Workloads alone, now admitted
+    assert sorted(j.id for j in again.jobs if j.running) == ["default/w", "solo", "team-b/w"]
+    with pytest.raises(schedopt.InputError, match="two workloads named 'default/w'"):  # a Workload and a Job
+        load(tmp_path, setup({"cpu": 4}), workload("w"), job("w"))
 
 
 # ---- export integrity (issue 52 §7) ----------------------------------------------------------------

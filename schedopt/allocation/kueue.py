@@ -349,13 +349,19 @@ def k8s_label(text: str) -> str:
     return k8s_name(text.replace(".", "-"), 63)
 
 
-def unique_names(ids: list[str], limit: int = 253) -> dict[str, str]:
-    """Each id's object name, distinct: ids that map to one name (``Job_1``, ``job-1``; long ids cut
-    to the limit) get ``-2``, ``-3`` ... in their listing order."""
+def namespace_of(job_id: str) -> tuple[str, str]:
+    """(namespace, name) of a job id: ``namespace/name``, else ``default`` and the id."""
+    space, sep, name = job_id.partition("/")
+    return (space, name) if sep and space and name else ("default", job_id)
+
+
+def unique_names(names: list[str], limit: int = 253, *, ids: list[str] | None = None) -> dict[str, str]:
+    """Each name's object name, distinct: names that map to one (``Job_1``, ``job-1``; long names cut
+    to the limit) get ``-2``, ``-3`` ... in their listing order. Keyed by ``ids`` (one per name) when given."""
     out: dict[str, str] = {}
     taken: set[str] = set()
-    for job_id in ids:
-        base = k8s_name(job_id, limit)
+    for job_id, given in zip(ids or names, names):
+        base = k8s_name(given, limit)
         name, k = base, 1
         while name in taken:
             k += 1
@@ -395,11 +401,17 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
     requested count in ``spec.podSets`` and its admitted count in the admission's
     ``podSetAssignments`` with the flavor of each resource it requests (the job's accelerator
     type, or ``default-flavor``) and its resource usage; conditions QuotaReserved and Admitted.
-    Names are distinct DNS names (:func:`unique_names`). ``spec.queueName`` is the cluster queue's
-    name (an instance keeps no LocalQueue names nor namespaces: ``default``). Validates against the
-    Workload CRD's schema (``tests/test_quotas.py`` checks it with ``jsonschema``)."""
+    Names are distinct DNS names within each namespace (:func:`unique_names`); a job whose id is
+    ``namespace/name`` (``schedopt import kueue`` where namespaces share a name) is written into that
+    namespace, every other job into ``default``. ``spec.queueName`` is the cluster queue's name (an
+    instance keeps no LocalQueue names). Validates against the Workload CRD's schema
+    (``tests/test_quotas.py`` checks it with ``jsonschema``)."""
     flavors = dict(zip(instance.accelerators, instance.flavors))
-    names = unique_names(list(plan.allocation))
+    spaces: dict[str, list[str]] = {}
+    for job_id in plan.allocation:
+        spaces.setdefault(namespace_of(job_id)[0], []).append(job_id)
+    names = {job_id: name for space, ids in spaces.items()
+             for job_id, name in unique_names([namespace_of(i)[1] for i in ids], ids=ids).items()}
     out = []
     for job_id, counts in plan.allocation.items():
         job = instance.jobs[instance.job_index[job_id]]
@@ -418,7 +430,7 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
         conditions = [{"type": kind, "status": "True", "reason": kind, "message": f"admitted by {plan.solver}",
                        "lastTransitionTime": "1970-01-01T00:00:00Z"} for kind in ADMITTED_CONDITIONS]
         out.append({"apiVersion": WORKLOAD_API, "kind": "Workload",
-                    "metadata": {"name": names[job_id], "namespace": "default"},
+                    "metadata": {"name": names[job_id], "namespace": k8s_name(namespace_of(job_id)[0], 63)},
                     "spec": {"queueName": queue, "podSets": pod_sets, "priority": int(round(job.weight))},
                     "status": {"admission": {"clusterQueue": queue, "podSetAssignments": assignments},
                                "conditions": conditions}})
