@@ -43,7 +43,7 @@ class CpSatBackend:
 
     def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
                     min_admitted: int, time_limit: float | None, seed: int | None,
-                    hint: list[int] | None = None) -> StageResult:
+                    hint: list[int] | None = None, max_admitted: int | None = None) -> StageResult:
         cp_model = load_cp_model()  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         # -- data, scaled to integers
@@ -93,6 +93,9 @@ class CpSatBackend:
         # DESIGN.md admission: admit at least the most jobs found in stage 1
         if not every_job and stage == "time":
             model.add(sum(x) >= min_admitted)
+        # stage 1's ceiling, the count the admission LP's prices prove: a plan meeting it ends the search
+        if stage == "admit" and max_admitted is not None:
+            model.add(sum(x) <= max_admitted)
         # -- objective
         if stage == "admit":
             model.maximize(sum(x))  # DESIGN.md: first, maximise admitted jobs

@@ -86,9 +86,16 @@ def _optimus_greedy(data: AllocationData, start: dict[int, tuple[int, int]]) -> 
 def _incumbent_config(model: AllocationModel, heuristic: Heuristic) -> dict[int, tuple[int, int]]:
     """The heuristic's plan {row: counts}: an admitted set at its minimums (on plain rows the
     heuristics' default admission; on typed rows the type-aware first pass, each job on the
-    type where its minimum runs fastest, no exchange: stage 1 settles the admitted set), then
-    grown (:func:`_grow`)."""
-    start = admit_by_rule(model.rows)[1] if model.plain else typed_admission(model, "aware", exchange=False)
+    type where its minimum runs fastest, no exchange, or, when that admits fewer than the
+    admission LP allows, the pass with the LP's jobs first if it admits more: stage 1 is skipped
+    when the count meets the LP's), then grown (:func:`_grow`)."""
+    if model.plain:
+        start = admit_by_rule(model.rows)[1]
+    else:
+        start = typed_admission(model, "aware", exchange=False)
+        if len(start) < model.J and len(start) < admitted_bound(model)[0]:  # the admission LP's jobs first may fit more
+            counted = typed_admission(model, "aware", preference=-admitted_bound(model)[2], exchange=False)
+            start = counted if len(counted) > len(start) else start
     return _grow(model, start, heuristic) if start else {}
 
 
@@ -349,15 +356,20 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
             rows_min = cs_min.job
         metrics["admit_configurations"] = int(cs_min.K)
         hint = model.indices({v: min_configuration(data, v) for v in best}, cs_min, rows_min) or None  # type: ignore[misc]
-        if not clock.affords(getattr(backend, "seconds_per_choice", 0.0) * cs_min.K):
+        if best and admitted_bound(model)[0] <= len(best) and admitted_bound(model)[1] is not None:
+            # the admission LP's prices prove the incumbent admits the most jobs: no stage-1 model to solve
+            s1 = StageResult(Termination.OPTIMAL, None, info={"skipped": "the admission LP proves the incumbent's count"})
+        elif not clock.affords(getattr(backend, "seconds_per_choice", 0.0) * cs_min.K):
             s1 = StageResult(Termination.TIME_LIMIT, None, info={"skipped": "too little time left to build the model"})
         else:
+            ceiling, ceiling_proof, _ = admitted_bound(model)
             s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0,
-                                     time_limit=left(), seed=seed, hint=hint)
+                                     time_limit=left(), seed=seed, hint=hint,
+                                     max_admitted=ceiling if ceiling_proof is not None else None)
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
         if s1.termination == Termination.INFEASIBLE and s1.solution is None and not best:
             return plan({}, Status.INFEASIBLE, s1.termination, message=no_plan_message("stage 1 (max admitted jobs)", s1))
-        admit_proven = s1.termination == Termination.OPTIMAL and s1.solution is not None
+        admit_proven = s1.termination == Termination.OPTIMAL and (s1.solution is not None or "skipped" in s1.info)
         if s1.solution is not None and len(s1.solution) > len(best):
             stage1_config = config_of(s1.solution, cs_min, rows_min)
         else:  # the heuristic admits as many (or the backend found nothing): start from its admitted set

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     import pyomo.environ as pyo
 
 
-def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool, min_admitted: int) -> pyo.ConcreteModel:
+def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool, min_admitted: int,
+                max_admitted: int | None = None) -> pyo.ConcreteModel:
     """The multiple-choice model of Optimus eq. 5-8, built in the order data,
     variables, constraints, objective."""
     import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
@@ -55,6 +56,9 @@ def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: b
     # DESIGN.md admission: admit at least the most jobs found in stage 1
     if not every_job and stage == "time":
         m.admitted = pyo.Constraint(expr=sum(m.x[k] for k in m.K) >= min_admitted)
+    # stage 1's ceiling, the count the admission LP's prices prove: a plan meeting it ends the search
+    if stage == "admit" and max_admitted is not None:
+        m.ceiling = pyo.Constraint(expr=sum(m.x[k] for k in m.K) <= max_admitted)
 
     # -- objective
     if stage == "admit":
@@ -87,12 +91,13 @@ class HighsBackend:
 
     def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
                     min_admitted: int, time_limit: float | None, seed: int | None,
-                    hint: list[int] | None = None) -> StageResult:
+                    hint: list[int] | None = None, max_admitted: int | None = None) -> StageResult:
         import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         import time as _time
 
         t0 = _time.perf_counter()
-        model = build_model(data, cs, stage=stage, every_job=every_job, min_admitted=min_admitted)
+        model = build_model(data, cs, stage=stage, every_job=every_job, min_admitted=min_admitted,
+                            max_admitted=max_admitted)
         built = _time.perf_counter() - t0
         left = None if time_limit is None else max(1e-3, time_limit - built)
         res = solve_highs(model, time_limit=left, rel_gap=self.rel_gap, threads=self.threads, seed=seed,

@@ -35,11 +35,13 @@ class ExactBackend(Protocol):
     def solve_stage(
         self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
         min_admitted: int, time_limit: float | None, seed: int | None, hint: list[int] | None = None,
+        max_admitted: int | None = None,
     ) -> StageResult:
         """``stage`` is ``"admit"`` (max Σ x) or ``"time"`` (min Σ cost·x).
         ``every_job``: each job with choices takes exactly one; else at most one
         and at least ``min_admitted`` in total. ``hint``: choice indices of a
-        feasible plan the backend may start from."""
+        feasible plan the backend may start from. ``max_admitted``: a proven ceiling
+        on stage 1's count (Σ x <= it), which ends its search once met."""
         ...
 
 
