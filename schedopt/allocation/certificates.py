@@ -271,16 +271,7 @@ def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *
     allowed). ``blocks``: :func:`configuration_blocks`' output, when the caller enumerated it once."""
     J = len(instance.jobs)
     every = admit is None or admit >= J
-    data = job_arrays(instance)
-    priced_role = _priced_use(instance, data, lam)
-    m = np.full(J, np.inf)
-    with np.errstate(invalid="ignore", over="ignore"):
-        for t, owner, c0, c1, costs in (blocks if blocks is not None else _enumerated(instance, cost, data)):
-            a = priced_role(t)
-            priced = costs + c0 * a[owner, 0] + c1 * a[owner, 1]
-            if domain is not None:
-                priced = np.where(domain.allows(t, owner, c0, c1), priced, np.inf)
-            np.minimum.at(m, owner, np.where(np.isnan(priced), np.inf, priced))
+    m = priced_minimum(instance, lam, cost, blocks, domain)
     if every:
         total = float(m.sum())  # a job without an allowed configuration makes L = +inf: no plan admits all
     else:
@@ -446,6 +437,20 @@ def knapsack_cost_bound(instance: Instance, mu: np.ndarray, cost: CostGrid, *, a
     return bound - float(mu.sum())
 
 
+def proof_admit(instance: Instance, plan: Any, proof: Any) -> int:
+    """The count a proof's bound covers (its ``admit``; every job without one); ValueError when it is
+    outside [0, jobs] or above the plan's own admitted count (the bound covers plans admitting at
+    least that many, which need not include the optimum)."""
+    J = len(instance.jobs)
+    admit = J if proof.admit is None else int(proof.admit)
+    if not 0 <= admit <= J:
+        raise ValueError(f"admit {admit} outside [0, {J}]")
+    if admit > len(plan.allocation):
+        raise ValueError(f"admit {admit} > the {len(plan.allocation)} jobs the plan admits (the bound covers "
+                         f"plans admitting at least {admit}, which need not include the optimum)")
+    return admit
+
+
 def knapsack_replay(cost: CostGrid, sense: str) -> Callable:
     """The replay of a ``knapsack-lagrangian`` proof (docs/certificates.md)."""
 
@@ -453,11 +458,7 @@ def knapsack_replay(cost: CostGrid, sense: str) -> Callable:
         if proof.prices or proof.tree is not None:
             raise ValueError("a knapsack-lagrangian proof prices jobs (job_prices), not resources")
         J = len(instance.jobs)
-        admit = J if proof.admit is None else int(proof.admit)
-        if not 0 <= admit <= J:
-            raise ValueError(f"admit {admit} outside [0, {J}]")
-        if admit > len(plan.allocation):
-            raise ValueError(f"admit {admit} > the {len(plan.allocation)} jobs the plan admits")
+        admit = proof_admit(instance, plan, proof)
         if proof.admit_price is not None:
             raise ValueError("a knapsack-lagrangian proof keeps the admission row: no admit_price")
         every = admit >= J
@@ -471,8 +472,10 @@ def knapsack_replay(cost: CostGrid, sense: str) -> Callable:
     return replay
 
 
-def priced_minimum(instance: Instance, lam: np.ndarray, cost: CostGrid, blocks: list | None = None) -> np.ndarray:
-    """m (J,): each job's least c + λ·u over its allowed configurations and types (inf: none)."""
+def priced_minimum(instance: Instance, lam: np.ndarray, cost: CostGrid, blocks: list | None = None,
+                   domain: Domain | None = None) -> np.ndarray:
+    """m (J,): each job's least c + λ·u over its allowed configurations and types (those ``domain``
+    allows, when given; inf: none). ``blocks``: :func:`configuration_blocks`' output, when enumerated once."""
     J = len(instance.jobs)
     data = job_arrays(instance)
     priced_role = _priced_use(instance, data, lam)
@@ -481,6 +484,8 @@ def priced_minimum(instance: Instance, lam: np.ndarray, cost: CostGrid, blocks: 
         for t, owner, c0, c1, costs in (blocks if blocks is not None else _enumerated(instance, cost, data)):
             a = priced_role(t)
             priced = costs + c0 * a[owner, 0] + c1 * a[owner, 1]
+            if domain is not None:
+                priced = np.where(domain.allows(t, owner, c0, c1), priced, np.inf)
             np.minimum.at(m, owner, np.where(np.isnan(priced), np.inf, priced))
     return m
 
@@ -539,13 +544,7 @@ def lagrangian_replay(cost: CostGrid, sense: str) -> Callable:
 
     def replay(instance: Instance, plan, proof) -> float:
         lam = price_vector(instance, proof.prices)
-        J = len(instance.jobs)
-        admit = J if proof.admit is None else int(proof.admit)
-        if not 0 <= admit <= J:
-            raise ValueError(f"admit {admit} outside [0, {J}]")
-        if admit > len(plan.allocation):
-            raise ValueError(f"admit {admit} > the {len(plan.allocation)} jobs the plan admits (the bound covers "
-                             f"plans admitting at least {admit}, which need not include the optimum)")
+        admit = proof_admit(instance, plan, proof)
         nu = _finite_nonneg(proof.admit_price, "admit_price")
         bound = lagrangian_cost_bound(instance, lam, cost, admit=admit, nu=nu)
         return bound if sense == "min" else -bound
@@ -633,12 +632,7 @@ def branch_replay(cost: CostGrid, sense: str) -> Callable:
             raise ValueError("a branch-lagrangian proof needs its tree")
         if proof.prices:
             raise ValueError("a branch-lagrangian proof carries its prices in its leaves")
-        J = len(instance.jobs)
-        admit = J if proof.admit is None else int(proof.admit)
-        if not 0 <= admit <= J:
-            raise ValueError(f"admit {admit} outside [0, {J}]")
-        if admit > len(plan.allocation):
-            raise ValueError(f"admit {admit} > the {len(plan.allocation)} jobs the plan admits")
+        admit = proof_admit(instance, plan, proof)
         leaves = branch_leaves(instance, proof.tree)
         blocks = list(_enumerated(instance, cost, job_arrays(instance)))
         least = math.inf
