@@ -58,6 +58,9 @@ BISECTION_TOL = 1e-6
 REPAIR_REL_GAP = 1e-5
 #: a plan the dual proves this close (relative) needs no repair (issue 38's 0.01 %)
 REPAIR_SKIP_GAP = 1e-4
+#: a typed heuristic's plan the LP's prices certify within this (relative) gets no further search:
+#: neither relocating moves nor the knapsack bound (issue 50's "within 1 %")
+SETTLED_GAP = 1e-2
 #: a branch search targets the incumbent's value less this relative margin (within OPTIMAL_GAP)
 BRANCH_TARGET_MARGIN = 1e-6
 #: Dorm: a class round stops at this relative gap (the packing loses far more)

@@ -23,11 +23,8 @@ from schedopt.allocation.certificates import (CostGrid, capacity_of, configurati
 from schedopt.claims import TooLargeToReplay
 from schedopt.instance import Instance
 from schedopt.plan import Proof
-from schedopt.tolerances import TINY
+from schedopt.tolerances import SETTLED_GAP, TINY
 
-#: the knapsack bound is searched for only where the LP bound leaves a relative gap above this: below it
-#: the LP's bound already certifies a plan within 1 % and the search (tens of ms at 40 jobs) is not worth it
-WORTH_FROM_GAP = 0.01
 #: the most allowed configurations (all jobs and types) priced, as for branch certificates; beyond, no knapsack bound
 MAX_CONFIGURATIONS = 20_000
 #: the most work one step's dynamic programmes may take (configurations × capacity units × jobs
@@ -65,12 +62,13 @@ def knapsack_proof(instance: Instance, lp: Proof, *, lp_bound: float, target: fl
     g = chosen − 1, θ halved after STALL_STEPS steps that close less than PROGRESS of the gap left,
     the search over below MIN_THETA): (bound, proof), or None
     when the instance is too large to price (:data:`MAX_CONFIGURATIONS`, :data:`MAX_STEP_WORK`) or the
-    LP's bound ``lp_bound`` (the one ``lp`` proves) is within :data:`WORTH_FROM_GAP` of the target."""
+    LP's bound ``lp_bound`` (the one ``lp`` proves) is within SETTLED_GAP of the target (the search,
+    tens of ms at 40 jobs, is not worth it there)."""
     J = len(instance.jobs)
     if J == 0 or lp.kind != "lagrangian" or configuration_count(instance) > MAX_CONFIGURATIONS:
         return None
-    if target - lp_bound <= WORTH_FROM_GAP * max(1.0, abs(target)):
-        return None  # the LP's bound is within WORTH_FROM_GAP of the target already
+    if target - lp_bound <= SETTLED_GAP * max(1.0, abs(target)):
+        return None  # the LP's bound certifies the target within 1 % already
     kinds = max(1, len(instance.accelerators)) if instance.typed else 1
     units = np.floor(capacity_of(instance)[:kinds * len(instance.resources)]).reshape(kinds, -1).min(axis=1)
     if configuration_count(instance) / kinds * float(np.sum(units + 1)) * 2 > MAX_STEP_WORK:

@@ -96,7 +96,7 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     in closed form, else the LP over the listed configurations by column generation.
     ``lp``: an LP already solved, reused when its admission row matches; ``dual``: a
     :class:`~schedopt.allocation.dual.DualResult` over every job, reused when every job
-    is admitted. Where the LP leaves a gap on listed rows (above ``knapsack.WORTH_FROM_GAP``), the
+    is admitted. Where the LP leaves a gap on listed rows (above ``tolerances.SETTLED_GAP``), the
     knapsack bound (``knapsack.py``) is tried and stated when higher. Returns (bound, its proof, admitted bound, its proof, metrics)."""
     from schedopt.allocation.relaxation import from_dual, relax_in_price_space
 

@@ -26,7 +26,7 @@ from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import ChoiceSet, inverse_capacity
 from schedopt.instance import Instance
 from schedopt.plan import Plan
-from schedopt.tolerances import IMPROVE_TOL, MIP_REL_GAP, capacity_limit
+from schedopt.tolerances import IMPROVE_TOL, MIP_REL_GAP, SETTLED_GAP, capacity_limit
 
 #: how a heuristic picks a job's type: the one where its minimum configuration runs
 #: fastest ("aware"), or the first type in the cluster's order with room ("blind",
@@ -322,12 +322,17 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     def key(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[int, float]:
         return -len(c[0]), data.rows.total_time_s(c[0])
 
-    def proven(c: tuple[dict[int, tuple[int, int]], Any, str]) -> bool:
-        """Whether no plan beats ``c`` beyond the exact backends' gap: it admits the most
-        jobs any plan does and costs at most the LP bound among such plans (+ MIP_REL_GAP)."""
-        if len(c[0]) != (data.J if admit is None else admitted_bound(data)[0]) or len(c[0]) != len(config):
+    def most() -> int:
+        """At most how many jobs any plan admits (every job when the LP admits all; else the admission LP's count)."""
+        return data.J if admit is None else admitted_bound(data)[0]
+
+    def proven(c: tuple[dict[int, tuple[int, int]], Any, str], gap: float = MIP_REL_GAP) -> bool:
+        """Whether no plan beats ``c`` by more than ``gap`` (relative): it admits the most jobs any
+        plan does and costs at most the LP bound among such plans, plus ``gap`` (by default the
+        exact backends' own)."""
+        if len(c[0]) != most() or len(c[0]) != len(config):
             return False
-        return key(c)[1] - lp.bound <= MIP_REL_GAP * max(1.0, abs(lp.bound))
+        return key(c)[1] - lp.bound <= gap * max(1.0, abs(lp.bound))
 
     def done(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[dict[int, tuple[int, int]], dict[str, Any], LpBound]:
         return c[0], {**c[1], "accelerator_plan": c[2], "proven_at": c[2]}, lp
@@ -341,8 +346,8 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     if proven(candidates[-1]) and key(candidates[-1]) < key(candidates[0]):
         return done(candidates[-1])
     if len(config) < data.J:  # the LPs' jobs first may admit more than the first pass's count
-        wider, most = grow(typed_admission(data, choice, preference=-mass))
-        candidates.append((wider, most, "LP-guided, no count limit"))
+        wider, counters_wider = grow(typed_admission(data, choice, preference=-mass))
+        candidates.append((wider, counters_wider, "LP-guided, no count limit"))
         weight = admitted_bound(data)[2]  # the most jobs: the admission LP's jobs first
         counted, grown = grow(typed_admission(data, choice, preference=-weight))
         candidates.append((counted, grown, "admission-LP-guided"))
@@ -363,18 +368,14 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         best = (again, best[1], best[2] + ", then its jobs' types by the LP over them")
     if proven(best):
         return done(best)
-    most = data.J if admit is None else admitted_bound(data)[0]
-    if len(best[0]) >= most and key(best)[1] - lp.bound <= RELOCATE_FROM_GAP * abs(key(best)[1]):
-        return best[0], {**best[1], "accelerator_plan": best[2]}, lp  # as many jobs as any plan, certified within 1 %
-    moved = _relocated(data, best[0], grow, most=most)
+    if proven(best, SETTLED_GAP):  # as many jobs as any plan, certified within 1 %: no relocating moves
+        return best[0], {**best[1], "accelerator_plan": best[2]}, lp
+    moved = _relocated(data, best[0], grow, most=most())
     if moved is not None and key((moved, None, "")) < key(best):
         best = (moved, best[1], best[2] + ", then paused jobs swapped in by moving others' types")
     return best[0], {**best[1], "accelerator_plan": best[2]}, lp
 
 
-#: relocating moves are tried only when the plan admits fewer jobs than the admission LP allows, or its
-#: Σ t is more than this above the LP bound (within it, the plan is certified within 1 % already)
-RELOCATE_FROM_GAP = 0.01
 #: the most admitted jobs moved to another type to make room for one paused job
 RELOCATE_DEPTH = 8
 #: the costliest admitted jobs tried as the one a relocating swap pauses (per row of a paused job)
