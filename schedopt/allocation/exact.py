@@ -356,8 +356,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
             rows_min = cs_min.job
         metrics["admit_configurations"] = int(cs_min.K)
         hint = model.indices({v: min_configuration(data, v) for v in best}, cs_min, rows_min) or None  # type: ignore[misc]
-        if best and admitted_bound(model)[0] <= len(best) and admitted_bound(model)[1] is not None:
-            # the admission LP's prices prove the incumbent admits the most jobs: no stage-1 model to solve
+        count_proven = bool(best) and admitted_bound(model)[1] is not None and admitted_bound(model)[0] <= len(best)
+        if count_proven:  # the admission LP's prices prove the incumbent admits the most jobs: no stage-1 model
             s1 = StageResult(Termination.OPTIMAL, None, info={"skipped": "the admission LP proves the incumbent's count"})
         elif not clock.affords(getattr(backend, "seconds_per_choice", 0.0) * cs_min.K):
             s1 = StageResult(Termination.TIME_LIMIT, None, info={"skipped": "too little time left to build the model"})
@@ -369,7 +369,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         metrics.update({f"admit_{k}": v for k, v in s1.info.items()})
         if s1.termination == Termination.INFEASIBLE and s1.solution is None and not best:
             return plan({}, Status.INFEASIBLE, s1.termination, message=no_plan_message("stage 1 (max admitted jobs)", s1))
-        admit_proven = s1.termination == Termination.OPTIMAL and (s1.solution is not None or "skipped" in s1.info)
+        admit_proven = s1.termination == Termination.OPTIMAL and (s1.solution is not None or count_proven)
         if s1.solution is not None and len(s1.solution) > len(best):
             stage1_config = config_of(s1.solution, cs_min, rows_min)
         else:  # the heuristic admits as many (or the backend found nothing): start from its admitted set

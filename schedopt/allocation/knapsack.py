@@ -25,6 +25,8 @@ from schedopt.instance import Instance
 from schedopt.plan import Proof
 from schedopt.tolerances import SETTLED_GAP, TINY
 
+#: how a plan's metrics name this bound (``bound_method``)
+KNAPSACK_METHOD = "knapsack-lagrangian (job prices from the LP's, subgradient steps)"
 #: the most allowed configurations (all jobs and types) priced, as for branch certificates; beyond, no knapsack bound
 MAX_CONFIGURATIONS = 20_000
 #: the most work one step's dynamic programmes may take (configurations × capacity units × jobs

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.allocation.knapsack import knapsack_proof
+from schedopt.allocation.knapsack import KNAPSACK_METHOD, knapsack_proof
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.model import (AllocationModel, LpBound, admitted_bound, cannot_run, compile_model, lp_bound)
 from schedopt.allocation.problem import lagrangian_proof, settle_bounds
@@ -21,7 +21,7 @@ from schedopt.errors import InputError
 from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
-from schedopt.tolerances import BOUND_NOISE, OPTIMAL_GAP, improves
+from schedopt.tolerances import BOUND_NOISE, improves
 
 
 def build_plan(model: AllocationModel, *, solver: str, config: dict[int, tuple[int, int]], status: Status,
@@ -123,15 +123,13 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     if lp is None or lp.proof.admit != admit:
         _, cs, row_of = model.choices
         lp = lp_bound(model, cs, admit=admit, seed_columns=model.seed_columns(config, cs, row_of))
+    # the LP splits jobs across types and counts; the knapsack bound keeps each type's capacity whole
     value = model.rows.total_time_s(config)
-    if value - lp.bound > OPTIMAL_GAP * max(1.0, abs(value)):
-        # the LP splits jobs across types and counts; the knapsack bound keeps each type's capacity whole
-        started = time.perf_counter()
-        got = knapsack_proof(model.instance, lp.proof, lp_bound=lp.bound, target=value)
-        if got is not None and improves(lp.bound, got[0]) and got[0] <= value + BOUND_NOISE * max(1.0, abs(value)):
-            return got[0], got[1], most, admitted_proof, {
-                "bound_method": "knapsack-lagrangian (job prices from the LP's, subgradient steps)",
-                "bound_lp": lp.bound, "bound_seconds": time.perf_counter() - started}
+    started = time.perf_counter()
+    got = knapsack_proof(model.instance, lp.proof, lp_bound=lp.bound, target=value)
+    if got is not None and improves(lp.bound, got[0]) and got[0] <= value + BOUND_NOISE * max(1.0, abs(value)):
+        return got[0], got[1], most, admitted_proof, {"bound_method": KNAPSACK_METHOD, "bound_lp": lp.bound,
+                                                      "bound_seconds": time.perf_counter() - started}
     return lp.bound, lp.proof, most, admitted_proof, {"bound_method": "lagrangian (LP, column generation)"}
 
 

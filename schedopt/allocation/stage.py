@@ -69,13 +69,13 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
             return lp_bound, lp_proof
     if proof is backend_proof and proven and branch:
         from schedopt.allocation.branching import certify_optimum  # the search, imported when an optimum needs it
-        from schedopt.allocation.knapsack import knapsack_proof
+        from schedopt.allocation.knapsack import KNAPSACK_METHOD, knapsack_proof
 
         got = knapsack_proof(instance, lp_proof, lp_bound=lp_bound, target=value)  # capacity kept whole may close it
         if got is not None:
             gap = relative_gap(value, got[0])
             if gap is not None and gap <= REPLAYABLE_GAP:
-                metrics["bound_method"] = "knapsack-lagrangian (job prices from the LP's, subgradient steps)"
+                metrics["bound_method"] = KNAPSACK_METHOD
                 return got
         left = clock.remaining()
         return certify_optimum(instance, value, admitted, bound, proof, spent_s=clock.spent(),
