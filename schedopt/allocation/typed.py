@@ -87,6 +87,20 @@ def typed_admission(data: AllocationModel, choice: str = "aware", preference: np
     return chosen
 
 
+def _fastest(data: AllocationModel) -> np.ndarray:
+    """(J,): each job's least time at its minimum configuration over the types it may run on (inf: none)."""
+    _, feasible, _, t_min = data.minimum
+    fastest = np.full(data.J, math.inf)
+    np.minimum.at(fastest, data.job, np.where(feasible, t_min, math.inf))
+    return fastest
+
+
+def _admitted_rows(row_of_job: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The admitted jobs (sorted) and their rows, as arrays."""
+    admitted = np.array(sorted(row_of_job), dtype=np.int64)
+    return admitted, np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
+
+
 def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: np.ndarray,
               limit: int = EXCHANGE_MOVES, scan: int | None = None) -> dict[int, tuple[int, int]]:
     """Local search at the minimum configurations, never fewer jobs: move an admitted
@@ -99,8 +113,7 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
     job_rows = [slice(int(data.job_start[j]), int(data.job_start[j + 1])) for j in range(data.J)]
     row_of_job = {int(data.job[v]): v for v in chosen}
     free = free.copy()
-    fastest = np.full(data.J, math.inf)  # each job's least time at its minimum over the types it may run on
-    np.minimum.at(fastest, data.job, np.where(feasible, t_min, math.inf))
+    fastest = _fastest(data)
     moves = 0
     improved = True
     while improved and moves < limit:
@@ -125,8 +138,7 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
         state: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # rebuilt after each change
         for p in sorted(paused, key=lambda j: fastest[j])[:scan]:
             if state is None:
-                admitted = np.array(sorted(row_of_job), dtype=np.int64)
-                a_rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
+                admitted, a_rows = _admitted_rows(row_of_job)
                 room_all = free[None, :] + use[a_rows]
                 state = (admitted, a_rows, t_min[a_rows], room_all,
                          room_all.max(axis=0) if len(admitted) else free)
@@ -450,17 +462,18 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray,
 
 def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray,
                       budget: _Budget) -> tuple[np.ndarray, bool]:
-    """One pass of moves the exchange pass cannot make: an admitted job moved to a faster type
-    where it fits only once other admitted jobs move to other types (:func:`_make_room`), when
-    Σ t falls (the costliest RELOCATE_SCAN jobs, each its best such move); a paused job admitted on a type where it
-    fits only once admitted jobs move to other types (:func:`_make_room`), and then one more job
-    runs; or, pausing one costlier admitted job besides (the RELOCATE_LEAVERS costliest tried),
-    when Σ t falls. Each paused job (RELOCATE_SCAN, fastest first) takes its best such move (one
-    more job first, then the largest saving). ``row_of_job`` is updated in place; returns (free,
-    whether anything changed)."""
+    """One pass of the moves the exchange pass cannot make, each once other admitted jobs move
+    to types with room (:func:`_make_room`):
+
+    - an admitted job to a faster type, when Σ t falls (the costliest RELOCATE_SCAN jobs, each
+      its best such move);
+    - a paused job admitted (one more job runs), or, pausing one costlier admitted job (the
+      RELOCATE_LEAVERS costliest tried), swapped in when Σ t falls (RELOCATE_SCAN paused jobs,
+      fastest first, each its best move: one more job first, then the largest saving).
+
+    ``row_of_job`` is updated in place; returns (free, whether anything changed)."""
     _, feasible, use, t_min = data.minimum
-    fastest = np.full(data.J, math.inf)
-    np.minimum.at(fastest, data.job, np.where(feasible, t_min, math.inf))
+    fastest = _fastest(data)
     paused = sorted((j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])),
                     key=lambda j: (fastest[j], j))[:RELOCATE_SCAN]
     changed = False
@@ -468,8 +481,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
         v = row_of_job[j]
         if not fastest[j] < t_min[v] - IMPROVE_TOL:
             continue
-        admitted = np.array(sorted(row_of_job), dtype=np.int64)
-        rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
+        admitted, rows = _admitted_rows(row_of_job)
         me = np.zeros(len(rows), dtype=bool)
         me[int(np.searchsorted(admitted, j))] = True
         found: tuple[float, int, list[tuple[int, int]], np.ndarray] | None = None
@@ -491,10 +503,9 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
             row_of_job[j] = w
             changed = True
     for p in paused:
-        admitted = np.array(sorted(row_of_job), dtype=np.int64)
+        admitted, rows = _admitted_rows(row_of_job)
         if not len(admitted):
             break
-        rows = np.array([row_of_job[a] for a in admitted.tolist()], dtype=np.int64)
         cost = t_min[rows]
         order = np.lexsort((np.arange(len(rows)), -cost))  # the costliest admitted jobs first
         none = np.zeros(len(rows), dtype=bool)
@@ -563,8 +574,7 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
         slack = free + use[row_of_job[a]]
         got = 0
         for p in paused:
-            jobs = np.array(sorted(trial), dtype=np.int64)
-            rows = np.array([trial[j] for j in jobs.tolist()], dtype=np.int64)
+            jobs, rows = _admitted_rows(trial)
             lo, hi = int(data.job_start[p]), int(data.job_start[p + 1])
             for u in sorted((u for u in range(lo, hi) if feasible[u]), key=lambda u: (t_min[u], u)):
                 if not budget.take():
