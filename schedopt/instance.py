@@ -135,6 +135,7 @@ class Job(_Strict):
     running_accelerator: Name | None = Field(None, description="the accelerator type the job runs on now (typed clusters): moving it to another type is a restart")
     received_s: dict[Name, NonNeg] | None = Field(None, description="seconds the job has run on each accelerator type since the job set last changed (the history of Gavel's round mechanism, gavel-* solvers)")
     queue: Name | None = Field(None, description="the queue (tenant) the job is submitted to; its quotas bound what the job may use (null: only the cluster's capacity)")
+    allowed_flavors: list[Name] | None = Field(None, description="the flavors (accelerator types; default-flavor: servers without one) the job may run on: Kueue's flavors whose taints its pods tolerate and whose node labels its node selector and affinity match; null: every flavor")
     spread: Spread | None = Field(None, description="speed by servers spanned: a configuration spans the fewest servers of its type that hold it (packed), and runs factor_per_server^(servers - 1) times its speed")
 
     @property
@@ -425,6 +426,11 @@ class Instance(_Strict):
             for kind in sorted(set(job.received_s or {}) - types):
                 out.append(FieldProblem(f"{path}.received_s.{kind}", f'"{kind}" is not an accelerator type of the servers '
                                                                       f"({', '.join(sorted(types)) or 'none'})"))
+            cluster_flavors = {DEFAULT_FLAVOR if a is None else a for a in {srv.accelerator for srv in self.servers}}
+            for k, flavor in enumerate(job.allowed_flavors or []):
+                if flavor not in cluster_flavors:
+                    out.append(FieldProblem(f"{path}.allowed_flavors[{k}]", f'unknown flavor "{flavor}"; the cluster has '
+                                                                            f"{sorted(cluster_flavors)}"))
             for kind, speed in (job.speed_by_accelerator or {}).items():
                 if len(job.roles) <= 2 and speed.n_roles != len(job.roles):
                     need = "two roles (ps and worker)" if speed.n_roles == 2 else "one role"
@@ -539,8 +545,10 @@ class Instance(_Strict):
     @property
     def typed(self) -> bool:
         """Whether the allocation takes the typed model: some server names an accelerator
-        type (a type per job), or some job's speed depends on the servers it spans."""
-        return self.has_types or bool(self.queues) or any(job.spread is not None for job in self.jobs)
+        type (a type per job), some job's speed depends on the servers it spans, or some
+        job may run on some flavors only."""
+        return (self.has_types or bool(self.queues)
+                or any(job.spread is not None or job.allowed_flavors is not None for job in self.jobs))
 
     @cached_property
     def accelerator_capacity(self) -> np.ndarray:
@@ -554,7 +562,10 @@ class Instance(_Strict):
     def speed_on(self, job: Job, accelerator: str | None) -> SpeedForm | None:
         """The job's speed on servers of type ``accelerator``: its ``speed_by_accelerator``
         entry, else its ``speed`` (None: it cannot run there); with ``spread``, a table
-        of every count its roles allow, each at factor^(servers spanned - 1) of that speed."""
+        of every count its roles allow, each at factor^(servers spanned - 1) of that speed.
+        None also where the type's flavor is not among the job's ``allowed_flavors``."""
+        if job.allowed_flavors is not None and (DEFAULT_FLAVOR if accelerator is None else accelerator) not in job.allowed_flavors:
+            return None
         if job.speed_by_accelerator and accelerator is not None and accelerator in job.speed_by_accelerator:
             speed = job.speed_by_accelerator[accelerator]
         else:

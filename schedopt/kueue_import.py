@@ -20,6 +20,9 @@ Optimus's job), PyTorchJob, MPIJob, JobSet and Kueue Workload objects.
   such a job back into its namespace).
 - **Quantities** are parsed exactly (``500m`` = 0.5, ``36Gi``); ``memory`` is in
   GiB, every other resource in its own unit.
+- **Which flavors a job may take** (``allowed_flavors``): those whose NoSchedule and
+  NoExecute taints its pods (or the flavor itself) tolerate and whose node labels match
+  its pods' node selector and required node affinity, as Kueue's flavor assigner decides.
 - **Speeds**: a job's annotation ``schedopt.io/speed`` (a speed form as JSON) and
   ``schedopt.io/remaining-steps``; without them, linear scaling at one step per
   second per pod and an hour of work at its full request (``DEFAULT_*`` below): the
@@ -49,6 +52,9 @@ from schedopt.io import read_documents
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 SPEED_ANNOTATION = "schedopt.io/speed"
+#: a Workload's annotation naming the flavors the job may take (``Job.allowed_flavors``), comma-separated:
+#: written by ``schedopt export kueue``, read back here
+ALLOWED_FLAVORS_ANNOTATION = "schedopt.io/allowed-flavors"
 STEPS_ANNOTATION = "schedopt.io/remaining-steps"
 #: without annotations: steps/s per pod (linear scaling) and seconds of work at the full request
 DEFAULT_STEPS_PER_POD_S = 1.0
@@ -151,6 +157,132 @@ def _requests(pod_template: Any, where: str) -> dict[str, float]:
     return out
 
 
+#: the taint effects Kueue's flavor assignment honours (PreferNoSchedule is ignored)
+HARD_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_AFFINITY_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def _text_field(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(where, f"expected text, got {value!r}")
+    return value
+
+
+def _taints(value: Any, where: str) -> list[dict[str, str]]:
+    """A flavor's ``nodeTaints`` as Kubernetes validates them: a key and one of its three effects."""
+    out = []
+    for i, t in enumerate(_list(value, where)):
+        t = _map(t, f"{where}[{i}]")
+        key = _name(t.get("key"), f"{where}[{i}].key")
+        effect = _text_field(t.get("effect"), f"{where}[{i}].effect")
+        if effect not in _TAINT_EFFECTS:
+            raise InputError(f"{where}[{i}].effect", f"expected one of {', '.join(_TAINT_EFFECTS)}, got {effect!r}")
+        out.append({"key": key, "value": _text_field(t.get("value"), f"{where}[{i}].value"), "effect": effect})
+    return out
+
+
+def _tolerations(value: Any, where: str) -> list[dict[str, str]]:
+    """Tolerations as Kubernetes validates them: operator Equal (the default) or Exists; Exists
+    carries no value; an empty key only with Exists (it tolerates every taint)."""
+    out = []
+    for i, t in enumerate(_list(value, where)):
+        t = _map(t, f"{where}[{i}]")
+        key = _text_field(t.get("key"), f"{where}[{i}].key")
+        op = _text_field(t.get("operator"), f"{where}[{i}].operator") or "Equal"
+        if op not in ("Equal", "Exists"):
+            raise InputError(f"{where}[{i}].operator", f"expected Equal or Exists, got {op!r}")
+        val = _text_field(t.get("value"), f"{where}[{i}].value")
+        if op == "Exists" and val:
+            raise InputError(f"{where}[{i}].value", "a toleration with operator Exists has no value")
+        if not key and op != "Exists":
+            raise InputError(f"{where}[{i}].key", "an empty key needs operator Exists")
+        effect = _text_field(t.get("effect"), f"{where}[{i}].effect")
+        if effect and effect not in _TAINT_EFFECTS:
+            raise InputError(f"{where}[{i}].effect", f"expected one of {', '.join(_TAINT_EFFECTS)}, got {effect!r}")
+        out.append({"key": key, "operator": op, "value": val, "effect": effect})
+    return out
+
+
+def _tolerates(toleration: dict[str, str], taint: dict[str, str]) -> bool:
+    """Kubernetes' rule: the effect (empty: every effect) and key (empty: every key) match, and
+    Exists, or Equal with the same value."""
+    if toleration["effect"] and toleration["effect"] != taint["effect"]:
+        return False
+    if toleration["key"] and toleration["key"] != taint["key"]:
+        return False
+    return toleration["operator"] == "Exists" or toleration["value"] == taint["value"]
+
+
+def _pod_scheduling(pod_template: Any, where: str) -> dict[str, Any]:
+    """What of a pod's spec decides which flavors Kueue may assign it: ``tolerations``,
+    ``nodeSelector`` and ``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``'s
+    terms (their ``matchExpressions``: Kueue matches flavors' labels only)."""
+    spec = _map(_map(pod_template, where).get("spec"), f"{where}.spec", required=True)
+    selector = {str(k): _text_field(v, f"{where}.spec.nodeSelector.{k}")
+                for k, v in _map(spec.get("nodeSelector"), f"{where}.spec.nodeSelector").items()}
+    path = f"{where}.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    node_affinity = _map(_map(spec.get("affinity"), f"{where}.spec.affinity").get("nodeAffinity"),
+                         f"{where}.spec.affinity.nodeAffinity")
+    required = _map(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"), path)
+    terms = []
+    for i, term in enumerate(_list(required.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms")):
+        tpath = f"{path}.nodeSelectorTerms[{i}]"
+        exprs = []
+        for k, e in enumerate(_list(_map(term, tpath).get("matchExpressions"), f"{tpath}.matchExpressions")):
+            epath = f"{tpath}.matchExpressions[{k}]"
+            e = _map(e, epath)
+            op = e.get("operator")
+            if op not in _AFFINITY_OPERATORS:
+                raise InputError(f"{epath}.operator", f"expected one of {', '.join(_AFFINITY_OPERATORS)}, got {op!r}")
+            values = [_text_field(v, f"{epath}.values") for v in _list(e.get("values"), f"{epath}.values")]
+            if op in ("In", "NotIn") and not values or op in ("Exists", "DoesNotExist") and values \
+                    or op in ("Gt", "Lt") and (len(values) != 1 or not re.fullmatch(r"-?\d+", values[0])):
+                raise InputError(f"{epath}.values", f"operator {op}: Kubernetes' validation refuses values {values!r}")
+            exprs.append({"key": _name(e.get("key"), f"{epath}.key"), "operator": op, "values": values})
+        terms.append(exprs)
+    return {"tolerations": _tolerations(spec.get("tolerations"), f"{where}.spec.tolerations"),
+            "node_selector": selector, "terms": terms}
+
+
+def _expression_holds(e: dict[str, Any], labels: dict[str, str]) -> bool:
+    value = labels.get(e["key"])
+    op = e["operator"]
+    if op == "In":
+        return value is not None and value in e["values"]
+    if op == "NotIn":
+        return value is None or value not in e["values"]
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if value is None or not re.fullmatch(r"-?\d+", value):
+        return False
+    return int(value) > int(e["values"][0]) if op == "Gt" else int(value) < int(e["values"][0])
+
+
+def flavor_refusal(flavor: str, labels: dict[str, str], taints: list[dict[str, str]],
+                   flavor_tolerations: list[dict[str, str]], pod: dict[str, Any]) -> str | None:
+    """Why Kueue cannot assign ``flavor`` to a pod set (None: it can), as its flavor assigner decides
+    (resource_flavor.md): a NoSchedule or NoExecute taint that neither the pod's tolerations nor the
+    flavor's own tolerate; or the pod's node selector and required node affinity, restricted to the
+    keys the flavor labels, not matching the flavor's labels (a term left with no expression
+    matches every flavor)."""
+    tolerations = pod["tolerations"] + flavor_tolerations
+    for taint in taints:
+        if taint["effect"] in HARD_TAINT_EFFECTS and not any(_tolerates(t, taint) for t in tolerations):
+            shown = f"{taint['key']}={taint['value']}:{taint['effect']}" if taint["value"] else f"{taint['key']}:{taint['effect']}"
+            return f"untolerated taint {shown} in flavor {flavor}"
+    if any(labels[k] != v for k, v in pod["node_selector"].items() if k in labels):
+        return f"flavor {flavor} doesn't match the node selector"
+    terms = [[e for e in term if e["key"] in labels] for term in pod["terms"]]
+    if terms and all(terms) and not any(all(_expression_holds(e, labels) for e in term) for term in terms):
+        return f"flavor {flavor} doesn't match node affinity"
+    return None
+
+
 def _priority(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not -2**31 <= value < 2**31:
         raise InputError(where, f"a priority is a 32-bit whole number, got {value!r}")
@@ -183,6 +315,8 @@ PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 class _Reader:
     def __init__(self) -> None:
         self.flavors: dict[str, dict[str, str]] = {}  # name -> nodeLabels
+        self.flavor_taints: dict[str, list[dict[str, str]]] = {}  # name -> nodeTaints
+        self.flavor_tolerations: dict[str, list[dict[str, str]]] = {}  # name -> tolerations (Kueue adds them to pods)
         self.queues: dict[str, dict[str, Any]] = {}
         self.local: dict[tuple[str, str], str] = {}  # (namespace, name) -> ClusterQueue
         self.nodes: list[dict[str, Any]] = []
@@ -224,12 +358,9 @@ class _Reader:
 
     def _resourceflavor(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         labels = _map(spec.get("nodeLabels"), f"{where}: spec.nodeLabels")
-        for i, taint in enumerate(_list(spec.get("nodeTaints"), f"{where}: spec.nodeTaints")):
-            effect = _map(taint, f"{where}: spec.nodeTaints[{i}]").get("effect")
-            if effect in ("NoSchedule", "NoExecute"):
-                raise InputError(f"{where}: spec.nodeTaints[{i}]", "flavor taints (and the tolerations that admit a job "
-                                                                    "onto them) are not modelled")
         self.flavors[name] = {str(k): str(v) for k, v in labels.items()}
+        self.flavor_taints[name] = _taints(spec.get("nodeTaints"), f"{where}: spec.nodeTaints")
+        self.flavor_tolerations[name] = _tolerations(spec.get("tolerations"), f"{where}: spec.tolerations")
 
     def _clusterqueue(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         groups = _list(spec.get("resourceGroups"), f"{where}: spec.resourceGroups")
@@ -320,14 +451,18 @@ class _Reader:
 
     # ---- jobs: (pods, requests per pod, min pods) ---------------------------------------------
     def _add_job(self, meta: dict, where: str, roles: dict[str, dict[str, Any]], *, priority: Any = None,
-                 priority_class: str | None = None) -> None:
+                 priority_class: str | None = None, scheduling: list[dict[str, Any]] | None = None) -> None:
+        """``scheduling``: each pod set's :func:`_pod_scheduling` (which flavors it may take)."""
         labels = _map(meta.get("labels"), f"{where}: metadata.labels")
         notes = _map(meta.get("annotations"), f"{where}: metadata.annotations")
         queue = labels.get(QUEUE_LABEL)
         job: dict[str, Any] = {"id": str(meta.get("name")), "roles": roles,
                                "queue_local": (str(meta.get("namespace") or "default"), queue),
                                "priority": (priority, priority_class, labels.get(PRIORITY_CLASS_LABEL), where),
-                               "created": _timestamp(meta.get("creationTimestamp"), f"{where}: metadata.creationTimestamp")}
+                               "created": _timestamp(meta.get("creationTimestamp"), f"{where}: metadata.creationTimestamp"),
+                               "scheduling": list(scheduling or [])}
+        if ALLOWED_FLAVORS_ANNOTATION in notes:  # as `schedopt export kueue` writes a job's allowed_flavors
+            job["annotated_flavors"] = [f for f in str(notes[ALLOWED_FLAVORS_ANNOTATION]).split(",") if f]
         pods = sum(r["max"] for r in roles.values())
         if SPEED_ANNOTATION in notes:
             try:
@@ -360,9 +495,10 @@ class _Reader:
         template = _map(spec.get("template"), f"{where}: spec.template", required=True)
         demand = _requests(template, f"{where}: spec.template")
         self._add_job(meta, where, {"worker": {"demand": demand, "min": low, "max": n}},
-                      priority_class=_map(template.get("spec"), where).get("priorityClassName"))
+                      priority_class=_map(template.get("spec"), where).get("priorityClassName"),
+                      scheduling=[_pod_scheduling(template, f"{where}: spec.template")])
 
-    def _replicas(self, specs: Any, where: str, field: str) -> dict[str, tuple[int, dict[str, float], Any]]:
+    def _replicas(self, specs: Any, where: str, field: str) -> dict[str, tuple[int, dict[str, float], Any, dict[str, Any]]]:
         out = {}
         for role, rs in _map(specs, f"{where}: spec.{field}", required=True).items():
             path = f"{where}: spec.{field}.{role}"
@@ -370,7 +506,8 @@ class _Reader:
             template = _map(rs.get("template"), f"{path}.template", required=True)
             out[str(role)] = (_count(rs.get("replicas"), f"{path}.replicas", 1, least=0),
                               _requests(template, f"{path}.template"),
-                              _map(template.get("spec"), path).get("priorityClassName"))
+                              _map(template.get("spec"), path).get("priorityClassName"),
+                              _pod_scheduling(template, f"{path}.template"))
         return out
 
     def _tfjob(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
@@ -381,9 +518,10 @@ class _Reader:
         roles = {"worker": {"demand": reps["Worker"][1], "min": reps["Worker"][0], "max": reps["Worker"][0]}}
         if "PS" in reps:
             roles["ps"] = {"demand": reps["PS"][1], "min": reps["PS"][0], "max": reps["PS"][0]}
-        self._add_job(meta, where, roles, priority_class=reps["Worker"][2])
+        self._add_job(meta, where, roles, priority_class=reps["Worker"][2],
+                      scheduling=[reps[r][3] for r in ("PS", "Worker") if r in reps and reps[r][0] > 0])
 
-    def _one_role(self, meta: dict, where: str, reps: dict[str, tuple[int, dict[str, float], Any]], field: str,
+    def _one_role(self, meta: dict, where: str, reps: dict[str, tuple[int, dict[str, float], Any, dict[str, Any]]], field: str,
                   pods_of: list[str], *, priority: Any = None, low: int | None = None) -> None:
         used = [r for r in pods_of if r in reps and reps[r][0] > 0]
         demands = {json.dumps(reps[r][1], sort_keys=True) for r in used}
@@ -394,7 +532,8 @@ class _Reader:
             raise InputError(f"{where}: spec.{field}", "no pods to admit")
         low = n if low is None else low
         self._add_job(meta, where, {"worker": {"demand": reps[used[0]][1], "min": low, "max": n}}, priority=priority,
-                      priority_class=next((reps[r][2] for r in used if reps[r][2]), None))
+                      priority_class=next((reps[r][2] for r in used if reps[r][2]), None),
+                      scheduling=[reps[r][3] for r in used])
 
     def _pytorchjob(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         reps = self._replicas(spec.get("pytorchReplicaSpecs"), where, "pytorchReplicaSpecs")
@@ -417,7 +556,8 @@ class _Reader:
             pods = _count(rj.get("replicas"), f"{path}.replicas", 1, least=0) * par
             template = _map(job_spec.get("template"), f"{path}.template.spec.template", required=True)
             reps[str(rj.get("name", i))] = (pods, _requests(template, f"{path}.template.spec.template"),
-                                            _map(template.get("spec"), path).get("priorityClassName"))
+                                            _map(template.get("spec"), path).get("priorityClassName"),
+                                            _pod_scheduling(template, f"{path}.template.spec.template"))
         self._one_role(meta, where, reps, "replicatedJobs", list(reps))
 
     def _workload(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
@@ -431,7 +571,8 @@ class _Reader:
                 raise InputError(f"{path}.minCount", f"must be <= count ({count}), got {least}")
             template = _map(ps.get("template"), f"{path}.template", required=True)
             reps[str(ps.get("name", i))] = (count, _requests(template, f"{path}.template"),
-                                            _map(template.get("spec"), path).get("priorityClassName"))
+                                            _map(template.get("spec"), path).get("priorityClassName"),
+                                            _pod_scheduling(template, f"{path}.template"))
             low += least
         queue = spec.get("queueName")
         meta = {**meta, "labels": {**_map(meta.get("labels"), f"{where}: metadata.labels"), QUEUE_LABEL: queue}}
@@ -439,7 +580,7 @@ class _Reader:
             meta["labels"][PRIORITY_CLASS_LABEL] = spec["priorityClassName"]
         if set(reps) == {"ps", "worker"}:  # a PS/worker job (as `schedopt export kueue` writes one)
             roles = {r: {"demand": reps[r][1], "min": reps[r][0], "max": reps[r][0]} for r in ("ps", "worker")}
-            self._add_job(meta, where, roles, priority=spec.get("priority"))
+            self._add_job(meta, where, roles, priority=spec.get("priority"), scheduling=[reps[r][3] for r in ("ps", "worker")])
         else:
             self._one_role(meta, where, reps, "podSets", list(reps), priority=spec.get("priority"), low=max(1, low))
         admission = _map(_map(doc.get("status"), f"{where}: status").get("admission"), f"{where}: status.admission")
@@ -530,6 +671,7 @@ class _Reader:
                 for role in j["roles"].values():
                     role["demand"] = {**role["demand"], "pods": 1.0}
             resources = sorted(set(resources) | {"pods"})
+        cluster_flavors = list(dict.fromkeys(srv["accelerator"] for srv in servers))
         ids: dict[str, str] = {}
         jobs = []
         named = Counter(j["id"] for j in self.jobs)
@@ -541,6 +683,19 @@ class _Reader:
                 raise InputError(source, f"two workloads named {j['id']!r} ({ids[j['id']]} and {j['where']}): a job's "
                                          "id is its name, or namespace/name where namespaces share the name; rename one")
             ids[j["id"]] = j.pop("where")
+            allowed = [f for f in cluster_flavors if all(
+                flavor_refusal(f, self.flavors.get(f, {}), self.flavor_taints.get(f, []), self.flavor_tolerations.get(f, []), pod)
+                is None for pod in j["scheduling"])]
+            j.pop("scheduling")
+            annotated = j.pop("annotated_flavors", None)
+            if annotated is not None:
+                unknown = sorted(set(annotated) - set(flavors))
+                if unknown:
+                    raise InputError(source, f"job {j['id']}: metadata.annotations.{ALLOWED_FLAVORS_ANNOTATION}: "
+                                             f"no ResourceFlavor {unknown[0]!r} in the files")
+                allowed = [f for f in cluster_flavors if f in annotated]  # schedopt's record of the pods' rules
+            if allowed != cluster_flavors:  # Kueue may assign some flavors only
+                j["allowed_flavors"] = allowed
             flavor = j.pop("running_flavor", None)
             if flavor is not None:
                 if flavor not in flavors:

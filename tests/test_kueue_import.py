@@ -21,7 +21,6 @@ SETUP = {"jobs": "admin/single-clusterqueue-setup.yaml", "getting-started": "get
 #: the examples the model cannot state, and the field the one-line refusal names
 REFUSED = {"admin/shared-quota-setup.yaml": "spec.resourceGroups", "admin/shared-quota-sample-job.yaml": "spec.resourceGroups",
            "jobs/sample-jobset.yaml": "spec.replicatedJobs",
-           "admin/resource-flavor-taints.yaml": "spec.nodeTaints",  # taints and tolerations: not modelled, refused
            # admission fair sharing: not modelled, refused (its jobs come with its set-up)
            **{f"admission-fs/{f}": "spec.admissionScope" for f in ("admission-fair-sharing-setup.yaml",
                                                                   "lq-a-simple-job.yaml", "lq-b-simple-job.yaml")}}

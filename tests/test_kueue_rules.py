@@ -365,3 +365,135 @@ def test_what_if_on_a_cluster_made_of_quotas(tmp_path: Path) -> None:
                    workload("a"))
     zero = quota_what_if(lending, queue="cq", flavor="default-flavor", resource="cpu", nominal=0, solver="kueue-admission")
     assert zero["after"]["admitted"] == 0
+
+
+# ---- which flavors a workload may take: taints, tolerations, node selector, affinity (issue 52 §2) ----
+# The situations follow Kueue's flavor assigner tests ("skips flavor with untolerated taint", "flavor's
+# own tolerations", "node affinity / selector skips a flavor"); the manifests are ours.
+
+def two_flavors(*, spot_taints: str = "[{key: spot, value: 'true', effect: NoSchedule}]", spot_tolerations: str = "[]",
+                only_spot: bool = False) -> str:
+    """Flavors ``spot`` (tainted, labelled instance-type: spot) listed first and ``on-demand``; one queue
+    with 4 CPUs of each (``only_spot``: spot only)."""
+    flavors = [("spot", 4)] + ([] if only_spot else [("on-demand", 4)])
+    rows = "\n".join(f"    - name: {f}\n      resources:\n      - {{name: cpu, nominalQuota: {n}}}" for f, n in flavors)
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {{name: spot}}
+spec:
+  nodeLabels: {{instance-type: spot, zone: a}}
+  nodeTaints: {spot_taints}
+  tolerations: {spot_tolerations}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {{name: on-demand}}
+spec: {{nodeLabels: {{instance-type: on-demand}}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+{rows}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {{name: lq, namespace: default}}
+spec: {{clusterQueue: cq}}
+"""
+
+
+def flavor_of(inst: schedopt.Instance, name: str) -> str | None:
+    plan = assert_checked(inst, schedopt.solve(inst, "kueue-admission"))
+    return (plan.accelerators or {}).get(name) if name in plan.allocation else None
+
+
+@pytest.mark.parametrize("pod_extra,flavor", [
+    ("", "on-demand"),  # no toleration: the tainted first flavor is skipped
+    ("tolerations: [{key: spot, operator: Exists}]", "spot"),
+    ("tolerations: [{key: spot, operator: Equal, value: 'true', effect: NoSchedule}]", "spot"),
+    ("tolerations: [{key: spot, value: 'false'}]", "on-demand"),  # Equal with another value
+    ("tolerations: [{key: spot, operator: Exists, effect: NoExecute}]", "on-demand"),  # another effect
+    ("tolerations: [{operator: Exists}]", "spot"),  # an empty key with Exists tolerates every taint
+])
+def test_flavor_taints_need_a_toleration(pod_extra: str, flavor: str, tmp_path: Path) -> None:
+    inst = load(tmp_path, two_flavors(), job("a", pod_extra=pod_extra))
+    assert flavor_of(inst, "a") == flavor
+
+
+def test_a_flavors_own_tolerations_and_soft_taints(tmp_path: Path) -> None:
+    """Taints the flavor's own tolerations cover are not considered; PreferNoSchedule is ignored."""
+    covered = load(tmp_path, two_flavors(spot_tolerations="[{key: spot, operator: Exists}]"), job("a"))
+    assert flavor_of(covered, "a") == "spot" and covered.jobs[0].allowed_flavors is None
+    soft = load(tmp_path, two_flavors(spot_taints="[{key: spot, effect: PreferNoSchedule}]"), job("a"))
+    assert flavor_of(soft, "a") == "spot"
+
+
+@pytest.mark.parametrize("pod_extra,flavor", [
+    ("nodeSelector: {instance-type: on-demand}", "on-demand"),
+    ("nodeSelector: {instance-type: spot}", "spot"),
+    ("nodeSelector: {kubernetes.io/arch: amd64}", "spot"),  # a key no flavor labels: ignored
+    ("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+     "[{matchExpressions: [{key: instance-type, operator: In, values: [on-demand]}]}]}}}", "on-demand"),
+    ("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+     "[{matchExpressions: [{key: instance-type, operator: NotIn, values: [spot]}]}]}}}", "on-demand"),
+    ("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+     "[{matchExpressions: [{key: zone, operator: Exists}]}]}}}", "spot"),  # on-demand has no zone label: ignored there
+    # two terms are ORed; a term left with no expression on the flavor's keys matches it
+    ("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+     "[{matchExpressions: [{key: instance-type, operator: In, values: [on-demand]}]}, "
+     "{matchExpressions: [{key: gpu, operator: Exists}]}]}}}", "spot"),
+])
+def test_node_selector_and_affinity_choose_flavors(pod_extra: str, flavor: str, tmp_path: Path) -> None:
+    tolerant = "tolerations: [{key: spot, operator: Exists}]\n      " + pod_extra
+    inst = load(tmp_path, two_flavors(), job("a", pod_extra=tolerant))
+    assert flavor_of(inst, "a") == flavor
+
+
+def test_a_workload_no_flavor_admits_stays_pending_and_checks_refuse_it_there(tmp_path: Path) -> None:
+    """Only the tainted flavor in the queue: an intolerant job stays pending (every solver), and a
+    plan that puts it there fails `check`, naming the job."""
+    inst = load(tmp_path, two_flavors(only_spot=True), job("a"), job("b", pod_extra="tolerations: [{key: spot, operator: Exists}]"))
+    assert inst.jobs[0].allowed_flavors == ["on-demand"]  # no ClusterQueue lists it: the queue's quotas refuse it there
+    for solver in ("kueue-admission", "optimus-greedy", "optimus-milp"):
+        plan = assert_checked(inst, schedopt.solve(inst, solver))
+        assert "a" not in plan.allocation and plan.allocation["b"] == {"worker": 1}
+    forged = plan.model_copy(update={"allocation": {**plan.allocation, "a": {"worker": 1}},
+                                     "accelerators": {**(plan.accelerators or {}), "a": "spot"}})
+    assert any("allocation.a" in str(v) for v in schedopt.check(inst, forged)), schedopt.check(inst, forged)
+
+
+@pytest.mark.parametrize("bad,field", [
+    ("tolerations: [{key: spot, operator: Maybe}]", "tolerations[0].operator"),
+    ("tolerations: [{key: spot, operator: Exists, value: x}]", "tolerations[0].value"),
+    ("tolerations: [{value: x}]", "tolerations[0].key"),
+    ("tolerations: {key: spot}", "spec.tolerations"),
+    ("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+     "[{matchExpressions: [{key: a, operator: Near, values: [b]}]}]}}}", "matchExpressions[0].operator"),
+    ("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+     "[{matchExpressions: [{key: a, operator: Gt, values: [b]}]}]}}}", "matchExpressions[0].values"),
+])
+def test_bad_scheduling_fields_are_refused(bad: str, field: str, tmp_path: Path) -> None:
+    with pytest.raises(schedopt.InputError, match=field.replace("[", r"\[").replace("]", r"\]")):
+        load(tmp_path, two_flavors(), job("a", pod_extra=bad))
+    with pytest.raises(schedopt.InputError, match=r"nodeTaints\[0\].effect"):
+        load(tmp_path, two_flavors(spot_taints="[{key: spot, effect: Sometimes}]"))
+
+
+def test_allowed_flavors_survive_the_export_round_trip(tmp_path: Path) -> None:
+    """An intolerant job admitted on on-demand exports with its allowed flavors (an annotation) and
+    re-imports with the same ones, still kept off spot."""
+    from schedopt.allocation.kueue import workload_admissions
+
+    inst = load(tmp_path, two_flavors(), job("a"), job("b", pod_extra="tolerations: [{key: spot, operator: Exists}]"))
+    plan = assert_checked(inst, schedopt.solve(inst, "kueue-admission"))
+    assert plan.accelerators == {"a": "on-demand", "b": "spot"}
+    import yaml
+    flavors_cq = two_flavors().split("---")[:3]
+    again = load(tmp_path, *flavors_cq, yaml.safe_dump_all(workload_admissions(inst, plan)))
+    assert {j.id: j.allowed_flavors for j in again.jobs} == {"a": ["on-demand"], "b": None}
+    assert {j.id: j.running_accelerator for j in again.jobs} == {"a": "on-demand", "b": "spot"}

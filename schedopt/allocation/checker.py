@@ -132,8 +132,10 @@ def check_accelerators(instance: Instance, plan: Plan) -> list[Violation]:
             out.append(Violation(f"accelerators.{job_id}", "an admitted job on a typed cluster needs its type"))
         elif types[job_id] not in known:
             out.append(Violation(f"accelerators.{job_id}", f"unknown type {types[job_id]!r}; the cluster has {known}"))
-        elif job_id in instance.job_index and instance.speed_on(instance.jobs[instance.job_index[job_id]], types[job_id]) is None:
-            out.append(Violation(f"accelerators.{job_id}", f"the job has no speed on {types[job_id]!r}"))
+        elif job_id in instance.job_index and instance.speed_on(job := instance.jobs[instance.job_index[job_id]], types[job_id]) is None:
+            allowed = job.allowed_flavors
+            out.append(Violation(f"accelerators.{job_id}", f"the job has no speed on {types[job_id]!r}" if allowed is None or
+                                 types[job_id] in allowed else f"{types[job_id]!r} is not among the job's allowed_flavors {allowed}"))
     for job_id in types:
         if job_id not in plan.allocation:
             out.append(Violation(f"accelerators.{job_id}", "a type for a job the plan does not admit"))

@@ -9,7 +9,8 @@ over the pending workloads does:
 - the heads of the queues are tried in cycles; in each cycle, heads that fit
   without borrowing go first, then by priority and creation;
 - a workload gets the first flavor, in its queue's order of ``quotas`` (its
-  resource groups' flavor list), whose quota has room: the queue's unused nominal
+  resource groups' flavor list) among those it may take (``allowed_flavors``:
+  taints, tolerations, node selector and affinity), whose quota has room: the queue's unused nominal
   quota, or the cohort's unused quota within the queue's borrowing limit and the
   others' lending limits (``quotas.py``), and the flavor's servers have the
   capacity (the pods must run). ``when_can_borrow``: ``MayStopSearch`` (Kueue's
@@ -58,6 +59,7 @@ from schedopt.allocation.model import AllocationModel, compile_typed
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.errors import InputError
 from schedopt.instance import Instance
+from schedopt.kueue_import import ALLOWED_FLAVORS_ANNOTATION
 from schedopt.plan import Plan
 from schedopt.registry import register
 from schedopt.tolerances import INTEGRAL_TOL, capacity_limit
@@ -400,7 +402,10 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
     Kueue would record: the job's queue as the cluster queue, and per role (pod set) its
     requested count in ``spec.podSets`` and its admitted count in the admission's
     ``podSetAssignments`` with the flavor of each resource it requests (the job's accelerator
-    type, or ``default-flavor``) and its resource usage; conditions QuotaReserved and Admitted.
+    type, or ``default-flavor``) and its resource usage; conditions QuotaReserved and Admitted;
+    the flavors the job may take (``allowed_flavors``, else every flavor) as the annotation
+    ``schedopt.io/allowed-flavors``, which a re-import reads in place of the pods' tolerations and
+    selectors (the exported pod sets carry their requests only).
     Names are distinct DNS names within each namespace (:func:`unique_names`); a job whose id is
     ``namespace/name`` (``schedopt import kueue`` where namespaces share a name) is written into that
     namespace, every other job into ``default``. ``spec.queueName`` is the cluster queue's name (an
@@ -429,8 +434,10 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
         queue = k8s_name(job.queue or "default", 253)
         conditions = [{"type": kind, "status": "True", "reason": kind, "message": f"admitted by {plan.solver}",
                        "lastTransitionTime": "1970-01-01T00:00:00Z"} for kind in ADMITTED_CONDITIONS]
-        out.append({"apiVersion": WORKLOAD_API, "kind": "Workload",
-                    "metadata": {"name": names[job_id], "namespace": k8s_name(namespace_of(job_id)[0], 63)},
+        allowed = job.allowed_flavors if job.allowed_flavors is not None else instance.flavors
+        metadata: dict[str, Any] = {"name": names[job_id], "namespace": k8s_name(namespace_of(job_id)[0], 63),
+                                    "annotations": {ALLOWED_FLAVORS_ANNOTATION: ",".join(allowed)}}
+        out.append({"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": metadata,
                     "spec": {"queueName": queue, "podSets": pod_sets, "priority": int(round(job.weight))},
                     "status": {"admission": {"clusterQueue": queue, "podSetAssignments": assignments},
                                "conditions": conditions}})

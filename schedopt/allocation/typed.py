@@ -663,6 +663,7 @@ def erase_types(instance: Instance) -> Instance:
         raw.pop("running_accelerator", None)
         raw.pop("spread", None)  # blind to locality too
         raw.pop("received_s", None)  # Gavel's per-type history: no types, no history
+        raw.pop("allowed_flavors", None)  # where the tasks may land binds in type_blind_plan, not the blind decision
         by_type = raw.pop("speed_by_accelerator", None)
         if job.speed is None and by_type:
             first = next((k for k in instance.accelerators if k in by_type), next(iter(by_type)))
