@@ -118,3 +118,7 @@ def test_kueue_scheduler_situations(case: str, tmp_path: Path) -> None:
     docs, expected = CASES[case]
     inst, plan = decide(tmp_path, *docs)
     assert flavors(inst, plan) == expected, plan.metrics.get("preempted")
+    # every workload left pending says why, naming a flavor, the rule or its preemptor; no admitted one does
+    pending = plan.metrics["pending"]
+    assert set(pending) == {j.id for j in inst.jobs} - set(plan.allocation)
+    assert all(why.startswith(("flavor ", "StrictFIFO", "preempted to admit ")) for why in pending.values()), pending

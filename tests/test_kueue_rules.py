@@ -497,3 +497,36 @@ def test_allowed_flavors_survive_the_export_round_trip(tmp_path: Path) -> None:
     again = load(tmp_path, *flavors_cq, yaml.safe_dump_all(workload_admissions(inst, plan)))
     assert {j.id: j.allowed_flavors for j in again.jobs} == {"a": ["on-demand"], "b": None}
     assert {j.id: j.running_accelerator for j in again.jobs} == {"a": "on-demand", "b": "spot"}
+
+
+# ---- why a workload is pending (issue 52: explain-style output) -------------------------------------
+
+def test_pending_workloads_say_which_flavor_quota_and_rule(tmp_path: Path) -> None:
+    """Each pending workload's reason names the flavor tried and the row that stops it (the queue's
+    quota with its numbers, or the servers), the allowed_flavors that keep it off a flavor, or the
+    StrictFIFO head it waits behind; `schedopt solve` prints them with each queue's usage."""
+    inst = load(tmp_path, two_flavors(only_spot=True), job("a"),
+                job("b", parallelism=5, pod_extra="tolerations: [{key: spot, operator: Exists}]"))
+    pending = schedopt.solve(inst, "kueue-admission").metrics["pending"]
+    assert pending["a"] == "flavor spot: not among the job's allowed_flavors ['on-demand']"
+    assert pending["b"] == "flavor spot: servers: cpu@spot: needs 5, 4 of 4 free"
+    strict = load(tmp_path, setup({"cpu": 2}, extra="queueingStrategy: StrictFIFO"),
+                  workload("head", count=3, created="2026-01-01T00:00:00Z"), workload("next", created="2026-01-01T00:00:01Z"))
+    pending = schedopt.solve(strict, "kueue-admission").metrics["pending"]
+    assert pending == {"head": "flavor default-flavor: servers: cpu@default-flavor: needs 3, 2 of 2 free",
+                       "next": "StrictFIFO: queue cq's head head does not fit, and blocks it"}
+    partial = load(tmp_path, setup({"cpu": 2}), workload("a", count=3, min_count=1, created="2026-01-01T00:00:00Z"),
+                   workload("b", count=2, min_count=1, created="2026-01-01T00:00:01Z"))
+    plan = schedopt.solve(partial, "kueue-admission")
+    assert plan.allocation == {"a": {"worker": 2}}
+    assert plan.metrics["pending"] == {"b": "flavor default-flavor: servers: cpu@default-flavor: needs 2, 0 of 2 free "
+                                            "(nor any count down to its minimum 1 worker)"}
+    cohort = setup({"cpu": 4}, extra="cohort: org").replace("nominalQuota: 4", "nominalQuota: 4\n        borrowingLimit: 1")
+    path = tmp_path / "cohort.yaml"
+    path.write_text("\n---\n".join([cohort.strip("\n"), workload("big", count=6).strip("\n")]))
+    instance = tmp_path / "cohort-instance.yaml"
+    assert CliRunner().invoke(app, ["import", "kueue", str(path), "--out", str(instance)]).exit_code == 0
+    res = CliRunner().invoke(app, ["solve", str(instance), "--solver", "kueue-admission"])
+    assert res.exit_code == 1, res.output  # no job fits alone: infeasible
+    assert "queue cq uses nothing" in res.output
+    assert "pending big: flavor default-flavor: servers: cpu@default-flavor: needs 6, 4 of 4 free" in res.output

@@ -89,9 +89,12 @@ def _requests(data: AllocationModel, v: int, partial: bool) -> list[tuple[int, i
 
 def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, partial: bool,
                 preempted: list[int] | None = None, when_can_preempt: str = "TryNextFlavor",
-                preference: str = "BorrowingOverPreemption") -> dict[int, tuple[int, int]]:
+                preference: str = "BorrowingOverPreemption",
+                reasons: dict[int, str] | None = None) -> dict[int, tuple[int, int]]:
     """The admitted rows {row: (c0, c1)} (module docstring); the jobs evicted by
-    preemption are appended to ``preempted``."""
+    preemption are appended to ``preempted``; ``reasons`` receives, per job left out, why
+    (:func:`pending_reason`'s words: each flavor tried and the quota or capacity row that
+    stops it, or the StrictFIFO head it waits behind)."""
     inst = data.instance
     rows = data.rows
     limit = capacity_limit(rows.cap)
@@ -210,10 +213,19 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
             admit(k, w, ck)
         return found if found is not None and found[0] else None
 
-    def assign(j: int, *, preempt: bool = True) -> tuple[int, tuple[int, int], list[int]] | None:
+    row_names = data.resource_names
+
+    def short(v: int, c: tuple[int, int], u: np.ndarray) -> str:
+        """The rows job's row v at counts c does not fit, with what it needs and what is free."""
+        over = np.flatnonzero(used + u > limit)
+        return "; ".join(f"{'' if row_names[k].startswith(('quota[', 'cohort[')) else 'servers: '}{row_names[k]}: needs {u[k]:g}, "
+                         f"{max(0.0, rows.cap[k] - used[k]):g} of {rows.cap[k]:g} free" for k in over.tolist())
+
+    def assign(j: int, *, preempt: bool = True, why: list[str] | None = None) -> tuple[int, tuple[int, int], list[int]] | None:
         """Kueue's flavor assignment for job j now (module docstring): the row, its counts and the
         jobs to evict first, or None. ``preempt=False``: what fits without preemption (the cycle's
-        ordering of its heads; jobs without a queue)."""
+        ordering of its heads; jobs without a queue). ``why``: receives, for the full request, each
+        flavor's reason for not taking it."""
         job = inst.jobs[j]
         by_type = {int(data.kind[v]): v for v in range(int(data.job_start[j]), int(data.job_start[j + 1]))}
         order = ([flavor_index[f] for f in queue_of[job.queue].quotas if f in flavor_index] if job.queue is not None
@@ -226,7 +238,12 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
             best: tuple[int, int, tuple[int, int], list[int]] | None = None  # (rank, row, counts, targets)
             for t in order:
                 v = by_type.get(t)
+                tell = why is not None and c_idx == 0
                 if v is None:
+                    if tell:
+                        why.append(f"flavor {inst.flavors[t]}: " + (
+                            f"not among the job's allowed_flavors {job.allowed_flavors}" if job.allowed_flavors is not None
+                            and inst.flavors[t] not in job.allowed_flavors else "the job has no speed there"))
                     continue
                 reqs = _requests(data, v, partial)
                 c = reqs[min(c_idx, len(reqs) - 1)]
@@ -240,6 +257,10 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
                 else:
                     pre = preemption(j, v, c) if preempt else None
                     if pre is None:
+                        if tell:
+                            why.append(f"flavor {inst.flavors[t]}: {short(v, c, u)}"
+                                       + ("" if not preempt or queue_of.get(job.queue or "") is None
+                                          or queue_of[job.queue].preemption is None else "; preemption finds no room"))
                         continue
                     mode, targets, stop = ("preempt", pre[1]), pre[0], stop_preempt
                 if best is None or rank[mode] < best[0]:
@@ -279,22 +300,50 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
             fits_nominal = found is not None and nominal_room(j, found[0], use(found[0], found[1]))
             scored.append((not fits_nominal, -inst.jobs[j].weight, inst.jobs[j].arrival, j, name, found))
         for _, _, _, j, name, _ in sorted(scored, key=lambda s: s[:4]):
-            chosen = assign(j)  # now: earlier heads of this cycle may have taken the room
+            why: list[str] = []
+            chosen = assign(j, why=why)  # now: earlier heads of this cycle may have taken the room
             queues[name].pop(0)
+            if reasons is not None:
+                reasons.pop(j, None)
+                if chosen is None:
+                    reasons[j] = pending_reason(inst, j, why, partial)
             if chosen is not None:
                 v, c, targets = chosen
                 for k in targets:  # evicted; Kueue admits j once their pods are gone
                     admit(k, *admitted[k], sign=-1.0)
+                    if reasons is not None:
+                        reasons[k] = f"preempted to admit {inst.jobs[j].id}"
                 admit(j, v, c)
                 if preempted is not None:
                     preempted.extend(targets)
             elif queue_strategy(name) == "StrictFIFO":
                 blocked.add(name)
+                if reasons is not None:
+                    for k in queues[name]:
+                        reasons[k] = f"StrictFIFO: queue {name}'s head {inst.jobs[j].id} does not fit, and blocks it"
     for j in queues.get(None, []):  # jobs without a queue: after every queue, arrival order
-        found = assign(j, preempt=False)
+        why = []
+        found = assign(j, preempt=False, why=why)
         if found is not None:
             admit(j, found[0], found[1])
+        elif reasons is not None:
+            reasons[j] = pending_reason(inst, j, why, partial)
+    if reasons is not None:
+        for j in list(reasons):
+            if j in admitted:
+                reasons.pop(j)  # admitted in a later cycle
     return config
+
+
+def pending_reason(inst: Instance, j: int, why: list[str], partial: bool) -> str:
+    """Why job j is left out: per flavor tried (its queue's order), the rows its full request does
+    not fit, with what it needs and what is free."""
+    job = inst.jobs[j]
+    least = "" if not partial or all(r.min == r.max_count for r in job.roles.values()) else \
+        f" (nor any count down to its minimum {', '.join(f'{n} {r}' for r, n in ((r, job.roles[r].min) for r in job.role_names))})"
+    if not why:
+        return "no flavor of its queue fits" + least
+    return f"{'; '.join(why) if len(why) == 1 else ' | '.join(why)}{least}"
 
 
 @register("kueue-admission", problem="allocation", exact=False, backend="python", accelerator_types=True, quotas=True)
@@ -324,14 +373,18 @@ class KueueAdmission:
         started = time.perf_counter()
         data = compile_typed(instance)
         preempted: list[int] = []
+        pending: dict[int, str] = {}
         config = kueue_admit(data, strategy=self.strategy, when_can_borrow=self.when_can_borrow, partial=self.partial,
-                             preempted=preempted, when_can_preempt=self.when_can_preempt, preference=self.preference)
+                             preempted=preempted, when_can_preempt=self.when_can_preempt, preference=self.preference,
+                             reasons=pending)
         options: dict[str, Any] = {"queueing_strategy": self.strategy, "when_can_borrow": self.when_can_borrow,
                                    "when_can_preempt": self.when_can_preempt, "fungibility_preference": self.preference,
                                    "partial_admission": self.partial, "bound": self.bound}
         return heuristic_plan(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
                                  metrics={"heuristic_seconds": time.perf_counter() - started,
-                                          "preempted": [instance.jobs[j].id for j in preempted]}, bound=self.bound)
+                                          "preempted": [instance.jobs[j].id for j in preempted],
+                                          "pending": {instance.jobs[j].id: pending[j] for j in sorted(pending)}},
+                                 bound=self.bound)
 
 
 # ---- plans as Kueue's records (issue 39 §4) -----------------------------------------------------

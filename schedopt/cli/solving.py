@@ -28,6 +28,27 @@ def summary(plan: Plan, console: Console) -> None:
                   f"{'-' if o.gap is None else f'{100 * o.gap:.4g}%'}  in {plan.solve_seconds:.3f} s")
     if plan.message:
         console.print(f"  note: {plan.message}", markup=False)
+    explain(plan, console)
+
+
+#: pending jobs listed by the summary; the plan's metrics.pending holds them all
+SHOWN_PENDING = 20
+
+
+def explain(plan: Plan, console: Console) -> None:
+    """What an admin reads of an admission (``kueue-admission``'s metrics): each queue's usage per
+    resource@flavor, the workloads preempted, and why each pending workload is pending."""
+    usage = plan.metrics.get("queue_usage") or {}
+    for queue, per in usage.items():
+        used = ", ".join(f"{key} {fmt(v)}" for key, v in per.items() if v) or "nothing"
+        console.print(f"  queue {queue} uses {used}", markup=False, highlight=False)
+    if plan.metrics.get("preempted"):
+        console.print(f"  preempted: {', '.join(plan.metrics['preempted'])}", markup=False, highlight=False)
+    pending = plan.metrics.get("pending") or {}
+    for job_id, why in list(pending.items())[:SHOWN_PENDING]:
+        console.print(f"  pending {job_id}: {why}", markup=False, highlight=False)
+    if len(pending) > SHOWN_PENDING:
+        console.print(f"  ... and {len(pending) - SHOWN_PENDING} more pending (the plan's metrics.pending)", markup=False)
 
 
 FORMAT_HELP = "table (for people) or json (one JSON document on standard output)"
