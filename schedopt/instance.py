@@ -187,6 +187,17 @@ class Queue(_Strict):
     fungibility_preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = Field(None, description="Kueue's flavorFungibility.preference for this queue (kueue-admission): which of borrowing and preemption (without borrowing) a flavor is chosen for first; null: the solver's option")
 
 
+class Cohort(_Strict):
+    """Kueue's Cohort object: a node of a cohort tree. Its quotas are a pool on top of its
+    members' (``nominal``); ``lending_limit`` and ``borrowing_limit`` bound what its subtree lends
+    to and borrows from its parent. A cohort that queues or cohorts name but that is not listed
+    is a root without quotas."""
+
+    name: Name = Field(description="cohort name (queues and cohorts name it in cohort / parent)")
+    parent: Name | None = Field(None, description="the parent cohort (null: a root)")
+    quotas: dict[Name, dict[Name, Quota]] = Field(default_factory=dict, description="flavor -> resource -> quota of the cohort itself: nominal (a pool shared by its subtree), borrowing_limit and lending_limit (toward its parent)")
+
+
 class Policy(_Strict):
     """Scheduling-policy parameters of the problems that have them."""
 
@@ -225,6 +236,7 @@ class Instance(_Strict):
     allocation: dict[JobId, dict[str, Count]] | None = Field(None, description="given counts: job -> role -> tasks (the placement and ps-assignment problems)")
     allocation_accelerators: dict[JobId, Name | None] | None = Field(None, description="given types with the given counts, on clusters whose servers name accelerator types: job -> the type its tasks run on (null: servers without one); an allocation plan's accelerators (placement)")
     queues: list[Queue] | None = Field(None, description="tenants' queues with quotas per flavor and resource, in cohorts (Kueue's ClusterQueues; allocation)")
+    cohorts: list[Cohort] | None = Field(None, description="cohorts with a parent or quotas of their own (Kueue's Cohort objects, hierarchical cohorts); a cohort only named by queues needs no entry")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     _source: str = PrivateAttr(default="<instance>")
@@ -405,6 +417,7 @@ class Instance(_Strict):
                     out.append(FieldProblem(f"servers[{i}].name", f'server name "{name}" is used twice (also {seen_servers[name]})'))
                 seen_servers.setdefault(name, f"servers[{i}]")
 
+        cluster_flavors = {DEFAULT_FLAVOR if a is None else a for a in {srv.accelerator for srv in self.servers}}
         seen_jobs: dict[str, int] = {}
         for i, job in enumerate(self.jobs):
             path = f"jobs[{i}]"
@@ -426,7 +439,6 @@ class Instance(_Strict):
             for kind in sorted(set(job.received_s or {}) - types):
                 out.append(FieldProblem(f"{path}.received_s.{kind}", f'"{kind}" is not an accelerator type of the servers '
                                                                       f"({', '.join(sorted(types)) or 'none'})"))
-            cluster_flavors = {DEFAULT_FLAVOR if a is None else a for a in {srv.accelerator for srv in self.servers}}
             for k, flavor in enumerate(job.allowed_flavors or []):
                 if flavor not in cluster_flavors:
                     out.append(FieldProblem(f"{path}.allowed_flavors[{k}]", f'unknown flavor "{flavor}"; the cluster has '
@@ -450,17 +462,42 @@ class Instance(_Strict):
                     if quota.lending_limit is not None and quota.lending_limit > quota.nominal:
                         out.append(FieldProblem(f"queues[{i}].quotas.{flavor}.{r}.lending_limit",
                                                 f"{quota.lending_limit:g} exceeds the nominal quota {quota.nominal:g}"))
-        lenders: dict[tuple[str, str, str], int] = {}
-        for q in self.queues or []:
-            for flavor, per in q.quotas.items():
+        cohort_names = [c.name for c in self.cohorts or []]
+        parent = {c.name: c.parent for c in self.cohorts or []}
+        for i, c in enumerate(self.cohorts or []):
+            path = f"cohorts[{i}]"
+            if cohort_names.count(c.name) > 1:
+                out.append(FieldProblem(f"{path}.name", f'cohort "{c.name}" is listed twice'))
+            seen, node = {c.name}, c.parent
+            while node is not None:
+                if node in seen:
+                    out.append(FieldProblem(f"{path}.parent", f'cohort "{c.name}" is its own ancestor (a cycle through "{node}")'))
+                    break
+                seen.add(node)
+                node = parent.get(node)
+            for flavor, per in c.quotas.items():
+                if flavor not in cluster_flavors:
+                    out.append(FieldProblem(f"{path}.quotas.{flavor}", f'unknown flavor "{flavor}"; the cluster has {sorted(cluster_flavors)}'))
+                unknown_keys(per, f"{path}.quotas.{flavor}")
                 for r, quota in per.items():
-                    if q.cohort is not None and quota.lending_limit is not None and quota.lending_limit < quota.nominal:
-                        key = (q.cohort, flavor, r)
+                    for field in ("borrowing_limit", "lending_limit"):
+                        if c.parent is None and getattr(quota, field) is not None:
+                            out.append(FieldProblem(f"{path}.quotas.{flavor}.{r}.{field}", "a root cohort has no parent to "
+                                                                                          "borrow from or lend to"))
+        lenders: dict[tuple[str, str, str], int] = {}
+        nodes = [(q.cohort, q.quotas, True) for q in self.queues or [] if q.cohort is not None] + \
+                [(c.parent, c.quotas, False) for c in self.cohorts or [] if c.parent is not None]
+        for above, quotas, queue in nodes:  # a node lending with a lending limit doubles its tree's rows
+            for flavor, per in quotas.items():
+                for r, quota in per.items():
+                    if quota.lending_limit is not None and (not queue or quota.lending_limit < quota.nominal):
+                        key = (self.cohort_chain(above)[-1], flavor, r)
                         lenders[key] = lenders.get(key, 0) + 1
         for (cohort, flavor, r), n in sorted(lenders.items()):
             if n > MAX_LENDING_MEMBERS:
-                out.append(FieldProblem("queues", f"cohort {cohort}: {n} queues lend {r}@{flavor} with a lending limit; "
-                                                  f"at most {MAX_LENDING_MEMBERS} (MAX_LENDING_MEMBERS: each doubles the cohort's quota rows)"))
+                out.append(FieldProblem("queues", f"cohort {cohort}: {n} queues or cohorts lend {r}@{flavor} with a lending "
+                                                  f"limit; at most {MAX_LENDING_MEMBERS} (MAX_LENDING_MEMBERS: each doubles the "
+                                                  "cohort tree's quota rows)"))
         for i, job in enumerate(self.jobs):
             if job.queue is not None and job.queue not in queue_names:
                 out.append(FieldProblem(f"jobs[{i}].queue", f'unknown queue "{job.queue}"; queues: {", ".join(queue_names) or "none"}'))
@@ -599,6 +636,15 @@ class Instance(_Strict):
                         job.spread.factor_per_server ** np.maximum(servers - 1, 0) / np.where(step > 0, step, 1.0), 0.0)
         rows = [[*map(int, c), float(r)] for c, r in zip(counts[:, :len(names)], rate)]
         return TableSpeed(points=rows)
+
+    def cohort_chain(self, cohort: str | None) -> list[str]:
+        """``cohort`` and its ancestors up to its tree's root (``[]`` for None)."""
+        parent = {c.name: c.parent for c in self.cohorts or []}
+        chain: list[str] = []
+        while cohort is not None and cohort not in chain:
+            chain.append(cohort)
+            cohort = parent.get(cohort)
+        return chain
 
     def moves_type(self, job: Job, accelerator: str | None) -> bool:
         """Whether running ``job`` on type ``accelerator`` moves it off the type it runs on

@@ -29,8 +29,10 @@ Optimus's job), PyTorchJob, MPIJob, JobSet and Kueue Workload objects.
   manifests say nothing of speed, so every job is equally efficient and quotas,
   flavors and sizes alone decide.
 
+- **Cohorts**: a Cohort object's ``parentName`` and its own quotas (hierarchical cohorts).
+
 What the model cannot state is refused in one line naming the object and field:
-several resource groups (a different flavor per resource), hierarchical cohorts,
+several resource groups (a different flavor per resource), fair sharing,
 ``borrowWithinCohort`` preemption,
 TFJob roles other than PS and Worker, jobs whose pods request differently.
 """
@@ -318,6 +320,7 @@ class _Reader:
         self.flavor_taints: dict[str, list[dict[str, str]]] = {}  # name -> nodeTaints
         self.flavor_tolerations: dict[str, list[dict[str, str]]] = {}  # name -> tolerations (Kueue adds them to pods)
         self.queues: dict[str, dict[str, Any]] = {}
+        self.cohorts: dict[str, dict[str, Any]] = {}  # Cohort objects: name -> {name, parent, quotas}
         self.local: dict[tuple[str, str], str] = {}  # (namespace, name) -> ClusterQueue
         self.nodes: list[dict[str, Any]] = []
         self.jobs: list[dict[str, Any]] = []
@@ -362,15 +365,14 @@ class _Reader:
         self.flavor_taints[name] = _taints(spec.get("nodeTaints"), f"{where}: spec.nodeTaints")
         self.flavor_tolerations[name] = _tolerations(spec.get("tolerations"), f"{where}: spec.tolerations")
 
-    def _clusterqueue(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
+    def _quotas(self, spec: dict, where: str, above: str | None, kind: str) -> dict[str, dict[str, dict[str, float]]]:
+        """A ClusterQueue's or Cohort's ``resourceGroups`` (one group) as flavor -> resource -> quota;
+        ``above``: the cohort (parent) its limits are toward."""
         groups = _list(spec.get("resourceGroups"), f"{where}: spec.resourceGroups")
         if len(groups) > 1:
             raise InputError(where, "spec.resourceGroups: more than one resource group (a different flavor per "
                                     "resource) is not modelled: a job runs on one flavor")
         group = _map(groups[0], f"{where}: spec.resourceGroups[0]") if groups else {}
-        cohort = spec.get("cohortName", spec.get("cohort"))
-        if cohort is not None and not isinstance(cohort, str):
-            raise InputError(f"{where}: spec.cohort", f"a cohort's name (text), got {cohort!r}")
         quotas: dict[str, dict[str, dict[str, float]]] = {}
         for fi, fl in enumerate(_list(group.get("flavors"), f"{where}: spec.resourceGroups[0].flavors")):
             fpath = f"{where}: spec.resourceGroups[0].flavors[{fi}]"
@@ -384,14 +386,21 @@ class _Reader:
                 q = {"nominal": _amount(r, res.get("nominalQuota", 0), f"{path}.nominalQuota")}
                 for key_, out in (("borrowingLimit", "borrowing_limit"), ("lendingLimit", "lending_limit")):
                     if res.get(key_) is not None:
-                        if cohort is None:  # Kueue's validation: limits only within a cohort
-                            raise InputError(f"{path}.{key_}", "a ClusterQueue without a cohort has nobody to borrow "
-                                                               "from or lend to: set spec.cohort or drop the limit")
+                        if above is None:  # Kueue's validation: limits only within a cohort
+                            raise InputError(f"{path}.{key_}", f"a {kind} without a {'cohort' if kind == 'ClusterQueue' else 'parent'} "
+                                                               "has nobody to borrow from or lend to: set spec."
+                                                               f"{'cohort' if kind == 'ClusterQueue' else 'parentName'} or drop the limit")
                         q[out] = _amount(r, res[key_], f"{path}.{key_}")
-                if q.get("lending_limit", 0.0) > q["nominal"]:
+                if kind == "ClusterQueue" and q.get("lending_limit", 0.0) > q["nominal"]:
                     raise InputError(f"{path}.lendingLimit", "Kueue's validation: lendingLimit <= nominalQuota")
                 per[r] = q
-        self.queues[name] = {"name": name, "cohort": cohort, "quotas": quotas}
+        return quotas
+
+    def _clusterqueue(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
+        cohort = spec.get("cohortName", spec.get("cohort"))
+        if cohort is not None and not isinstance(cohort, str):
+            raise InputError(f"{where}: spec.cohort", f"a cohort's name (text), got {cohort!r}")
+        self.queues[name] = {"name": name, "cohort": cohort, "quotas": self._quotas(spec, where, cohort, "ClusterQueue")}
         preemption = _map(spec.get("preemption"), f"{where}: spec.preemption")
         bwc = _map(preemption.get("borrowWithinCohort"), f"{where}: spec.preemption.borrowWithinCohort")
         if (bwc.get("policy") or "Never") != "Never":
@@ -428,9 +437,14 @@ class _Reader:
                              "fair sharing is not modelled")
 
     def _cohort(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
-        for key_ in ("parentName", "parent", "resourceGroups", "fairSharing"):
-            if spec.get(key_):
-                raise InputError(where, f"spec.{key_}: hierarchical cohorts, cohort quotas and fair sharing are not modelled")
+        """A Cohort object (hierarchical cohorts): its parent (``parentName``; v1alpha1 ``parent``) and
+        its own quotas (a pool for its subtree, limits toward its parent)."""
+        if spec.get("fairSharing"):
+            raise InputError(f"{where}: spec.fairSharing", "fair sharing is not modelled")
+        parent = spec.get("parentName", spec.get("parent"))
+        if parent is not None and not isinstance(parent, str):
+            raise InputError(f"{where}: spec.parentName", f"a cohort's name (text), got {parent!r}")
+        self.cohorts[name] = {"name": name, "parent": parent, "quotas": self._quotas(spec, where, parent, "Cohort")}
 
     def _localqueue(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         self.local[(str(meta.get("namespace") or "default"), name)] = _name(spec.get("clusterQueue"),
@@ -647,8 +661,9 @@ class _Reader:
 
     # ---- the instance ---------------------------------------------------------------------------
     def instance(self, name: str, source: str) -> Instance:
-        flavors = list(self.flavors) or sorted({f for q in self.queues.values() for f in q["quotas"]})
-        resources = sorted({r for q in self.queues.values() for per in q["quotas"].values() for r in per}
+        holders = [*self.queues.values(), *self.cohorts.values()]  # what holds quotas: queues and cohorts
+        flavors = list(self.flavors) or sorted({f for q in holders for f in q["quotas"]})
+        resources = sorted({r for q in holders for per in q["quotas"].values() for r in per}
                            | {r for j in self.jobs for role in j["roles"].values() for r in role["demand"]}
                            | {r for n in self.nodes for r in n["capacity"]})
         if self.nodes:
@@ -662,10 +677,10 @@ class _Reader:
         else:  # capacity from the quotas: one server per flavor
             servers = []
             for f in flavors:
-                cap = {r: sum(q["quotas"].get(f, {}).get(r, {}).get("nominal", 0.0) for q in self.queues.values()) for r in resources}
+                cap = {r: sum(q["quotas"].get(f, {}).get(r, {}).get("nominal", 0.0) for q in holders) for r in resources}
                 servers.append({"name": f, "accelerator": f, "capacity": cap})
         self._priorities_and_times(source)
-        if any(r == "pods" for q in self.queues.values() for per in q["quotas"].values() for r in per) or \
+        if any(r == "pods" for q in holders for per in q["quotas"].values() for r in per) or \
                 any("pods" in n["capacity"] for n in self.nodes):
             for j in self.jobs:  # Kueue counts the pods resource as one per pod
                 for role in j["roles"].values():
@@ -713,9 +728,10 @@ class _Reader:
                                              "(nor ClusterQueue) in the files")
             jobs.append(j)
         doc = {"name": name, "resources": resources or ["cpu"], "servers": servers, "jobs": jobs,
-               "queues": list(self.queues.values()) or None}
-        if doc["queues"] is None:
-            doc.pop("queues")
+               "queues": list(self.queues.values()) or None, "cohorts": list(self.cohorts.values()) or None}
+        for key_ in ("queues", "cohorts"):
+            if doc[key_] is None:
+                doc.pop(key_)
         return Instance.from_dict(doc, source=source)
 
 

@@ -102,6 +102,11 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
     T, R = len(inst.accelerators), len(inst.resources)
     flavor_index = {f: t for t, f in enumerate(inst.flavors)}
     queue_of = {q.name: q for q in inst.queues or []}
+
+    def root_of(cohort: str | None) -> str | None:
+        """The root of the cohort tree (hierarchical cohorts): reclaimWithinCohort reaches the whole tree."""
+        chain = inst.cohort_chain(cohort)
+        return chain[-1] if chain else None
     config: dict[int, tuple[int, int]] = {}
     queue_used: dict[tuple[str, int], np.ndarray] = {}  # (queue, type) -> what its admitted jobs use (R,)
 
@@ -163,7 +168,7 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         policy = queue_of[job.queue].preemption if job.queue is not None else None
         if policy is None or (policy.within_cluster_queue == "Never" and policy.reclaim_within_cohort == "Never"):
             return None
-        cohort = queue_of[job.queue].cohort
+        tree = root_of(queue_of[job.queue].cohort)
 
         def eligible(k: int) -> bool:
             other = inst.jobs[k]
@@ -172,8 +177,8 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
                 return rule != "Never" and (other.weight < job.weight or (
                     rule == "LowerOrNewerEqualPriority" and other.weight == job.weight and other.arrival > job.arrival))
             rule = policy.reclaim_within_cohort
-            return (rule != "Never" and cohort is not None and other.queue is not None
-                    and queue_of[other.queue].cohort == cohort and (rule == "Any" or other.weight < job.weight))
+            return (rule != "Never" and tree is not None and other.queue is not None
+                    and root_of(queue_of[other.queue].cohort) == tree and (rule == "Any" or other.weight < job.weight))
 
         t = int(data.kind[v])
         u = use(v, c)

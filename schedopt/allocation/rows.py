@@ -24,6 +24,9 @@ borrowing limit and l_q the lending limit (Kueue's ``nominalQuota``,
   and so is any row whose limit is at least the type's capacity of its resource
   (the capacity row holds it: a cohort whose quotas cover the cluster adds nothing).
 
+Hierarchical cohorts (``Instance.cohorts``) generalise the cohort rows to Kueue's resource tree
+(:class:`_CohortTree`): one family of rows per root and per cohort with a borrowing limit.
+
 A flavor or resource a queue does not list is one it cannot use (Kueue: a
 ClusterQueue admits only resources its resource groups cover): u_q <= 0.
 Jobs without a queue are bounded by the cluster's capacity only.
@@ -84,10 +87,7 @@ def quota_rows(instance: Instance) -> QuotaRows:
         flavor_of.append(t)
         resource_of.append(r)
 
-    cohorts: dict[str, list[int]] = {}
-    for k, q in enumerate(queues):
-        if q.cohort is not None:
-            cohorts.setdefault(q.cohort, []).append(k)
+    tree = _CohortTree(instance)
     for t, f in enumerate(flavors):
         for r, res in enumerate(instance.resources):
             for k, q in enumerate(queues):
@@ -99,25 +99,109 @@ def quota_rows(instance: Instance) -> QuotaRows:
                 elif quota.borrowing_limit is not None:
                     add(f"quota[{q.name}]:{res}@{f} (nominal + borrowing limit)", [k],
                         quota.nominal + quota.borrowing_limit, t, r)
-            for cohort, members in sorted(cohorts.items()):
-                nominal = {k: _quota(queues[k], f, res) for k in members}
-                total = sum(qt.nominal for qt in nominal.values() if qt is not None)
-                kept = {k: (qt.nominal - qt.lending_limit) if qt is not None and qt.lending_limit is not None else 0.0
-                        for k, qt in nominal.items()}
-                lenders = [k for k in members if kept[k] > 0]
-                assert len(lenders) <= MAX_LENDING_MEMBERS  # Instance validation refuses more
-                # S = every member, then every S leaving out a subset of the lenders (the others' rows are implied)
-                for size in range(len(lenders) + 1):
-                    for out in itertools.combinations(lenders, size):
-                        inside = [k for k in members if k not in out]
-                        if not inside:
-                            continue
-                        label = f"cohort[{cohort}]:{res}@{f}" + (f" without {'+'.join(queues[k].name for k in out)}" if out else "")
-                        add(label, inside, total - sum(kept[k] for k in out), t, r)
+            for cohort in tree.bounded:
+                for inside, out, limit in tree.rows(cohort, f, res):
+                    label = f"cohort[{cohort}]:{res}@{f}" + (" (subtree quota + borrowing limit)" if tree.parent.get(cohort) else "") \
+                        + (f" without {'+'.join(out)}" if out else "")
+                    add(label, inside, limit, t, r)
     Q = len(names)
     return QuotaRows(names=names, rhs=np.array(rhs, dtype=float),
                      member=np.array(member, dtype=bool).reshape(Q, len(queues)),
                      flavor=np.array(flavor_of, dtype=np.int64), resource=np.array(resource_of, dtype=np.int64))
+
+
+class _CohortTree:
+    """The queues' cohorts as Kueue's resource tree (hierarchical cohorts; a flat cohort is a root
+    whose children are its queues). Per flavor and resource, a node n has its nominal quota N_n,
+    lending limit L_n and borrowing limit B_n (a queue's own; a cohort's from ``Instance.cohorts``).
+    Kueue's subtree quota is S_n = N_n for a queue, N_n + Σ_children (S_c - local_c) for a cohort,
+    where local_c = max(0, S_c - L_c) (0 without L_c) is kept for c's subtree; a cohort's usage is
+    U_n = Σ_children max(0, U_c - local_c). A plan keeps U_root <= S_root and U_n <= S_n + B_n at
+    every node with a parent and B_n. Each is a maximum of linear forms: for every set X of lending
+    nodes under n (none below another), Σ_{queues under n, under no node of X} u_q <= bound_n +
+    Σ_{lending nodes under n, outside X and its subtrees} local_m (X empty: every queue)."""
+
+    def __init__(self, instance: Instance):
+        self.queues = instance.queues or []
+        self.cohorts = {c.name: c for c in instance.cohorts or []}
+        self.parent: dict[str, str | None] = {c.name: c.parent for c in instance.cohorts or []}
+        self.children: dict[str, list[str]] = {}  # cohort -> child cohorts, in listing order
+        self.members: dict[str, list[int]] = {}  # cohort -> its queues (direct children)
+        for k, q in enumerate(self.queues):
+            if q.cohort is not None:
+                self.members.setdefault(q.cohort, []).append(k)
+                self.parent.setdefault(q.cohort, None)
+        for c in instance.cohorts or []:
+            if c.parent is not None:
+                self.children.setdefault(c.parent, []).append(c.name)
+                self.parent.setdefault(c.parent, None)
+        # roots, then cohorts with a borrowing limit on some resource: the nodes whose bound is a row
+        self.bounded = sorted(n for n, p in self.parent.items() if p is None) + sorted(
+            n for n, p in self.parent.items() if p is not None and any(
+                qt.borrowing_limit is not None for per in self.cohorts[n].quotas.values() for qt in per.values()))
+
+    def _own(self, cohort: str, f: str, res: str) -> Any:
+        c = self.cohorts.get(cohort)
+        return c.quotas.get(f, {}).get(res) if c is not None else None
+
+    def subtree(self, node: tuple[str, Any], f: str, res: str) -> tuple[float, float]:
+        """(S_n, local_n) of a node ("queue", k) or ("cohort", name)."""
+        kind, key = node
+        if kind == "queue":
+            qt = _quota(self.queues[key], f, res)
+            total = qt.nominal if qt is not None else 0.0
+        else:
+            qt = self._own(key, f, res)
+            total = (qt.nominal if qt is not None else 0.0) + sum(
+                s - loc for s, loc in (self.subtree(c, f, res) for c in self.nodes_under(key)))
+        local = max(0.0, total - qt.lending_limit) if qt is not None and qt.lending_limit is not None else 0.0
+        return total, local
+
+    def nodes_under(self, cohort: str) -> list[tuple[str, Any]]:
+        """The direct children of a cohort: its queues (listing order), then its child cohorts."""
+        return [("queue", k) for k in self.members.get(cohort, [])] + [("cohort", c) for c in self.children.get(cohort, [])]
+
+    def rows(self, cohort: str, f: str, res: str) -> list[tuple[list[int], tuple[str, ...], float]]:
+        """The linear rows of the cohort's bound (class docstring): (queues counted, the lending nodes
+        left out by name, limit); X in order of size, then of the lending nodes' order (depth first)."""
+        total, _ = self.subtree(("cohort", cohort), f, res)
+        if self.parent.get(cohort) is not None:
+            qt = self._own(cohort, f, res)
+            if qt is None or qt.borrowing_limit is None:
+                return []
+            total += qt.borrowing_limit
+        # the lending nodes under the cohort (local > 0): (node, local, its queues, the nodes under it), depth first
+        lending: list[tuple[tuple[str, Any], float, frozenset[int], frozenset[tuple[str, Any]]]] = []
+
+        def walk(name: str) -> tuple[frozenset[int], frozenset[tuple[str, Any]]]:
+            queues: frozenset[int] = frozenset()
+            below: frozenset[tuple[str, Any]] = frozenset()
+            for child in self.nodes_under(name):
+                qs, bs = (frozenset([child[1]]), frozenset()) if child[0] == "queue" else walk(child[1])
+                _, local = self.subtree(child, f, res)
+                if local > 0:
+                    lending.append((child, local, qs, bs))
+                queues, below = queues | qs, below | bs | {child}
+            return queues, below
+
+        everyone, _ = walk(cohort)
+        assert len(lending) <= MAX_LENDING_MEMBERS  # Instance validation refuses more
+        out = []
+        for size in range(len(lending) + 1):
+            for left in itertools.combinations(range(len(lending)), size):
+                if any(lending[a][0] in lending[b][3] for a in left for b in left if a != b):
+                    continue  # a node under another left-out one: that row is the other's
+                gone = frozenset().union(*(lending[a][2] for a in left)) if left else frozenset()
+                under_gone = frozenset().union(*(lending[a][3] | {lending[a][0]} for a in left)) if left else frozenset()
+                inside = [k for k in sorted(everyone) if k not in gone]
+                if not inside:
+                    continue
+                kept = sum(loc for node, loc, _, _ in lending if node not in under_gone)
+                out.append((inside, tuple(self.name(lending[a][0]) for a in left), total + kept))
+        return out
+
+    def name(self, node: tuple[str, Any]) -> str:
+        return self.queues[node[1]].name if node[0] == "queue" else node[1]
 
 
 def _quota(queue, flavor: str, resource: str):  # type: ignore[no-untyped-def]

@@ -656,6 +656,7 @@ def erase_types(instance: Instance) -> Instance:
     cluster's order it lists), whatever servers it spans."""
     doc = instance.to_dict()
     doc.pop("queues", None)  # the quotas bind where the jobs land (type_blind_plan), not the blind decision
+    doc.pop("cohorts", None)
     for srv in doc["servers"]:
         srv.pop("accelerator", None)
     for job, raw in zip(instance.jobs, doc["jobs"]):

@@ -406,6 +406,7 @@ def _scheduler_view(workload: Instance, active: list[_JobState], t: float, error
         previous = {s.job.id: s.placement for s in active if s.placement} or None
     view = Instance.model_validate({"schema": "schedopt/instance@1", "name": f"{workload.name}@{t:g}s",
                                     "resources": workload.resources, "servers": workload.servers, "jobs": jobs,
-                                    "policy": policy, "previous": previous, "queues": workload.queues})
+                                    "policy": policy, "previous": previous, "queues": workload.queues,
+                                    "cohorts": workload.cohorts})
     view._source = f"{workload.source} at t={t:g}s"
     return view

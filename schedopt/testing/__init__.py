@@ -22,7 +22,7 @@ from typing import Any
 from schedopt.testing.checks import CHECKS, SolverCheckError, check_solver, parametrize_with_checks
 from schedopt.testing.gaps import GapError, GapReport, assert_gap, measure_gap, reference_plan
 from schedopt.testing.instances import (KITS, ProblemKit, kit, make_instance, random_packing_instance,
-                                        random_objective_instance, random_quota_instance, random_restart_instance,
+                                        random_cohort_tree_instance, random_objective_instance, random_quota_instance, random_restart_instance,
                                         random_rigid_typed_instance, random_tiny_instance,
                                         random_typed_instance, two_role_job)
 
@@ -37,5 +37,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["CHECKS", "GapError", "GapReport", "KITS", "ProblemKit", "SolverCheckError", "assert_gap", "check_solver",
            "kit", "make_instance", "measure_gap", "parametrize_with_checks", "random_packing_instance",
-           "random_objective_instance", "random_quota_instance", "random_restart_instance", "random_rigid_typed_instance", "random_tiny_instance",
+           "random_cohort_tree_instance", "random_objective_instance", "random_quota_instance", "random_restart_instance", "random_rigid_typed_instance", "random_tiny_instance",
            "random_typed_instance", "reference_plan", "strategies", "two_role_job"]

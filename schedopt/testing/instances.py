@@ -151,6 +151,43 @@ def random_quota_instance(seed: int) -> Instance:
     return Instance.from_dict(doc)
 
 
+def random_cohort_tree_instance(seed: int) -> Instance:
+    """Allocation with hierarchical cohorts (Kueue's Cohort objects): :func:`random_typed_instance`'s
+    jobs over four queues in a two-level tree (root ``org`` over cohorts ``team-x`` with q0 and q1,
+    ``team-y`` with q2, and q3 directly), GPU quotas per flavor 0-4, some lending and borrowing
+    limits on queues and on the two team cohorts, and pools of the cohorts' own (0-3 GPUs)."""
+    rng = np.random.default_rng(3000 + seed)
+    doc = random_typed_instance(seed).to_dict()
+    flavors = sorted({s["accelerator"] for s in doc["servers"]})
+
+    def quotas(pool: bool, limits: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in flavors:
+            if not pool and rng.random() >= 0.85:
+                continue
+            gpu: dict[str, float] = {"nominal": float(rng.integers(0, 4 if pool else 5))}
+            if limits and rng.random() < 0.4:
+                gpu["lending_limit"] = float(rng.integers(0, int(gpu["nominal"]) + 3))
+            if limits and rng.random() < 0.4:
+                gpu["borrowing_limit"] = float(rng.integers(0, 3))
+            out[f] = {"gpu": gpu} if pool else {"gpu": gpu, "cpu": {"nominal": 12.0}}
+        return out
+
+    homes = {"q0": "team-x", "q1": "team-x", "q2": "team-y", "q3": "org"}
+    doc["queues"] = [{"name": q, "cohort": c, "quotas": quotas(False, True)} for q, c in homes.items()]
+    for queue in doc["queues"]:  # a queue's lending limit is at most its nominal quota (Kueue's validation)
+        for per in queue["quotas"].values():
+            if "lending_limit" in per["gpu"]:
+                per["gpu"]["lending_limit"] = min(per["gpu"]["lending_limit"], per["gpu"]["nominal"])
+    doc["cohorts"] = [{"name": "org", "quotas": quotas(True, False)},
+                      {"name": "team-x", "parent": "org", "quotas": quotas(True, True)},
+                      {"name": "team-y", "parent": "org", "quotas": quotas(True, True)}]
+    for i, job in enumerate(doc["jobs"]):
+        job["queue"] = f"q{i % 4}"
+    doc["name"] = f"cohort-tree-{seed}"
+    return Instance.from_dict(doc)
+
+
 def random_restart_instance(seed: int) -> Instance:
     """Allocation with running jobs: :func:`random_tiny_instance`'s jobs, about two in three
     running now at counts within their bounds, each losing 0-400 s when its counts change."""
