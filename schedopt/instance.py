@@ -185,6 +185,7 @@ class Queue(_Strict):
     when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] | None = Field(None, description="Kueue's flavorFungibility.whenCanBorrow for this queue (kueue-admission): TryNextFlavor looks for a later flavor that fits without borrowing; null: the solver's option")
     when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] | None = Field(None, description="Kueue's flavorFungibility.whenCanPreempt for this queue (kueue-admission): MayStopSearch takes the first flavor where preemption makes room; TryNextFlavor (Kueue's default) looks on; null: the solver's option")
     fungibility_preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = Field(None, description="Kueue's flavorFungibility.preference for this queue (kueue-admission): which of borrowing and preemption (without borrowing) a flavor is chosen for first; null: the solver's option")
+    fair_sharing_weight: NonNeg = Field(1.0, description="Kueue's fairSharing.weight of this queue: its share value is its dominant share of borrowed resources divided by it (kueue-admission with fair_sharing; 0: any borrowing ranks it last)")
 
 
 class Cohort(_Strict):

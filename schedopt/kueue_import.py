@@ -30,10 +30,12 @@ Optimus's job), PyTorchJob, MPIJob, JobSet and Kueue Workload objects.
   flavors and sizes alone decide.
 
 - **Cohorts**: a Cohort object's ``parentName`` and its own quotas (hierarchical cohorts).
+- **Fair sharing**: a ClusterQueue's ``fairSharing.weight`` (Kueue enables fair sharing in its
+  Configuration, not in these objects: ``kueue-admission``'s option ``fair_sharing``).
 
 What the model cannot state is refused in one line naming the object and field:
-several resource groups (a different flavor per resource), fair sharing,
-``borrowWithinCohort`` preemption,
+several resource groups (a different flavor per resource), a Cohort's fair-sharing
+weight, admission fair sharing, ``borrowWithinCohort`` preemption,
 TFJob roles other than PS and Worker, jobs whose pods request differently.
 """
 
@@ -432,15 +434,21 @@ class _Reader:
                 raise InputError(f"{where}: spec.flavorFungibility.preference", "expected BorrowingOverPreemption or "
                                                                                f"PreemptionOverBorrowing, got {preference!r}")
             self.queues[name]["fungibility_preference"] = preference
-        if spec.get("fairSharing") or spec.get("admissionScope"):
-            raise InputError(f"{where}: spec.{'fairSharing' if spec.get('fairSharing') else 'admissionScope'}",
-                             "fair sharing is not modelled")
+        if spec.get("admissionScope"):
+            raise InputError(f"{where}: spec.admissionScope", "admission fair sharing (usage history of local queues) is "
+                                                            "not modelled")
+        fair = _map(spec.get("fairSharing"), f"{where}: spec.fairSharing")
+        if fair.get("weight") is not None:  # Kueue's fair sharing itself is enabled in its Configuration: our option
+            weight = parse_quantity(fair["weight"], f"{where}: spec.fairSharing.weight")
+            if weight < 0:
+                raise InputError(f"{where}: spec.fairSharing.weight", f"a weight is >= 0, got {fair['weight']!r}")
+            self.queues[name]["fair_sharing_weight"] = float(weight)
 
     def _cohort(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         """A Cohort object (hierarchical cohorts): its parent (``parentName``; v1alpha1 ``parent``) and
         its own quotas (a pool for its subtree, limits toward its parent)."""
         if spec.get("fairSharing"):
-            raise InputError(f"{where}: spec.fairSharing", "fair sharing is not modelled")
+            raise InputError(f"{where}: spec.fairSharing", "fair sharing between cohorts (a Cohort's weight) is not modelled")
         parent = spec.get("parentName", spec.get("parent"))
         if parent is not None and not isinstance(parent, str):
             raise InputError(f"{where}: spec.parentName", f"a cohort's name (text), got {parent!r}")

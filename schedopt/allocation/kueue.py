@@ -41,8 +41,16 @@ over the pending workloads does:
   ``metrics["preempted"]``; the preemptor is admitted in the same pass (Kueue
   admits it once the evicted pods are gone) at its full request.
 
-Left out: ``borrowWithinCohort``, fair sharing, admission checks, topology-aware
-scheduling; jobs without a queue are tried after every queue, in arrival order,
+- Fair sharing (option ``fair_sharing``; Kueue enables it in its Configuration; flat cohorts):
+  a queue's share value is the largest, over resources, of what it borrows (usage above its
+  nominal quota, summed over flavors) x 1000 / what its cohort can lend, divided by its
+  ``fair_sharing_weight``, rounded up. Each cycle admits its heads one at a time, the one whose
+  queue's share with it admitted is lowest first (then priority, creation); preemption may take
+  place while borrowing (``reclaimWithinCohort`` other than Never) and follows
+  :func:`fair_preemption`'s strategies (``preemption_strategies``).
+
+Left out: ``borrowWithinCohort``, admission fair sharing, fair sharing over hierarchical cohorts,
+admission checks, topology-aware scheduling; jobs without a queue are tried after every queue, in arrival order,
 on the cluster's types in order.
 """
 
@@ -51,12 +59,14 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from schedopt.allocation.model import AllocationModel, compile_typed
 from schedopt.allocation.plans import heuristic_plan
+from schedopt.allocation.rows import CohortTree
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.kueue_import import ALLOWED_FLAVORS_ANNOTATION
@@ -68,6 +78,10 @@ QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 WHEN_CAN_BORROW = ("MayStopSearch", "TryNextFlavor")
 WHEN_CAN_PREEMPT = ("MayStopSearch", "TryNextFlavor")
 PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
+#: Kueue's fairSharing.preemptionStrategies lists it accepts; the first is its default
+STRATEGIES = (("LessThanOrEqualToFinalShare", "LessThanInitialShare"), ("LessThanOrEqualToFinalShare",),
+              ("LessThanInitialShare",))
+DEFAULT_STRATEGIES = STRATEGIES[0]
 #: each preference's rank of (fit, borrows) modes found on a flavor, lower first ((Fit, NoBorrow) is taken at once)
 MODE_RANK = {"BorrowingOverPreemption": {("fit", True): 1, ("preempt", False): 2, ("preempt", True): 3},
              "PreemptionOverBorrowing": {("preempt", False): 1, ("fit", True): 2, ("preempt", True): 3}}
@@ -90,11 +104,15 @@ def _requests(data: AllocationModel, v: int, partial: bool) -> list[tuple[int, i
 def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, partial: bool,
                 preempted: list[int] | None = None, when_can_preempt: str = "TryNextFlavor",
                 preference: str = "BorrowingOverPreemption",
-                reasons: dict[int, str] | None = None) -> dict[int, tuple[int, int]]:
+                reasons: dict[int, str] | None = None, fair_sharing: bool = False,
+                strategies: tuple[str, ...] = DEFAULT_STRATEGIES,
+                shares: dict[str, float] | None = None) -> dict[int, tuple[int, int]]:
     """The admitted rows {row: (c0, c1)} (module docstring); the jobs evicted by
     preemption are appended to ``preempted``; ``reasons`` receives, per job left out, why
     (:func:`pending_reason`'s words: each flavor tried and the quota or capacity row that
-    stops it, or the StrictFIFO head it waits behind)."""
+    stops it, or the StrictFIFO head it waits behind). ``fair_sharing``: Kueue's fair sharing
+    (module docstring) with its ``preemptionStrategies`` ``strategies``; ``shares`` receives each
+    queue's share value at the end (Kueue's ``status.fairSharing.weightedShare``)."""
     inst = data.instance
     rows = data.rows
     limit = capacity_limit(rows.cap)
@@ -107,6 +125,40 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         """The root of the cohort tree (hierarchical cohorts): reclaimWithinCohort reaches the whole tree."""
         chain = inst.cohort_chain(cohort)
         return chain[-1] if chain else None
+
+    if fair_sharing and any(c.parent is not None for c in inst.cohorts or []):
+        raise InputError("kueue-admission", "fair_sharing: fair sharing over hierarchical cohorts is not modelled "
+                                            "(flat cohorts only)")
+    tree = CohortTree(inst)
+    lendable = {root: np.array([sum(tree.subtree(("cohort", root), f, res)[0] for f in inst.flavors)
+                                for res in inst.resources]) for root in tree.parent if tree.parent[root] is None}
+
+    def share(queue: str | None, extra: np.ndarray | None = None, t: int = -1) -> float:
+        """Kueue's share value of a queue (fair_sharing.go): per resource, what it borrows (usage above
+        its nominal quota, summed over flavors; ``extra`` (R,) added on type t) x 1000 / what its
+        cohort can lend of it; the largest, divided by its weight (0 with borrowing: infinite)."""
+        q = queue_of.get(queue) if queue is not None else None
+        root = root_of(q.cohort) if q is not None else None
+        if root is None:
+            return 0.0
+        borrowed = np.zeros(R)
+        for tt in range(T):
+            per = q.quotas.get(inst.flavors[tt], {})
+            mine = queue_used.get((queue, tt), np.zeros(R)) + (extra if extra is not None and tt == t else 0.0)
+            for r, name in enumerate(inst.resources):
+                if name in per:
+                    borrowed[r] += max(0.0, mine[r] - per[name].nominal)
+        if not np.any(borrowed > INTEGRAL_TOL):
+            return 0.0
+        if q.fair_sharing_weight == 0:
+            return math.inf
+        ratios = [borrowed[r] * 1000.0 / lendable[root][r] for r in range(R) if lendable[root][r] > 0]
+        return max(ratios, default=0.0) / q.fair_sharing_weight
+
+    def share_value(queue: str | None, extra: np.ndarray | None = None, t: int = -1) -> float:
+        """The share value as Kueue reports and compares it (``weightedShare``): rounded up."""
+        value = share(queue, extra, t)
+        return value if math.isinf(value) else float(math.ceil(value - INTEGRAL_TOL))
     config: dict[int, tuple[int, int]] = {}
     queue_used: dict[tuple[str, int], np.ndarray] = {}  # (queue, type) -> what its admitted jobs use (R,)
 
@@ -183,11 +235,15 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         t = int(data.kind[v])
         u = use(v, c)
         need = u[t * R:(t + 1) * R]
-        if not math.isfinite(float(rows.time_s(v, *c))) or np.any(need > capacity_limit(nominal(job.queue, t))):
+        while_borrowing = fair_sharing and policy.reclaim_within_cohort != "Never"  # Kueue: fair sharing may
+        if not math.isfinite(float(rows.time_s(v, *c))) or (  # preempt while borrowing
+                not while_borrowing and np.any(need > capacity_limit(nominal(job.queue, t)))):
             return None  # classic preemption: the request must be within the queue's nominal quota
         candidates = [k for k, (w, _) in admitted.items() if int(data.kind[w]) == t and eligible(k)
                       and (inst.jobs[k].queue == job.queue or borrowing(inst.jobs[k].queue, t, need))]
-        candidates.sort(key=lambda k: (inst.jobs[k].queue == job.queue, inst.jobs[k].weight, -inst.jobs[k].arrival, -k))
+        candidates.sort(key=lambda k: (inst.jobs[k].queue == job.queue, inst.jobs[k].weight, -inst.jobs[k].arrival, k))
+        if fair_sharing:
+            return fair_preemption(j, v, u, t, need, candidates)
         own_only = all(inst.jobs[k].queue == job.queue for k in candidates)
         under_nominal = not borrowing(job.queue, t, need)
         if not own_only and not under_nominal:
@@ -205,6 +261,91 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
                 continue  # that queue no longer borrows
             taken[k] = admitted[k]
             admit(k, *taken[k], sign=-1.0)
+        found = None
+        if fits():
+            for k in reversed(list(taken)):  # minimise: give back each target j can do without
+                admit(k, *taken[k])
+                if fits():
+                    del taken[k]
+                else:
+                    admit(k, *taken[k], sign=-1.0)
+            found = (sorted(taken), not nominal_room(j, v, u))
+        for k, (w, ck) in taken.items():  # a dry run: every target back
+            admit(k, w, ck)
+        return found if found is not None and found[0] else None
+
+    def fair_preemption(j: int, v: int, u: np.ndarray, t: int, need: np.ndarray,
+                        candidates: list[int]) -> tuple[list[int], bool] | None:
+        """Fair-sharing preemption (preemption.md, "Fair Sharing"; Kueue's fair_strategy.go) for job j
+        on row v using u: while j does not fit, the queue with the highest share value among those
+        with candidates (the preemptor's own share counting j; a queue at share 0 other than j's
+        is passed over; ties: the later queue) gives a target: j's own queue its first candidate;
+        another queue its first candidate that passes the first strategy (LessThanOrEqualToFinalShare:
+        j's share with it <= that queue's share without the candidate; LessThanInitialShare: < its
+        share now), the others kept for the second strategy, which takes one candidate per queue
+        whose share now is above j's. Then minimised in reverse. Changes nothing."""
+        job = inst.jobs[j]
+        by_queue: dict[str, list[int]] = {}
+        for k in candidates:
+            by_queue.setdefault(inst.jobs[k].queue, []).append(k)
+        order = [q.name for q in inst.queues or []]
+        taken: dict[int, tuple[int, tuple[int, int]]] = {}
+
+        def fits() -> bool:
+            return bool(np.all(used + u <= limit))
+
+        def take(k: int) -> None:
+            taken[k] = admitted[k]
+            admit(k, *taken[k], sign=-1.0)
+
+        def share_without(name: str, k: int) -> float:
+            """Queue ``name``'s share value once k is evicted."""
+            w, ck = admitted[k]
+            admit(k, w, ck, sign=-1.0)
+            value = share_value(name)
+            admit(k, w, ck)
+            return value
+
+        def next_queue(lists: dict[str, list[int]], pruned: set[str]) -> str | None:
+            best, best_share = None, -1.0
+            for name in order:
+                if name in pruned:
+                    continue
+                value = share_value(name, need, t) if name == job.queue else share_value(name)
+                if (value == 0 and name != job.queue) or not lists.get(name):
+                    pruned.add(name)
+                elif value >= best_share:
+                    best, best_share = name, value
+            return best
+
+        lists = {name: list(ks) for name, ks in by_queue.items()}
+        retry: dict[str, list[int]] = {}
+        pruned: set[str] = set()
+        while not fits():
+            name = next_queue(lists, pruned)
+            if name is None:
+                break
+            if name == job.queue:
+                take(lists[name].pop(0))
+                continue
+            mine, theirs = share_value(job.queue, need, t), share_value(name)
+            while lists[name]:
+                k = lists[name].pop(0)
+                after = share_without(name, k)
+                if mine <= after if strategies[0] == "LessThanOrEqualToFinalShare" else mine < theirs:
+                    take(k)
+                    break
+                retry.setdefault(name, []).append(k)
+        if not fits() and len(strategies) > 1:  # the second strategy, LessThanInitialShare, once per queue
+            pruned = set()
+            while not fits():
+                name = next_queue(retry, pruned)
+                if name is None:
+                    break
+                k = retry[name].pop(0)
+                if share_value(job.queue, need, t) < share_value(name):
+                    take(k)
+                pruned.add(name)
         found = None
         if fits():
             for k in reversed(list(taken)):  # minimise: give back each target j can do without
@@ -299,12 +440,35 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         heads = [(name, js[0]) for name, js in queues.items() if js and name not in blocked and name is not None]
         if not heads:
             break
-        scored = []
-        for name, j in heads:
+        def fair_key(head: tuple[str, int]) -> tuple[float, float, float, int]:
+            """Kueue's fair-sharing tournament: the head whose queue's share value with it admitted is
+            lowest, then priority, then creation."""
+            name, j = head
             found = assign(j, preempt=False)
-            fits_nominal = found is not None and nominal_room(j, found[0], use(found[0], found[1]))
-            scored.append((not fits_nominal, -inst.jobs[j].weight, inst.jobs[j].arrival, j, name, found))
-        for _, _, _, j, name, _ in sorted(scored, key=lambda s: s[:4]):
+            t = int(data.kind[found[0]]) if found is not None else -1
+            extra = use(found[0], found[1])[t * R:(t + 1) * R] if found is not None else None
+            return share_value(name, extra, t), -inst.jobs[j].weight, inst.jobs[j].arrival, j
+
+        def cycle_order() -> Iterator[tuple[int, str]]:
+            """The cycle's heads in Kueue's order: those that fit without borrowing first, then by
+            priority and creation; with fair sharing, one at a time by :func:`fair_key` (the share
+            values change with each admission)."""
+            if fair_sharing:
+                left = list(heads)
+                while left:
+                    best = min(left, key=fair_key)
+                    left.remove(best)
+                    yield best[1], best[0]
+                return
+            scored = []
+            for name, j in heads:
+                found = assign(j, preempt=False)
+                fits_nominal = found is not None and nominal_room(j, found[0], use(found[0], found[1]))
+                scored.append((not fits_nominal, -inst.jobs[j].weight, inst.jobs[j].arrival, j, name))
+            for *_, j, name in sorted(scored, key=lambda s: s[:4]):
+                yield j, name
+
+        for j, name in cycle_order():
             why: list[str] = []
             chosen = assign(j, why=why)  # now: earlier heads of this cycle may have taken the room
             queues[name].pop(0)
@@ -337,6 +501,8 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         for j in list(reasons):
             if j in admitted:
                 reasons.pop(j)  # admitted in a later cycle
+    if shares is not None:
+        shares.update({q.name: share_value(q.name) for q in inst.queues or []})
     return config
 
 
@@ -363,7 +529,13 @@ class KueueAdmission:
 
     def __init__(self, *, queueing_strategy: str = "BestEffortFIFO", when_can_borrow: str = "MayStopSearch",
                  when_can_preempt: str = "TryNextFlavor", fungibility_preference: str = "BorrowingOverPreemption",
-                 partial_admission: bool = True, bound: bool = True):
+                 partial_admission: bool = True, bound: bool = True, fair_sharing: bool = False,
+                 preemption_strategies: str = ",".join(DEFAULT_STRATEGIES)):
+        strategies = tuple(x.strip() for x in str(preemption_strategies).split(",") if x.strip())
+        if strategies not in STRATEGIES:
+            raise InputError("kueue-admission", "preemption_strategies: Kueue accepts "
+                             + " or ".join(",".join(x) for x in STRATEGIES) + f", got {preemption_strategies!r}")
+        self.fair_sharing, self.strategies = bool(fair_sharing), strategies
         for option, value, known in (("queueing_strategy", queueing_strategy, QUEUEING_STRATEGIES),
                                      ("when_can_borrow", when_can_borrow, WHEN_CAN_BORROW),
                                      ("when_can_preempt", when_can_preempt, WHEN_CAN_PREEMPT),
@@ -379,16 +551,19 @@ class KueueAdmission:
         data = compile_typed(instance)
         preempted: list[int] = []
         pending: dict[int, str] = {}
+        shares: dict[str, float] = {}
         config = kueue_admit(data, strategy=self.strategy, when_can_borrow=self.when_can_borrow, partial=self.partial,
                              preempted=preempted, when_can_preempt=self.when_can_preempt, preference=self.preference,
-                             reasons=pending)
+                             reasons=pending, fair_sharing=self.fair_sharing, strategies=self.strategies, shares=shares)
         options: dict[str, Any] = {"queueing_strategy": self.strategy, "when_can_borrow": self.when_can_borrow,
                                    "when_can_preempt": self.when_can_preempt, "fungibility_preference": self.preference,
-                                   "partial_admission": self.partial, "bound": self.bound}
+                                   "partial_admission": self.partial, "bound": self.bound, "fair_sharing": self.fair_sharing,
+                                   "preemption_strategies": ",".join(self.strategies)}
         return heuristic_plan(data, config, solver=self.name, started=started, seed=seed, options=options,  # type: ignore[attr-defined]
                                  metrics={"heuristic_seconds": time.perf_counter() - started,
                                           "preempted": [instance.jobs[j].id for j in preempted],
-                                          "pending": {instance.jobs[j].id: pending[j] for j in sorted(pending)}},
+                                          "pending": {instance.jobs[j].id: pending[j] for j in sorted(pending)},
+                                          **({"share_values": shares} if self.fair_sharing else {})},
                                  bound=self.bound)
 
 

@@ -25,7 +25,7 @@ borrowing limit and l_q the lending limit (Kueue's ``nominalQuota``,
   (the capacity row holds it: a cohort whose quotas cover the cluster adds nothing).
 
 Hierarchical cohorts (``Instance.cohorts``) generalise the cohort rows to Kueue's resource tree
-(:class:`_CohortTree`): one family of rows per root and per cohort with a borrowing limit.
+(:class:`CohortTree`): one family of rows per root and per cohort with a borrowing limit.
 
 A flavor or resource a queue does not list is one it cannot use (Kueue: a
 ClusterQueue admits only resources its resource groups cover): u_q <= 0.
@@ -87,7 +87,7 @@ def quota_rows(instance: Instance) -> QuotaRows:
         flavor_of.append(t)
         resource_of.append(r)
 
-    tree = _CohortTree(instance)
+    tree = CohortTree(instance)
     for t, f in enumerate(flavors):
         for r, res in enumerate(instance.resources):
             for k, q in enumerate(queues):
@@ -110,7 +110,7 @@ def quota_rows(instance: Instance) -> QuotaRows:
                      flavor=np.array(flavor_of, dtype=np.int64), resource=np.array(resource_of, dtype=np.int64))
 
 
-class _CohortTree:
+class CohortTree:
     """The queues' cohorts as Kueue's resource tree (hierarchical cohorts; a flat cohort is a root
     whose children are its queues). Per flavor and resource, a node n has its nominal quota N_n,
     lending limit L_n and borrowing limit B_n (a queue's own; a cohort's from ``Instance.cohorts``).

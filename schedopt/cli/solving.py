@@ -39,9 +39,11 @@ def explain(plan: Plan, console: Console) -> None:
     """What an admin reads of an admission (``kueue-admission``'s metrics): each queue's usage per
     resource@flavor, the workloads preempted, and why each pending workload is pending."""
     usage = plan.metrics.get("queue_usage") or {}
+    shares = plan.metrics.get("share_values") or {}
     for queue, per in usage.items():
         used = ", ".join(f"{key} {fmt(v)}" for key, v in per.items() if v) or "nothing"
-        console.print(f"  queue {queue} uses {used}", markup=False, highlight=False)
+        share = f" (share value {fmt(shares[queue])})" if queue in shares else ""
+        console.print(f"  queue {queue} uses {used}{share}", markup=False, highlight=False)
     if plan.metrics.get("preempted"):
         console.print(f"  preempted: {', '.join(plan.metrics['preempted'])}", markup=False, highlight=False)
     pending = plan.metrics.get("pending") or {}
