@@ -179,13 +179,13 @@ class Queue(_Strict):
 
     name: Name = Field(description="queue name (jobs name it in queue)")
     cohort: Name | None = Field(None, description="cohort: queues that lend each other unused quota")
-    quotas: dict[Name, dict[Name, Quota]] = Field(description="flavor -> resource -> quota; a flavor is an accelerator type (default-flavor: servers without one); a flavor or resource not listed: the queue cannot use it")
+    quotas: dict[Name, dict[Name, Quota]] = Field(description="flavor -> resource -> quota; a flavor is an accelerator type (default-flavor: servers without one) or one of the instance's shared_flavors; a flavor or resource not listed: the queue cannot use it")
     preemption: Preemption | None = Field(None, description="preemption: which running workloads a pending one may evict (kueue-admission); null: Kueue's default, Never for both")
     queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] | None = Field(None, description="Kueue's queueingStrategy for this queue (kueue-admission): StrictFIFO's head that does not fit blocks the queue; null: the solver's option")
     when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] | None = Field(None, description="Kueue's flavorFungibility.whenCanBorrow for this queue (kueue-admission): TryNextFlavor looks for a later flavor that fits without borrowing; null: the solver's option")
     when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] | None = Field(None, description="Kueue's flavorFungibility.whenCanPreempt for this queue (kueue-admission): MayStopSearch takes the first flavor where preemption makes room; TryNextFlavor (Kueue's default) looks on; null: the solver's option")
     fungibility_preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = Field(None, description="Kueue's flavorFungibility.preference for this queue (kueue-admission): which of borrowing and preemption (without borrowing) a flavor is chosen for first; null: the solver's option")
-    fair_sharing_weight: NonNeg = Field(1.0, description="Kueue's fairSharing.weight of this queue: its share value is its dominant share of borrowed resources divided by it (kueue-admission with fair_sharing; 0: any borrowing ranks it last)")
+    fair_sharing_weight: NonNeg | None = Field(None, description="Kueue's fairSharing.weight of this queue: its share value is its dominant share of borrowed resources divided by it (kueue-admission with fair_sharing; 0: any borrowing ranks it last; null: 1, Kueue's default)")
 
 
 class Cohort(_Strict):
@@ -237,6 +237,7 @@ class Instance(_Strict):
     allocation: dict[JobId, dict[str, Count]] | None = Field(None, description="given counts: job -> role -> tasks (the placement and ps-assignment problems)")
     allocation_accelerators: dict[JobId, Name | None] | None = Field(None, description="given types with the given counts, on clusters whose servers name accelerator types: job -> the type its tasks run on (null: servers without one); an allocation plan's accelerators (placement)")
     queues: list[Queue] | None = Field(None, description="tenants' queues with quotas per flavor and resource, in cohorts (Kueue's ClusterQueues; allocation)")
+    shared_flavors: list[Name] | None = Field(None, description="flavors that are no accelerator type: each holds the quotas of resources a queue draws on whatever type a job runs on (Kueue: a ClusterQueue's further resource group with one flavor, e.g. default-flavor for cpu and memory beside GPU flavors)")
     cohorts: list[Cohort] | None = Field(None, description="cohorts with a parent or quotas of their own (Kueue's Cohort objects, hierarchical cohorts); a cohort only named by queues needs no entry")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -455,14 +456,25 @@ class Instance(_Strict):
             if queue_names.count(q.name) > 1:
                 out.append(FieldProblem(f"queues[{i}].name", f'queue "{q.name}" is listed twice'))
             flavors = {DEFAULT_FLAVOR if a is None else a for a in {srv.accelerator for srv in self.servers}}
+            shared = set(self.shared_flavors or [])
             for flavor, per in q.quotas.items():
-                if flavor not in flavors:
-                    out.append(FieldProblem(f"queues[{i}].quotas.{flavor}", f'unknown flavor "{flavor}"; the cluster has {sorted(flavors)}'))
+                if flavor not in flavors and flavor not in shared:
+                    out.append(FieldProblem(f"queues[{i}].quotas.{flavor}", f'unknown flavor "{flavor}"; the cluster has {sorted(flavors)}'
+                                                                           + (f" and shares {sorted(shared)}" if shared else "")))
                 unknown_keys(per, f"queues[{i}].quotas.{flavor}")
                 for r, quota in per.items():
                     if quota.lending_limit is not None and quota.lending_limit > quota.nominal:
                         out.append(FieldProblem(f"queues[{i}].quotas.{flavor}.{r}.lending_limit",
                                                 f"{quota.lending_limit:g} exceeds the nominal quota {quota.nominal:g}"))
+            for r in sorted({r for f in shared & set(q.quotas) for r in q.quotas[f]}):
+                holders = [f for f in q.quotas if r in q.quotas[f]]
+                if len(holders) > 1:
+                    out.append(FieldProblem(f"queues[{i}].quotas.{holders[1]}.{r}", f"{r} has a quota under a shared flavor and "
+                                            f"under {holders[1]}: a resource is in one resource group, with one shared flavor"))
+        for k, flavor in enumerate(self.shared_flavors or []):
+            if flavor in cluster_flavors:
+                out.append(FieldProblem(f"shared_flavors[{k}]", f'"{flavor}" is an accelerator type of the servers: a shared '
+                                                                 "flavor is none"))
         cohort_names = [c.name for c in self.cohorts or []]
         parent = {c.name: c.parent for c in self.cohorts or []}
         for i, c in enumerate(self.cohorts or []):
@@ -477,7 +489,7 @@ class Instance(_Strict):
                 seen.add(node)
                 node = parent.get(node)
             for flavor, per in c.quotas.items():
-                if flavor not in cluster_flavors:
+                if flavor not in cluster_flavors and flavor not in (self.shared_flavors or []):
                     out.append(FieldProblem(f"{path}.quotas.{flavor}", f'unknown flavor "{flavor}"; the cluster has {sorted(cluster_flavors)}'))
                 unknown_keys(per, f"{path}.quotas.{flavor}")
                 for r, quota in per.items():

@@ -89,7 +89,7 @@ def test_quota_rows_are_kueues_resource_tree(seed: int) -> None:
     agree = 0
     for t, flavor in enumerate(inst.flavors):
         cap = inst.accelerator_capacity[t, g]
-        mine = np.flatnonzero((rows.flavor == t) & (rows.resource == g))
+        mine = np.flatnonzero(rows.types[:, t] & (rows.resource == g))
         for _ in range(300):
             u = rng.integers(0, 7, size=len(names)).astype(float) * (rng.random(len(names)) < 0.8)
             by_rows = bool(np.all(rows.member[mine].astype(float) @ u <= rows.rhs[mine] + 1e-9)) and u.sum() <= cap + 1e-9

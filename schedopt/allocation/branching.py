@@ -73,7 +73,7 @@ class _Configurations:
             wide[on, k * R:(k + 1) * R] = use[on]
             queue = data.queue[self.owner]
             for q in np.unique(queue[on & (queue >= 0)]):
-                hit = np.flatnonzero(quotas.member[:, q] & (quotas.flavor == k))
+                hit = np.flatnonzero(quotas.member[:, q] & quotas.types[:, k])
                 rows_q = np.flatnonzero(on & (queue == q))
                 if len(hit):
                     wide[np.ix_(rows_q, T * R + hit)] = use[np.ix_(rows_q, quotas.resource[hit])]

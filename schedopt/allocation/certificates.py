@@ -217,7 +217,7 @@ def _job_prices(instance: Instance, data: JobArrays, prices: np.ndarray, t: int)
     out = np.broadcast_to(prices[t * R:(t + 1) * R], (J, R)).copy()
     quotas = quota_rows(instance)
     for q in np.unique(data.queue[data.queue >= 0]):
-        hit = np.flatnonzero(quotas.member[:, q] & (quotas.flavor == t))
+        hit = np.flatnonzero(quotas.member[:, q] & quotas.types[:, t])
         if len(hit):
             extra = np.zeros(R)
             np.add.at(extra, quotas.resource[hit], prices[T * R + hit])
@@ -522,7 +522,7 @@ def first_job_that_fits(instance: Instance, cost: CostGrid) -> str | None:
         if quotas is not None and quotas.Q:  # each configuration within its queue's quota rows on t
             queue = data.queue[owner[ok]]
             for q in np.unique(queue[queue >= 0]):
-                hit = np.flatnonzero(quotas.member[:, q] & (quotas.flavor == t))
+                hit = np.flatnonzero(quotas.member[:, q] & quotas.types[:, t])
                 mine = queue == q
                 if len(hit):
                     fits[mine] &= np.all(use[np.ix_(mine, quotas.resource[hit])] <= cap[T * R + hit], axis=1)

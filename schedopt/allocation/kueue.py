@@ -66,7 +66,7 @@ import numpy as np
 
 from schedopt.allocation.model import AllocationModel, compile_typed
 from schedopt.allocation.plans import heuristic_plan
-from schedopt.allocation.rows import CohortTree
+from schedopt.allocation.rows import CohortTree, shared_flavor
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.kueue_import import ALLOWED_FLAVORS_ANNOTATION
@@ -120,6 +120,9 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
     T, R = len(inst.accelerators), len(inst.resources)
     flavor_index = {f: t for t, f in enumerate(inst.flavors)}
     queue_of = {q.name: q for q in inst.queues or []}
+    #: per queue, the resources it holds under a shared flavor (R,)
+    shared_mask = {q.name: np.array([shared_flavor(inst, q, name) is not None for name in inst.resources], dtype=bool)
+                   for q in inst.queues or []}
 
     def root_of(cohort: str | None) -> str | None:
         """The root of the cohort tree (hierarchical cohorts): reclaimWithinCohort reaches the whole tree."""
@@ -142,18 +145,21 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         if root is None:
             return 0.0
         borrowed = np.zeros(R)
-        for tt in range(T):
-            per = q.quotas.get(inst.flavors[tt], {})
-            mine = queue_used.get((queue, tt), np.zeros(R)) + (extra if extra is not None and tt == t else 0.0)
-            for r, name in enumerate(inst.resources):
-                if name in per:
-                    borrowed[r] += max(0.0, mine[r] - per[name].nominal)
+        sharing = shared_mask[queue]
+        for tt in range(T):  # per type's flavor; a shared flavor's resources once (every type's use in it)
+            mine = used_by(queue, tt)
+            if extra is not None:
+                mine = mine + (extra if tt == t else np.where(sharing, extra, 0.0))
+            over = np.maximum(0.0, mine - nominal(queue, tt))
+            covered = np.array([name in q.quotas.get(inst.flavors[tt], {}) for name in inst.resources], dtype=bool)
+            borrowed += np.where(covered & ~sharing, over, 0.0) + (np.where(sharing, over, 0.0) if tt == 0 else 0.0)
         if not np.any(borrowed > INTEGRAL_TOL):
             return 0.0
-        if q.fair_sharing_weight == 0:
+        weight = 1.0 if q.fair_sharing_weight is None else q.fair_sharing_weight
+        if weight == 0:
             return math.inf
         ratios = [borrowed[r] * 1000.0 / lendable[root][r] for r in range(R) if lendable[root][r] > 0]
-        return max(ratios, default=0.0) / q.fair_sharing_weight
+        return max(ratios, default=0.0) / weight
 
     def share_value(queue: str | None, extra: np.ndarray | None = None, t: int = -1) -> float:
         """The share value as Kueue reports and compares it (``weightedShare``): rounded up."""
@@ -175,9 +181,21 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         return (q.queueing_strategy if q is not None else None) or strategy
 
     def nominal(queue: str, t: int) -> np.ndarray:
-        """The queue's nominal quota of each resource on type t (R,), 0 where it has none."""
-        per = queue_of[queue].quotas.get(inst.flavors[t], {})
-        return np.array([per[name].nominal if name in per else 0.0 for name in inst.resources])
+        """The queue's nominal quota of each resource on type t (R,), 0 where it has none (a
+        resource it holds under a shared flavor: that quota, on every type)."""
+        q = queue_of[queue]
+        per = q.quotas.get(inst.flavors[t], {})
+        return np.array([q.quotas[g][name].nominal if (g := shared_flavor(inst, q, name)) is not None
+                         else per[name].nominal if name in per else 0.0 for name in inst.resources])
+
+    def used_by(queue: str, t: int) -> np.ndarray:
+        """What the queue's admitted jobs use on type t (R,), counting under a shared flavor what
+        they use on every type."""
+        mine = queue_used.get((queue, t), np.zeros(R))
+        if not shared_mask[queue].any():
+            return mine
+        total = sum((u_ for (name, _), u_ in queue_used.items() if name == queue), np.zeros(R))
+        return np.where(shared_mask[queue], total, mine)
 
     def nominal_room(j: int, v: int, u: np.ndarray) -> bool:
         """Whether the job's queue stays within its nominal quota on row v's flavor (no borrowing)."""
@@ -185,13 +203,13 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         if job.queue is None:
             return True
         t = int(data.kind[v])
-        mine = queue_used.get((job.queue, t), np.zeros(R))
+        mine = used_by(job.queue, t)
         need = u[t * R:(t + 1) * R]
         return bool(np.all((need <= 0) | (mine + need <= capacity_limit(nominal(job.queue, t)))))
 
     def borrowing(queue: str, t: int, need: np.ndarray) -> bool:
         """Whether the queue uses more than its nominal quota on type t of a resource in ``need``."""
-        mine = queue_used.get((queue, t), np.zeros(R))
+        mine = used_by(queue, t)
         return bool(np.any((need > 0) & (mine > capacity_limit(nominal(queue, t)))))
 
     admitted: dict[int, tuple[int, tuple[int, int]]] = {}  # job -> (row, counts)

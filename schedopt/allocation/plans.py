@@ -16,7 +16,7 @@ from schedopt.allocation.knapsack import KNAPSACK_METHOD, knapsack_proof
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.model import (AllocationModel, LpBound, admitted_bound, cannot_run, compile_model, lp_bound)
 from schedopt.allocation.problem import lagrangian_proof, settle_bounds
-from schedopt.allocation.rows import accelerator_utilization
+from schedopt.allocation.rows import accelerator_utilization, shared_flavor
 from schedopt.errors import InputError
 from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
@@ -70,10 +70,12 @@ def build_plan(model: AllocationModel, *, solver: str, config: dict[int, tuple[i
 
 
 def queue_usage(model: AllocationModel, config: dict[int, tuple[int, int]]) -> dict[str, dict[str, float]]:
-    """What each queue's admitted jobs use, per ``resource@flavor`` (Kueue's usage against its quotas)."""
+    """What each queue's admitted jobs use, per ``resource@flavor`` (Kueue's usage against its quotas;
+    a resource the queue holds under a shared flavor, under that flavor)."""
     instance = model.instance
     out: dict[str, dict[str, float]] = {q.name: {} for q in instance.queues or []}
     flavors = instance.flavors
+    queue_of = {q.name: q for q in instance.queues or []}
     for v, (c0, c1) in config.items():
         job = instance.jobs[int(model.job[v])]
         if job.queue is None:
@@ -81,9 +83,10 @@ def queue_usage(model: AllocationModel, config: dict[int, tuple[int, int]]) -> d
         demand = instance.role_demand(job)
         use = c0 * demand[0] + (c1 * demand[1] if len(demand) == 2 else 0.0)
         f = flavors[int(model.kind[v])]
+        queue = queue_of[job.queue]
         for r, amount in zip(instance.resources, use):
             if amount:
-                key = f"{r}@{f}"
+                key = f"{r}@{shared_flavor(instance, queue, r) or f}"
                 out[job.queue][key] = out[job.queue].get(key, 0.0) + float(amount)
     return out
 

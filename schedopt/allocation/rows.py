@@ -50,13 +50,14 @@ from schedopt.instance import MAX_LENDING_MEMBERS, Instance  # lenders per cohor
 @dataclass
 class QuotaRows:
     """``names`` (Q,), ``rhs`` (Q,) the rows' limits; ``member`` (Q, queues) whether
-    queue k's use counts in row i; ``flavor`` (Q,) the type index and ``resource``
-    (Q,) the resource index each row bounds."""
+    queue k's use counts in row i; ``types`` (Q, types) whether use on type t counts in it
+    (one type, or every type for a shared flavor's row) and ``resource`` (Q,) the resource
+    index each row bounds."""
 
     names: list[str]
     rhs: np.ndarray
     member: np.ndarray
-    flavor: np.ndarray
+    types: np.ndarray
     resource: np.ndarray
 
     @property
@@ -64,51 +65,68 @@ class QuotaRows:
         return len(self.names)
 
 
+def shared_flavor(instance: Instance, queue: Any, resource: str) -> str | None:
+    """The shared flavor (``Instance.shared_flavors``) under which ``queue`` holds its quota of
+    ``resource`` (None: under each type's own flavor, or none)."""
+    return next((f for f in instance.shared_flavors or [] if resource in queue.quotas.get(f, {})), None)
+
+
 def quota_rows(instance: Instance) -> QuotaRows:
-    """The rows of ``instance.queues`` (none without queues)."""
+    """The rows of ``instance.queues`` (none without queues): per type's flavor and resource, then
+    per shared flavor and resource (a row over every type)."""
     queues = instance.queues or []
     flavors = instance.flavors
+    T = len(flavors)
     names: list[str] = []
     rhs: list[float] = []
     member: list[np.ndarray] = []
-    flavor_of: list[int] = []
+    types_of: list[np.ndarray] = []
     resource_of: list[int] = []
 
     capacity = instance.accelerator_capacity  # (types, R)
 
-    def add(name: str, queues_in: list[int], limit: float, t: int, r: int) -> None:
-        if limit >= capacity[t, r]:
-            return  # implied by the type's capacity: the jobs of all queues together use no more
+    def add(name: str, queues_in: list[int], limit: float, on: np.ndarray, r: int) -> None:
+        if limit >= capacity[on, r].sum():
+            return  # implied by the types' capacity: the jobs of all queues together use no more
         row = np.zeros(len(queues), dtype=bool)
         row[queues_in] = True
         names.append(name)
         rhs.append(max(0.0, float(limit)))
         member.append(row)
-        flavor_of.append(t)
+        types_of.append(on)
         resource_of.append(r)
 
     tree = CohortTree(instance)
-    for t, f in enumerate(flavors):
+    holders = [(f, None) for f in flavors] + [(g, True) for g in instance.shared_flavors or []]
+    for t, (f, shared) in enumerate(holders):
+        on = np.ones(T, dtype=bool) if shared else np.arange(T) == t
         for r, res in enumerate(instance.resources):
-            for k, q in enumerate(queues):
+            # the queues whose use of res counts under flavor f
+            counted = [k for k, q in enumerate(queues) if (shared_flavor(instance, q, res) == f if shared
+                                                           else shared_flavor(instance, q, res) is None)]
+            for k in counted:
+                q = queues[k]
                 quota = q.quotas.get(f, {}).get(res)
                 if quota is None:
-                    add(f"quota[{q.name}]:{res}@{f} (not covered)", [k], 0.0, t, r)
+                    if not shared:
+                        add(f"quota[{q.name}]:{res}@{f} (not covered)", [k], 0.0, on, r)
                 elif q.cohort is None:
-                    add(f"quota[{q.name}]:{res}@{f}", [k], quota.nominal, t, r)
+                    add(f"quota[{q.name}]:{res}@{f}", [k], quota.nominal, on, r)
                 elif quota.borrowing_limit is not None:
                     add(f"quota[{q.name}]:{res}@{f} (nominal + borrowing limit)", [k],
-                        quota.nominal + quota.borrowing_limit, t, r)
+                        quota.nominal + quota.borrowing_limit, on, r)
             for cohort in tree.bounded:
                 for inside, out, limit in tree.rows(cohort, f, res):
+                    inside = [k for k in inside if k in counted]
+                    if not inside:
+                        continue
                     label = f"cohort[{cohort}]:{res}@{f}" + (" (subtree quota + borrowing limit)" if tree.parent.get(cohort) else "") \
                         + (f" without {'+'.join(out)}" if out else "")
-                    add(label, inside, limit, t, r)
+                    add(label, inside, limit, on, r)
     Q = len(names)
     return QuotaRows(names=names, rhs=np.array(rhs, dtype=float),
                      member=np.array(member, dtype=bool).reshape(Q, len(queues)),
-                     flavor=np.array(flavor_of, dtype=np.int64), resource=np.array(resource_of, dtype=np.int64))
-
+                     types=np.array(types_of, dtype=bool).reshape(Q, T), resource=np.array(resource_of, dtype=np.int64))
 
 class CohortTree:
     """The queues' cohorts as Kueue's resource tree (hierarchical cohorts; a flat cohort is a root
@@ -217,7 +235,7 @@ def quota_use(rows: QuotaRows, queue: int | None, t: int, use: np.ndarray) -> np
     out = np.zeros((use.shape[0], rows.Q))
     if queue is None or rows.Q == 0:
         return out
-    hit = np.flatnonzero(rows.member[:, queue] & (rows.flavor == t))
+    hit = np.flatnonzero(rows.member[:, queue] & rows.types[:, t])
     out[:, hit] = use[:, rows.resource[hit]]
     return out
 
