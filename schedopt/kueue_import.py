@@ -33,8 +33,12 @@ Optimus's job), PyTorchJob, MPIJob, JobSet and Kueue Workload objects.
 - **Fair sharing**: a ClusterQueue's ``fairSharing.weight`` (Kueue enables fair sharing in its
   Configuration, not in these objects: ``kueue-admission``'s option ``fair_sharing``).
 
+- **Several resource groups** in a ClusterQueue: one group may choose among flavors (the
+  accelerator types); each other group holds one flavor without node labels or taints, a
+  shared flavor (``shared_flavors``) whose quota a job draws on whatever type it runs on.
+
 What the model cannot state is refused in one line naming the object and field:
-several resource groups (a different flavor per resource), a Cohort's fair-sharing
+a second resource group choosing among flavors, a Cohort's fair-sharing
 weight, admission fair sharing, ``borrowWithinCohort`` preemption,
 TFJob roles other than PS and Worker, jobs whose pods request differently.
 """
@@ -323,12 +327,52 @@ class _Reader:
         self.flavor_tolerations: dict[str, list[dict[str, str]]] = {}  # name -> tolerations (Kueue adds them to pods)
         self.queues: dict[str, dict[str, Any]] = {}
         self.cohorts: dict[str, dict[str, Any]] = {}  # Cohort objects: name -> {name, parent, quotas}
+        self.groups: dict[str, list[list[str]]] = {}  # where a ClusterQueue or Cohort was read -> its groups' flavors
         self.local: dict[tuple[str, str], str] = {}  # (namespace, name) -> ClusterQueue
         self.nodes: list[dict[str, Any]] = []
         self.jobs: list[dict[str, Any]] = []
         self.priority_classes: dict[str, int] = {}  # PriorityClass name -> value
         self.workload_priority_classes: dict[str, int] = {}
         self.seen: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> where first read
+        #: Kueue's Configuration: resources.transformations (input, Retain/Replace, outputs per unit) and
+        #: resources.excludeResourcePrefixes
+        self.transformations: list[tuple[str, str, dict[str, float]]] = []
+        self.excluded_prefixes: list[str] = []
+
+    def _configuration(self, doc: dict, where: str) -> None:
+        """Kueue's Configuration: the resource transformations and excluded resource prefixes Kueue
+        applies to every pod's requests before quota accounting; fair sharing is the option of
+        ``kueue-admission`` (an instance keeps no solver settings)."""
+        res = _map(doc.get("resources"), f"{where}.resources")
+        for i, t in enumerate(_list(res.get("transformations"), f"{where}.resources.transformations")):
+            path = f"{where}.resources.transformations[{i}]"
+            t = _map(t, path)
+            given = _name(t.get("input"), f"{path}.input")
+            strategy = t.get("strategy") or "Retain"
+            if strategy not in ("Retain", "Replace"):
+                raise InputError(f"{path}.strategy", f"expected Retain or Replace, got {strategy!r}")
+            outputs = {str(k): float(parse_quantity(v, f"{path}.outputs.{k}"))
+                       for k, v in _map(t.get("outputs"), f"{path}.outputs").items()}
+            if any(v < 0 for v in outputs.values()):
+                raise InputError(f"{path}.outputs", "an output per unit of the input is >= 0")
+            self.transformations.append((given, strategy, outputs))
+        self.excluded_prefixes += [_name(p, f"{where}.resources.excludeResourcePrefixes")
+                                   for p in _list(res.get("excludeResourcePrefixes"), f"{where}.resources.excludeResourcePrefixes")]
+        if _map(doc.get("fairSharing"), f"{where}.fairSharing").get("enable"):
+            raise InputError(f"{where}.fairSharing", "fair sharing is kueue-admission's option (-o fair_sharing=true, "
+                                                     "-o preemption_strategies=...): an instance keeps no solver settings; "
+                                                     "drop it from the files")
+
+    def transformed(self, demand: dict[str, float]) -> dict[str, float]:
+        """A pod's requests as Kueue accounts them: excluded prefixes dropped, then each transformation
+        (an input's amount times each output's per-unit quantity; Replace drops the input)."""
+        out = {r: v for r, v in demand.items() if not any(r.startswith(p) for p in self.excluded_prefixes)}
+        for given, strategy, outputs in self.transformations:
+            if given in out:
+                amount = out[given] if strategy == "Retain" else out.pop(given)
+                for r, per_unit in outputs.items():
+                    out[r] = out.get(r, 0.0) + amount * per_unit
+        return out
 
     def read(self, doc: Any, where: str) -> None:
         if not isinstance(doc, dict) or "kind" not in doc:
@@ -336,6 +380,9 @@ class _Reader:
         kind = doc["kind"]
         if not isinstance(kind, str):
             raise InputError(f"{where}.kind", f"expected the kind's name (text), got {kind!r}")
+        if kind == "Configuration":  # Kueue's own configuration (config.kueue.x-k8s.io): no name needed
+            self._configuration(doc, f"{where}: Configuration")
+            return
         if kind == "List":  # `kubectl get ... -o yaml`: the objects are its items
             for i, item in enumerate(_list(doc.get("items"), f"{where}.items")):
                 self.read(item, f"{where}.items[{i}]")
@@ -368,19 +415,37 @@ class _Reader:
         self.flavor_tolerations[name] = _tolerations(spec.get("tolerations"), f"{where}: spec.tolerations")
 
     def _quotas(self, spec: dict, where: str, above: str | None, kind: str) -> dict[str, dict[str, dict[str, float]]]:
-        """A ClusterQueue's or Cohort's ``resourceGroups`` (one group) as flavor -> resource -> quota;
-        ``above``: the cohort (parent) its limits are toward."""
+        """A ClusterQueue's or Cohort's ``resourceGroups`` as flavor -> resource -> quota; ``above``:
+        the cohort (parent) its limits are toward. Each group's flavors are recorded
+        (``self.groups[where]``) to tell the accelerator types from the shared flavors."""
         groups = _list(spec.get("resourceGroups"), f"{where}: spec.resourceGroups")
-        if len(groups) > 1:
-            raise InputError(where, "spec.resourceGroups: more than one resource group (a different flavor per "
-                                    "resource) is not modelled: a job runs on one flavor")
-        group = _map(groups[0], f"{where}: spec.resourceGroups[0]") if groups else {}
         quotas: dict[str, dict[str, dict[str, float]]] = {}
-        for fi, fl in enumerate(_list(group.get("flavors"), f"{where}: spec.resourceGroups[0].flavors")):
-            fpath = f"{where}: spec.resourceGroups[0].flavors[{fi}]"
+        covered_by: dict[str, int] = {}
+        self.groups[where] = []
+        for gi, group in enumerate(groups):
+            gpath = f"{where}: spec.resourceGroups[{gi}]"
+            group = _map(group, gpath)
+            covered = [_name(r, f"{gpath}.coveredResources") for r in _list(group.get("coveredResources"), f"{gpath}.coveredResources")]
+            for r in covered:
+                if r in covered_by:
+                    raise InputError(f"{gpath}.coveredResources", f"{r} is covered by resourceGroups[{covered_by[r]}] too "
+                                                                  "(Kueue's validation: a resource is in one group)")
+                covered_by[r] = gi
+            names = self._group_quotas(group, gpath, above, kind, quotas)
+            self.groups[where].append(names)
+        return quotas
+
+    def _group_quotas(self, group: dict, gpath: str, above: str | None, kind: str,
+                      quotas: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+        """One resource group's flavors into ``quotas``; returns their names in order."""
+        names = []
+        for fi, fl in enumerate(_list(group.get("flavors"), f"{gpath}.flavors")):
+            fpath = f"{gpath}.flavors[{fi}]"
             flavor = _name(_map(fl, fpath).get("name"), f"{fpath}.name")
             if flavor in quotas:
-                raise InputError(f"{fpath}.name", f"flavor {flavor} listed twice")
+                raise InputError(f"{fpath}.name", f"flavor {flavor} listed twice (Kueue's validation: a flavor is in one "
+                                                  "resource group)")
+            names.append(flavor)
             per = quotas.setdefault(flavor, {})
             for ri, res in enumerate(_list(fl.get("resources"), f"{fpath}.resources")):
                 path = f"{fpath}.resources[{ri}]"
@@ -396,7 +461,7 @@ class _Reader:
                 if kind == "ClusterQueue" and q.get("lending_limit", 0.0) > q["nominal"]:
                     raise InputError(f"{path}.lendingLimit", "Kueue's validation: lendingLimit <= nominalQuota")
                 per[r] = q
-        return quotas
+        return names
 
     def _clusterqueue(self, doc: dict, meta: dict, spec: dict, name: str, where: str) -> None:
         cohort = spec.get("cohortName", spec.get("cohort"))
@@ -621,15 +686,13 @@ class _Reader:
                 raise InputError(f"{where}.podSetAssignments[{i}].name", f"no pod set {pod_set!r} in spec.podSets")
             counts[pod_set] = _count(a.get("count"), f"{where}.podSetAssignments[{i}].count", reps[pod_set][0], least=0)
             flavors |= {str(f) for f in _map(a.get("flavors"), f"{where}.podSetAssignments[{i}].flavors").values()}
-        if len(flavors) > 1:
-            raise InputError(f"{where}.podSetAssignments", f"flavors {sorted(flavors)}: a job runs on one flavor")
         roles = job["roles"]
         if set(roles) == {"ps", "worker"}:
             job["running"] = {r: counts.get(r, 0) for r in roles}
         else:
             job["running"] = {"worker": sum(counts.values())}
         if flavors:
-            job["running_flavor"] = flavors.pop()
+            job["running_flavor"] = (sorted(flavors), f"{where}.podSetAssignments")  # the shared ones set aside later
 
     def _priorities_and_times(self, source: str) -> None:
         """Each job's priority (Workload ``spec.priority``; else its WorkloadPriorityClass label; else
@@ -668,9 +731,42 @@ class _Reader:
         return self._global_default if hasattr(self, "_global_default") else 0
 
     # ---- the instance ---------------------------------------------------------------------------
+    def shared_flavors(self) -> set[str]:
+        """The flavors of further resource groups: in a ClusterQueue (or Cohort) with several groups,
+        one group may choose among flavors (several, or with node labels or taints: the accelerator
+        types); every other group holds one flavor without node labels or taints, whose quota a job
+        draws on whatever type it runs on. Anything else is refused in one line."""
+        chosen: set[str] = set()
+        shared: dict[str, str] = {}
+        for where, groups in self.groups.items():
+            groups = [g for g in groups if g]
+            if len(groups) <= 1:
+                chosen |= set(groups[0]) if groups else set()
+                continue
+            bound = [i for i, g in enumerate(groups)
+                     if len(g) > 1 or any(self.flavors.get(f) or self.flavor_taints.get(f) for f in g)]
+            if len(bound) > 1:
+                raise InputError(f"{where}: spec.resourceGroups[{bound[1]}]", "a second resource group choosing among "
+                                 "flavors (several, or with node labels or taints) is not modelled: one group may choose "
+                                 "a flavor; every other holds one flavor without node labels, shared by every type")
+            main = bound[0] if bound else 0
+            for i, g in enumerate(groups):
+                if i == main:
+                    chosen |= set(g)
+                else:
+                    shared.setdefault(g[0], f"{where}: spec.resourceGroups[{i}]")
+        for f in sorted(set(shared) & chosen):
+            raise InputError(shared[f], f"flavor {f} holds a further resource group's quota here and is a flavor to "
+                                        "choose elsewhere: not modelled")
+        return set(shared)
+
     def instance(self, name: str, source: str) -> Instance:
         holders = [*self.queues.values(), *self.cohorts.values()]  # what holds quotas: queues and cohorts
-        flavors = list(self.flavors) or sorted({f for q in holders for f in q["quotas"]})
+        shared = self.shared_flavors()
+        for j in self.jobs:
+            for role in j["roles"].values():
+                role["demand"] = self.transformed(role["demand"])
+        flavors = [f for f in self.flavors if f not in shared] or sorted({f for q in holders for f in q["quotas"]} - shared)
         resources = sorted({r for q in holders for per in q["quotas"].values() for r in per}
                            | {r for j in self.jobs for role in j["roles"].values() for r in role["demand"]}
                            | {r for n in self.nodes for r in n["capacity"]})
@@ -685,7 +781,8 @@ class _Reader:
         else:  # capacity from the quotas: one server per flavor
             servers = []
             for f in flavors:
-                cap = {r: sum(q["quotas"].get(f, {}).get(r, {}).get("nominal", 0.0) for q in holders) for r in resources}
+                cap = {r: sum(q["quotas"].get(g, {}).get(r, {}).get("nominal", 0.0) for q in holders for g in (f, *sorted(shared)))
+                       for r in resources}  # a shared flavor's quota: on every type's server
                 servers.append({"name": f, "accelerator": f, "capacity": cap})
         self._priorities_and_times(source)
         if any(r == "pods" for q in holders for per in q["quotas"].values() for r in per) or \
@@ -719,7 +816,15 @@ class _Reader:
                 allowed = [f for f in cluster_flavors if f in annotated]  # schedopt's record of the pods' rules
             if allowed != cluster_flavors:  # Kueue may assign some flavors only
                 j["allowed_flavors"] = allowed
-            flavor = j.pop("running_flavor", None)
+            running = j.pop("running_flavor", None)
+            flavor = None
+            if running is not None:
+                kinds = [f for f in running[0] if f not in shared]
+                if len(kinds) > 1:
+                    raise InputError(running[1], f"flavors {kinds}: a job runs on one flavor (type)")
+                flavor = kinds[0] if kinds else (cluster_flavors[0] if len(cluster_flavors) == 1 else None)
+                if flavor is None:
+                    raise InputError(running[1], f"flavors {running[0]} are all shared: the type the job runs on is unknown")
             if flavor is not None:
                 if flavor not in flavors:
                     raise InputError(source, f"job {j['id']}: status.admission: flavor {flavor!r} is no ResourceFlavor "
@@ -736,8 +841,9 @@ class _Reader:
                                              "(nor ClusterQueue) in the files")
             jobs.append(j)
         doc = {"name": name, "resources": resources or ["cpu"], "servers": servers, "jobs": jobs,
-               "queues": list(self.queues.values()) or None, "cohorts": list(self.cohorts.values()) or None}
-        for key_ in ("queues", "cohorts"):
+               "queues": list(self.queues.values()) or None, "cohorts": list(self.cohorts.values()) or None,
+               "shared_flavors": sorted(shared) or None}
+        for key_ in ("queues", "cohorts", "shared_flavors"):
             if doc[key_] is None:
                 doc.pop(key_)
         return Instance.from_dict(doc, source=source)

@@ -19,8 +19,7 @@ EXAMPLES = SHARED_DATA / "kueue" / "examples"
 SETUP = {"jobs": "admin/single-clusterqueue-setup.yaml", "getting-started": "getting-started/quick-start-setup.yaml",
          "admission-fs": "admission-fs/admission-fair-sharing-setup.yaml", "admin": "admin/shared-quota-setup.yaml"}
 #: the examples the model cannot state, and the field the one-line refusal names
-REFUSED = {"admin/shared-quota-setup.yaml": "spec.resourceGroups", "admin/shared-quota-sample-job.yaml": "spec.resourceGroups",
-           "jobs/sample-jobset.yaml": "spec.replicatedJobs",
+REFUSED = {"jobs/sample-jobset.yaml": "spec.replicatedJobs",
            # admission fair sharing: not modelled, refused (its jobs come with its set-up)
            **{f"admission-fs/{f}": "spec.admissionScope" for f in ("admission-fair-sharing-setup.yaml",
                                                                   "lq-a-simple-job.yaml", "lq-b-simple-job.yaml")}}

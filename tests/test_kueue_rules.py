@@ -530,3 +530,89 @@ def test_pending_workloads_say_which_flavor_quota_and_rule(tmp_path: Path) -> No
     assert res.exit_code == 1, res.output  # no job fits alone: infeasible
     assert "queue cq uses nothing" in res.output
     assert "pending big: flavor default-flavor: servers: cpu@default-flavor: needs 6, 4 of 4 free" in res.output
+
+
+# ---- several resource groups, Kueue's Configuration (issue 52 §4) ---------------------------------
+
+SHARED_QUOTA = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: on-demand}
+spec: {nodeLabels: {node-type: on-demand}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: spot}
+spec: {nodeLabels: {node-type: spot}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: credits}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: on-demand
+      resources: [{name: cpu, nominalQuota: 9}]
+    - name: spot
+      resources: [{name: cpu, nominalQuota: 9}]
+  - coveredResources: [cpu_credits]
+    flavors:
+    - name: credits
+      resources: [{name: cpu_credits, nominalQuota: 14}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: default}
+spec: {clusterQueue: cq}
+"""
+TRANSFORM = """
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+resources:
+  transformations:
+  - {input: cpu, strategy: Retain, outputs: {cpu_credits: 1}}
+"""
+
+
+def test_a_second_resource_group_is_a_shared_flavor_and_transformations_feed_it(tmp_path: Path) -> None:
+    """Kueue's shared-quota example, as ours: cpu per flavor (on-demand, spot: 9 each) and a second
+    group holding 14 cpu_credits, which Kueue's Configuration makes every CPU request also ask for.
+    Four 4-CPU jobs: two on on-demand, one on spot, the fourth pending on the credits (16 > 14);
+    without the Configuration the credits are never asked for and it runs on spot."""
+    jobs = [job(f"j{i}", resources="requests: {cpu: 4}") for i in range(4)]
+    with_credits = load(tmp_path, SHARED_QUOTA, TRANSFORM, *jobs)
+    assert with_credits.shared_flavors == ["credits"] and with_credits.flavors == ["on-demand", "spot"]
+    assert with_credits.jobs[0].roles["worker"].demand == {"cpu": 4.0, "cpu_credits": 4.0}
+    for solver in ("kueue-admission", "optimus-milp", "optimus-greedy"):
+        plan = assert_checked(with_credits, schedopt.solve(with_credits, solver))
+        assert len(plan.allocation) == 3, (solver, plan.allocation)
+    plan = schedopt.solve(with_credits, "kueue-admission")
+    assert plan.accelerators == {"j0": "on-demand", "j1": "on-demand", "j2": "spot"}
+    assert plan.metrics["pending"]["j3"].startswith("flavor on-demand: ")
+    assert "quota[cq]:cpu_credits@credits: needs 4, 2 of 14 free" in plan.metrics["pending"]["j3"]
+    assert plan.metrics["queue_usage"]["cq"] == {"cpu@on-demand": 8.0, "cpu_credits@credits": 12.0, "cpu@spot": 4.0}
+    from schedopt.allocation.kueue import workload_admissions
+    exported = workload_admissions(with_credits, plan)
+    assert exported[2]["status"]["admission"]["podSetAssignments"][0]["flavors"] == {"cpu": "spot", "cpu_credits": "credits"}
+    without = load(tmp_path, SHARED_QUOTA, *jobs)
+    assert len(assert_checked(without, schedopt.solve(without, "kueue-admission")).allocation) == 4
+
+
+def test_resource_group_and_configuration_refusals(tmp_path: Path) -> None:
+    two_choices = SHARED_QUOTA.replace("    - name: credits\n      resources: [{name: cpu_credits, nominalQuota: 14}]",
+                                       "    - name: credits\n      resources: [{name: cpu_credits, nominalQuota: 14}]\n"
+                                       "    - name: more\n      resources: [{name: cpu_credits, nominalQuota: 1}]")
+    with pytest.raises(schedopt.InputError, match=r"resourceGroups\[1\].*choosing among flavors"):
+        load(tmp_path, two_choices)
+    overlap = SHARED_QUOTA.replace("coveredResources: [cpu_credits]", "coveredResources: [cpu]")
+    with pytest.raises(schedopt.InputError, match="covered by resourceGroups"):
+        load(tmp_path, overlap)
+    with pytest.raises(schedopt.InputError, match="strategy"):
+        load(tmp_path, SHARED_QUOTA, TRANSFORM.replace("Retain", "Keep"))
+    with pytest.raises(schedopt.InputError, match="fair_sharing=true"):
+        load(tmp_path, SHARED_QUOTA, "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {enable: true}")

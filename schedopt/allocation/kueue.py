@@ -663,6 +663,7 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
     instance keeps no LocalQueue names). Validates against the Workload CRD's schema
     (``tests/test_quotas.py`` checks it with ``jsonschema``)."""
     flavors = dict(zip(instance.accelerators, instance.flavors))
+    queue_of = {q.name: q for q in instance.queues or []}
     spaces: dict[str, list[str]] = {}
     for job_id in plan.allocation:
         spaces.setdefault(namespace_of(job_id)[0], []).append(job_id)
@@ -680,7 +681,9 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
                              "minCount": int(job.roles[role].min),
                              "template": {"spec": {"containers": [{"name": k8s_label(role), "resources": {
                                  "requests": {r: quantity(v, r) for r, v in demand.items()}}}]}}})
-            assignments.append({"name": k8s_label(role), "count": n, "flavors": {r: k8s_name(flavor) for r in demand},
+            assignments.append({"name": k8s_label(role), "count": n,
+                                "flavors": {r: k8s_name(shared_flavor(instance, queue_of[job.queue], r) or flavor
+                                                        if job.queue is not None else flavor) for r in demand},
                                 "resourceUsage": {r: quantity(v * n, r) for r, v in demand.items()}})
         queue = k8s_name(job.queue or "default", 253)
         conditions = [{"type": kind, "status": "True", "reason": kind, "message": f"admitted by {plan.solver}",

@@ -17,7 +17,7 @@ app.add_typer(importer, name="import")
 @handles_bad_input
 def kueue(
     files: list[Path] = typer.Argument(..., help="manifests (.yaml, several documents each): ResourceFlavor, ClusterQueue, "
-                                                 "Cohort, LocalQueue, Node; Job, TFJob, PyTorchJob, MPIJob, JobSet, Workload"),
+                                                 "Cohort, LocalQueue, Node, Kueue's Configuration; Job, TFJob, PyTorchJob, MPIJob, JobSet, Workload"),
     out_path: Path = typer.Option(..., "--out", help="instance file to write (.yaml/.json)"),
     name: str = typer.Option("kueue", "--name", help="instance name"),
 ) -> None:
