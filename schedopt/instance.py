@@ -172,6 +172,10 @@ class Preemption(_Strict):
         "Never", description="withinClusterQueue: evict this queue's own workloads of lower priority (or, LowerOrNewerEqualPriority, equal priority and newer)")
     reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = Field(
         "Never", description="reclaimWithinCohort: evict workloads of other queues in the cohort that use more than their nominal quota (of lower priority, or any)")
+    borrow_within_cohort: Literal["Never", "LowerPriority"] = Field(
+        "Never", description="borrowWithinCohort.policy: a workload that must borrow may evict lower-priority workloads of other queues in the cohort that use more than their nominal quota (classic preemption; needs reclaim_within_cohort)")
+    max_priority_threshold: float | None = Field(
+        None, description="borrowWithinCohort.maxPriorityThreshold in the jobs' weights: only workloads of at most this weight are evicted that way (null: any lower)")
 
 
 class Queue(_Strict):

@@ -39,7 +39,7 @@ Optimus's job), PyTorchJob, MPIJob, JobSet and Kueue Workload objects.
 
 What the model cannot state is refused in one line naming the object and field:
 a second resource group choosing among flavors, a Cohort's fair-sharing
-weight, admission fair sharing, ``borrowWithinCohort`` preemption,
+weight, admission fair sharing,
 TFJob roles other than PS and Worker, jobs whose pods request differently.
 """
 
@@ -337,6 +337,7 @@ class _Reader:
         #: Kueue's Configuration: resources.transformations (input, Retain/Replace, outputs per unit) and
         #: resources.excludeResourcePrefixes
         self.transformations: list[tuple[str, str, dict[str, float]]] = []
+        self.thresholds: dict[str, int] = {}  # ClusterQueue -> borrowWithinCohort.maxPriorityThreshold (a priority)
         self.excluded_prefixes: list[str] = []
 
     def _configuration(self, doc: dict, where: str) -> None:
@@ -470,10 +471,16 @@ class _Reader:
         self.queues[name] = {"name": name, "cohort": cohort, "quotas": self._quotas(spec, where, cohort, "ClusterQueue")}
         preemption = _map(spec.get("preemption"), f"{where}: spec.preemption")
         bwc = _map(preemption.get("borrowWithinCohort"), f"{where}: spec.preemption.borrowWithinCohort")
-        if (bwc.get("policy") or "Never") != "Never":
-            raise InputError(where, "spec.preemption.borrowWithinCohort: preemption while borrowing is not modelled")
         rules = {out: preemption[key_] for key_, out in (("withinClusterQueue", "within_cluster_queue"),
                                                          ("reclaimWithinCohort", "reclaim_within_cohort")) if preemption.get(key_)}
+        if (bwc.get("policy") or "Never") != "Never":
+            if rules.get("reclaim_within_cohort", "Never") == "Never":
+                raise InputError(f"{where}: spec.preemption.borrowWithinCohort", "Kueue's validation: borrowWithinCohort "
+                                                                                "needs reclaimWithinCohort other than Never")
+            rules["borrow_within_cohort"] = bwc["policy"]  # values checked by the instance model
+            if bwc.get("maxPriorityThreshold") is not None:  # a priority: a weight once every priority is known
+                self.thresholds[name] = (_priority(bwc["maxPriorityThreshold"], f"{where}: spec.preemption.borrowWithinCohort"
+                                                                                ".maxPriorityThreshold"))
         if rules:
             self.queues[name]["preemption"] = rules  # values checked by the instance model
         strategy = spec.get("queueingStrategy")
@@ -720,6 +727,8 @@ class _Reader:
         least = min(values, default=0)
         for j, value in zip(self.jobs, values):
             j["weight"] = float(value - least + 1)
+        for queue, threshold in self.thresholds.items():  # in the same weights as the jobs'
+            self.queues[queue]["preemption"]["max_priority_threshold"] = float(threshold - least + 1)
         times = [j["created"] for j in self.jobs if j["created"] is not None]
         first, last = min(times, default=0.0), max(times, default=0.0)
         for j in self.jobs:

@@ -52,6 +52,9 @@ def flavors(inst: schedopt.Instance, plan: schedopt.Plan) -> dict[str, tuple[int
     return {j: (sum(c.values()), (plan.accelerators or {}).get(j)) for j, c in plan.allocation.items()}
 
 
+BWC = ("  preemption:\n    reclaimWithinCohort: Any\n    borrowWithinCohort: {{policy: LowerPriority, "
+       "maxPriorityThreshold: {threshold}}}\n")
+
 CASES = {
     # "single clusterQueue full": 40 of 50 CPUs held; a new 11-pod workload stays pending
     "single clusterQueue full": (
@@ -110,6 +113,27 @@ CASES = {
     "BestEffortFIFO does not block": (
         [cq("q", [("default", "5", None)]), wl("old", "q", 6, created=0), wl("young", "q", 2, created=1)],
         {"young": (2, "default")}),
+    # borrowWithinCohort (preemption.md, heuristic 2): a that must borrow for its high-priority workload
+    # evicts b's lower-priority borrower, within maxPriorityThreshold; without it (or with a threshold
+    # below b's priority) nothing is evicted and it waits
+    "borrowWithinCohort evicts a lower-priority borrower": (
+        [cq("a", [("default", "3", None)], cohort="all", extra=BWC.format(threshold=0)),
+         cq("b", [("default", "3", None)], cohort="all"),
+         wl("a1", "a", 2, admitted=("a", "default")), wl("b-low", "b", 4, admitted=("b", "default"), priority=-1),
+         wl("a-high", "a", 2, priority=1, created=1)],
+        {"a1": (2, "default"), "a-high": (2, "default")}),
+    "borrowWithinCohort respects maxPriorityThreshold": (
+        [cq("a", [("default", "3", None)], cohort="all", extra=BWC.format(threshold=-2)),
+         cq("b", [("default", "3", None)], cohort="all"),
+         wl("a1", "a", 2, admitted=("a", "default")), wl("b-low", "b", 4, admitted=("b", "default"), priority=-1),
+         wl("a-high", "a", 2, priority=1, created=1)],
+        {"a1": (2, "default"), "b-low": (4, "default")}),
+    "reclaim alone does not evict when the preemptor must borrow": (
+        [cq("a", [("default", "3", None)], cohort="all", extra="  preemption: {reclaimWithinCohort: Any}\n"),
+         cq("b", [("default", "3", None)], cohort="all"),
+         wl("a1", "a", 2, admitted=("a", "default")), wl("b-low", "b", 4, admitted=("b", "default"), priority=-1),
+         wl("a-high", "a", 2, priority=1, created=1)],
+        {"a1": (2, "default"), "b-low": (4, "default")}),
 }
 
 

@@ -616,3 +616,15 @@ def test_resource_group_and_configuration_refusals(tmp_path: Path) -> None:
         load(tmp_path, SHARED_QUOTA, TRANSFORM.replace("Retain", "Keep"))
     with pytest.raises(schedopt.InputError, match="fair_sharing=true"):
         load(tmp_path, SHARED_QUOTA, "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {enable: true}")
+
+
+def test_borrow_within_cohort_is_read_with_its_threshold_in_weights(tmp_path: Path) -> None:
+    """borrowWithinCohort's maxPriorityThreshold is a priority: imported in the jobs' weights
+    (priority - the least + 1); without reclaimWithinCohort Kueue's validation refuses it."""
+    bwc = "preemption: {reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 5}}"
+    inst = load(tmp_path, setup({"cpu": 4}, extra=f"cohort: c\n  {bwc}"), workload("low", priority=-10),
+                workload("high", priority=10))
+    policy = inst.queues[0].preemption
+    assert policy.borrow_within_cohort == "LowerPriority" and policy.max_priority_threshold == 5 - (-10) + 1
+    with pytest.raises(schedopt.InputError, match="needs reclaimWithinCohort"):
+        load(tmp_path, setup({"cpu": 4}, extra="cohort: c\n  preemption: {borrowWithinCohort: {policy: LowerPriority}}"))

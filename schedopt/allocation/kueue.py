@@ -33,11 +33,13 @@ over the pending workloads does:
   priority and newer, ``LowerOrNewerEqualPriority``), and, with
   ``reclaimWithinCohort``, other queues' in the cohort that use more than their
   nominal quota of a resource it needs (of lower priority, or ``Any``); ordered
-  other queues first, lowest priority, newest. Targets are taken greedily (all
-  candidates in its own queue: until it fits, borrowing allowed; its queue under
-  nominal: until it fits without borrowing, skipping a queue once it no longer
-  borrows; else its own queue's only, borrowing allowed), then minimised in
-  reverse. Which flavor is chosen is the fungibility rule above. The evicted jobs are in
+  other queues first, lowest priority, newest (ties: listing order). Targets are taken
+  greedily by the first of the preemption page's heuristics that makes room: all
+  candidates in its own queue, borrowing allowed; ``borrow_within_cohort``: other
+  queues' of lower priority up to ``max_priority_threshold``, borrowing allowed (the
+  request may then exceed its nominal quota); its queue under nominal: every
+  candidate, without borrowing, skipping a queue once it no longer borrows; its own
+  queue's only, borrowing allowed. Then minimised in reverse. Which flavor is chosen is the fungibility rule above. The evicted jobs are in
   ``metrics["preempted"]``; the preemptor is admitted in the same pass (Kueue
   admits it once the evicted pods are gone) at its full request.
 
@@ -49,7 +51,7 @@ over the pending workloads does:
   place while borrowing (``reclaimWithinCohort`` other than Never) and follows
   :func:`fair_preemption`'s strategies (``preemption_strategies``).
 
-Left out: ``borrowWithinCohort``, admission fair sharing, fair sharing over hierarchical cohorts,
+Left out: admission fair sharing, fair sharing over hierarchical cohorts,
 admission checks, topology-aware scheduling; jobs without a queue are tried after every queue, in arrival order,
 on the cluster's types in order.
 """
@@ -253,8 +255,9 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         t = int(data.kind[v])
         u = use(v, c)
         need = u[t * R:(t + 1) * R]
-        while_borrowing = fair_sharing and policy.reclaim_within_cohort != "Never"  # Kueue: fair sharing may
-        if not math.isfinite(float(rows.time_s(v, *c))) or (  # preempt while borrowing
+        bwc = not fair_sharing and policy.borrow_within_cohort != "Never" and policy.reclaim_within_cohort != "Never"
+        while_borrowing = bwc or (fair_sharing and policy.reclaim_within_cohort != "Never")  # Kueue: may preempt
+        if not math.isfinite(float(rows.time_s(v, *c))) or (  # while borrowing
                 not while_borrowing and np.any(need > capacity_limit(nominal(job.queue, t)))):
             return None  # classic preemption: the request must be within the queue's nominal quota
         candidates = [k for k, (w, _) in admitted.items() if int(data.kind[w]) == t and eligible(k)
@@ -262,20 +265,40 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         candidates.sort(key=lambda k: (inst.jobs[k].queue == job.queue, inst.jobs[k].weight, -inst.jobs[k].arrival, k))
         if fair_sharing:
             return fair_preemption(j, v, u, t, need, candidates)
-        own_only = all(inst.jobs[k].queue == job.queue for k in candidates)
-        under_nominal = not borrowing(job.queue, t, need)
-        if not own_only and not under_nominal:
-            candidates = [k for k in candidates if inst.jobs[k].queue == job.queue]
-        no_borrow = not own_only and under_nominal
+        own = [k for k in candidates if inst.jobs[k].queue == job.queue]
+        # the preemption page's heuristics, tried in turn: (candidates, borrowing allowed)
+        if len(own) == len(candidates):
+            heuristics = [(candidates, True)]  # 1: all in the preemptor's queue
+        else:
+            heuristics = []
+            if bwc:  # 2: borrowWithinCohort: other queues' of lower priority, up to the threshold
+                limit_w = policy.max_priority_threshold
+                heuristics.append(([k for k in candidates if inst.jobs[k].queue == job.queue or (
+                    inst.jobs[k].weight < job.weight and (limit_w is None or inst.jobs[k].weight <= limit_w))], True))
+            if not borrowing(job.queue, t, need):  # 3: its queue under nominal: without borrowing
+                heuristics.append((candidates, False))
+            heuristics.append((own, True))  # 4: its own queue's only
+        for pool, may_borrow in heuristics:
+            found = greedy_targets(j, v, u, t, need, pool, may_borrow)
+            if found is not None:
+                return found
+        return None
+
+    def greedy_targets(j: int, v: int, u: np.ndarray, t: int, need: np.ndarray, pool: list[int],
+                       may_borrow: bool) -> tuple[list[int], bool] | None:
+        """One heuristic of classic preemption: take ``pool``'s workloads in order until job j fits
+        (without borrowing unless ``may_borrow``; then skipping a queue that no longer borrows), then
+        give back in reverse each it can do without. Changes nothing; None when j does not fit."""
+        job = inst.jobs[j]
 
         def fits() -> bool:
-            return bool(np.all(used + u <= limit)) and (not no_borrow or nominal_room(j, v, u))
+            return bool(np.all(used + u <= limit)) and (may_borrow or nominal_room(j, v, u))
 
         taken: dict[int, tuple[int, tuple[int, int]]] = {}  # the targets, in the order taken
-        for k in candidates:
+        for k in pool:
             if fits():
                 break
-            if no_borrow and inst.jobs[k].queue != job.queue and not borrowing(inst.jobs[k].queue, t, need):
+            if not may_borrow and inst.jobs[k].queue != job.queue and not borrowing(inst.jobs[k].queue, t, need):
                 continue  # that queue no longer borrows
             taken[k] = admitted[k]
             admit(k, *taken[k], sign=-1.0)
