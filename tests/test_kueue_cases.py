@@ -128,6 +128,15 @@ CASES = {
          wl("a1", "a", 2, admitted=("a", "default")), wl("b-low", "b", 4, admitted=("b", "default"), priority=-1),
          wl("a-high", "a", 2, priority=1, created=1)],
         {"a1": (2, "default"), "b-low": (4, "default")}),
+    # flavor fungibility: reclaiming a borrower's quota on the second flavor is preferred to
+    # preempting one's own lower-priority workload on the first (Kueue's modes: fit > reclaim > preempt)
+    "reclaim on a later flavor before preempting in one's own queue": (
+        [cq("a", [("on-demand", "4", None), ("spot", "4", None)], cohort="c",
+            extra="  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}\n"),
+         cq("b", [("on-demand", "0", None), ("spot", "0", None)], cohort="c"),
+         wl("a-low", "a", 4, admitted=("a", "on-demand"), priority=-1), wl("b-w", "b", 4, admitted=("b", "spot")),
+         wl("a-high", "a", 4, priority=1, created=1)],
+        {"a-low": (4, "on-demand"), "a-high": (4, "spot")}),
     "reclaim alone does not evict when the preemptor must borrow": (
         [cq("a", [("default", "3", None)], cohort="all", extra="  preemption: {reclaimWithinCohort: Any}\n"),
          cq("b", [("default", "3", None)], cohort="all"),

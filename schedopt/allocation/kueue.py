@@ -39,7 +39,9 @@ over the pending workloads does:
   queues' of lower priority up to ``max_priority_threshold``, borrowing allowed (the
   request may then exceed its nominal quota); its queue under nominal: every
   candidate, without borrowing, skipping a queue once it no longer borrows; its own
-  queue's only, borrowing allowed. Then minimised in reverse. Which flavor is chosen is the fungibility rule above. The evicted jobs are in
+  queue's only, borrowing allowed. Then minimised in reverse. Which flavor is chosen is the fungibility rule above; a
+  flavor where every target is in another queue (Kueue's Reclaim) ranks above one that
+  preempts in the workload's own queue (``MODE_RANK``). Which flavor is chosen is the fungibility rule above. The evicted jobs are in
   ``metrics["preempted"]``; the preemptor is admitted in the same pass (Kueue
   admits it once the evicted pods are gone) at its full request.
 
@@ -84,9 +86,12 @@ PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
 STRATEGIES = (("LessThanOrEqualToFinalShare", "LessThanInitialShare"), ("LessThanOrEqualToFinalShare",),
               ("LessThanInitialShare",))
 DEFAULT_STRATEGIES = STRATEGIES[0]
-#: each preference's rank of (fit, borrows) modes found on a flavor, lower first ((Fit, NoBorrow) is taken at once)
-MODE_RANK = {"BorrowingOverPreemption": {("fit", True): 1, ("preempt", False): 2, ("preempt", True): 3},
-             "PreemptionOverBorrowing": {("preempt", False): 1, ("fit", True): 2, ("preempt", True): 3}}
+#: each preference's rank of (mode, borrows) found on a flavor, lower first ((Fit, NoBorrow) is taken at once);
+#: modes as Kueue's flavor assigner orders them: fit > reclaim (every target in another queue) > preempt
+MODE_RANK = {"BorrowingOverPreemption": {("fit", True): 1, ("reclaim", False): 2, ("reclaim", True): 3,
+                                         ("preempt", False): 4, ("preempt", True): 5},
+             "PreemptionOverBorrowing": {("reclaim", False): 1, ("preempt", False): 2, ("fit", True): 3,
+                                         ("reclaim", True): 4, ("preempt", True): 5}}
 
 
 def _requests(data: AllocationModel, v: int, partial: bool) -> list[tuple[int, int]]:
@@ -449,7 +454,8 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
                                        + ("" if not preempt or queue_of.get(job.queue or "") is None
                                           or queue_of[job.queue].preemption is None else "; preemption finds no room"))
                         continue
-                    mode, targets, stop = ("preempt", pre[1]), pre[0], stop_preempt
+                    reclaim = all(inst.jobs[k].queue != job.queue for k in pre[0])
+                    mode, targets, stop = ("reclaim" if reclaim else "preempt", pre[1]), pre[0], stop_preempt
                 if best is None or rank[mode] < best[0]:
                     best = (rank[mode], v, c, targets)
                 if stop:
