@@ -63,6 +63,9 @@ SPEED_ANNOTATION = "schedopt.io/speed"
 #: a Workload's annotation naming the flavors the job may take (``Job.allowed_flavors``), comma-separated:
 #: written by ``schedopt export kueue``, read back here
 ALLOWED_FLAVORS_ANNOTATION = "schedopt.io/allowed-flavors"
+#: a Workload's annotation saying its pod sets' requests are already as Kueue accounts them (Configuration's
+#: transformations applied): written by ``schedopt export kueue``, so a re-import does not apply them twice
+ACCOUNTED_ANNOTATION = "schedopt.io/requests-accounted"
 STEPS_ANNOTATION = "schedopt.io/remaining-steps"
 #: without annotations: steps/s per pod (linear scaling) and seconds of work at the full request
 DEFAULT_STEPS_PER_POD_S = 1.0
@@ -555,6 +558,8 @@ class _Reader:
                                "priority": (priority, priority_class, labels.get(PRIORITY_CLASS_LABEL), where),
                                "created": _timestamp(meta.get("creationTimestamp"), f"{where}: metadata.creationTimestamp"),
                                "scheduling": list(scheduling or [])}
+        if str(notes.get(ACCOUNTED_ANNOTATION, "")).lower() == "true":
+            job["accounted"] = True
         if ALLOWED_FLAVORS_ANNOTATION in notes:  # as `schedopt export kueue` writes a job's allowed_flavors
             job["annotated_flavors"] = [f for f in str(notes[ALLOWED_FLAVORS_ANNOTATION]).split(",") if f]
         pods = sum(r["max"] for r in roles.values())
@@ -773,6 +778,8 @@ class _Reader:
         holders = [*self.queues.values(), *self.cohorts.values()]  # what holds quotas: queues and cohorts
         shared = self.shared_flavors()
         for j in self.jobs:
+            if j.pop("accounted", False):
+                continue  # written by `schedopt export kueue`: transformed already
             for role in j["roles"].values():
                 role["demand"] = self.transformed(role["demand"])
         flavors = [f for f in self.flavors if f not in shared] or sorted({f for q in holders for f in q["quotas"]} - shared)

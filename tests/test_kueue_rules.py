@@ -601,6 +601,11 @@ def test_a_second_resource_group_is_a_shared_flavor_and_transformations_feed_it(
     assert exported[2]["status"]["admission"]["podSetAssignments"][0]["flavors"] == {"cpu": "spot", "cpu_credits": "credits"}
     without = load(tmp_path, SHARED_QUOTA, *jobs)
     assert len(assert_checked(without, schedopt.solve(without, "kueue-admission")).allocation) == 4
+    import yaml  # the export round-trips, with the Configuration read again: not transformed twice
+    again = load(tmp_path, SHARED_QUOTA, TRANSFORM, yaml.safe_dump_all(exported))
+    assert {j.id: (j.roles["worker"].demand, j.running_accelerator) for j in again.jobs} == {
+        "j0": ({"cpu": 4.0, "cpu_credits": 4.0}, "on-demand"), "j1": ({"cpu": 4.0, "cpu_credits": 4.0}, "on-demand"),
+        "j2": ({"cpu": 4.0, "cpu_credits": 4.0}, "spot")}
 
 
 def test_resource_group_and_configuration_refusals(tmp_path: Path) -> None:

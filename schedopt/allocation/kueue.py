@@ -73,7 +73,7 @@ from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.rows import CohortTree, shared_flavor
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.kueue_import import ALLOWED_FLAVORS_ANNOTATION
+from schedopt.kueue_import import ACCOUNTED_ANNOTATION, ALLOWED_FLAVORS_ANNOTATION
 from schedopt.plan import Plan
 from schedopt.registry import register
 from schedopt.tolerances import INTEGRAL_TOL, capacity_limit
@@ -685,7 +685,8 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
     type, or ``default-flavor``) and its resource usage; conditions QuotaReserved and Admitted;
     the flavors the job may take (``allowed_flavors``, else every flavor) as the annotation
     ``schedopt.io/allowed-flavors``, which a re-import reads in place of the pods' tolerations and
-    selectors (the exported pod sets carry their requests only).
+    selectors (the exported pod sets carry their requests only), and ``schedopt.io/requests-accounted``:
+    the requests are as Kueue accounts them (a re-import applies no Configuration transformation again).
     Names are distinct DNS names within each namespace (:func:`unique_names`); a job whose id is
     ``namespace/name`` (``schedopt import kueue`` where namespaces share a name) is written into that
     namespace, every other job into ``default``. ``spec.queueName`` is the cluster queue's name (an
@@ -719,7 +720,8 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
                        "lastTransitionTime": "1970-01-01T00:00:00Z"} for kind in ADMITTED_CONDITIONS]
         allowed = job.allowed_flavors if job.allowed_flavors is not None else instance.flavors
         metadata: dict[str, Any] = {"name": names[job_id], "namespace": k8s_name(namespace_of(job_id)[0], 63),
-                                    "annotations": {ALLOWED_FLAVORS_ANNOTATION: ",".join(allowed)}}
+                                    "annotations": {ALLOWED_FLAVORS_ANNOTATION: ",".join(allowed),
+                                                    ACCOUNTED_ANNOTATION: "true"}}
         out.append({"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": metadata,
                     "spec": {"queueName": queue, "podSets": pod_sets, "priority": int(round(job.weight))},
                     "status": {"admission": {"clusterQueue": queue, "podSetAssignments": assignments},
