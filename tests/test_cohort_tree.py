@@ -1,8 +1,8 @@
 """Hierarchical cohorts (Kueue's Cohort objects with a parent and quotas of their own, issue 52 §4):
 the quota rows (``allocation/rows.py``) against Kueue's resource tree written out here from its
 definitions (subtree quota, local quota kept by a lending limit, usage bubbling up past it, the
-borrowing limit of every node with a parent), on random usages; the exact solvers against brute
-force; manifests with Cohort objects imported and admitted as Kueue's cohort page says."""
+borrowing limit of every node with a parent), on random usages (the exact solvers against brute
+force on the same kit: tests/test_quotas.py); manifests with Cohort objects imported and admitted as Kueue's cohort page says."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import schedopt
-from schedopt.allocation.bruteforce import solve_bruteforce_typed
 from schedopt.allocation.rows import quota_rows
 from schedopt.kueue_import import import_kueue
 from schedopt.testing import random_cohort_tree_instance
@@ -97,20 +96,6 @@ def test_quota_rows_are_kueues_resource_tree(seed: int) -> None:
             assert by_rows == by_tree, (flavor, dict(zip(names, u)), [rows.names[k] for k in mine])
             agree += 1
     assert agree >= 300
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_exact_with_cohort_trees_equals_bruteforce(seed: int) -> None:
-    inst = random_cohort_tree_instance(seed)
-    admitted, total, _, _ = solve_bruteforce_typed(inst)
-    for solver in ["optimus-milp", "optimus-cpsat"]:
-        plan = assert_checked(inst, schedopt.solve(inst, solver, seed=0))
-        assert plan.objective.admitted == admitted
-        if admitted:
-            assert plan.objective.value == pytest.approx(total, rel=1e-6, abs=1e-6)
-    for heuristic in ["optimus-greedy", "kueue-admission"]:
-        plan = assert_checked(inst, schedopt.solve(inst, heuristic))
-        assert plan.objective.admitted <= admitted
 
 
 COHORTS = """

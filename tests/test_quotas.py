@@ -4,13 +4,15 @@ each queue's and cohort's rows and replays the certificates priced per quota row
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 import schedopt
 from schedopt.allocation.bruteforce import solve_bruteforce_typed
 from schedopt.testing import random_typed_instance
-from schedopt.testing.instances import random_quota_instance
+from schedopt.testing.instances import random_cohort_tree_instance, random_quota_instance
 from tests.conftest import assert_checked
 
 
@@ -53,9 +55,11 @@ def _with_queues(seed: int) -> schedopt.Instance:
     return random_quota_instance(seed)  # schedopt.testing's quota kit instance
 
 
-@pytest.mark.parametrize("seed", range(10))
-def test_exact_with_quotas_equals_bruteforce_and_check_replays_the_prices(seed: int) -> None:
-    inst = _with_queues(seed)
+@pytest.mark.parametrize("kit,seed", [(random_quota_instance, s) for s in range(10)]
+                         + [(random_cohort_tree_instance, s) for s in range(6)])
+def test_exact_with_quotas_equals_bruteforce_and_check_replays_the_prices(kit: Any, seed: int) -> None:
+    """Flat cohorts (the quota kit) and cohort trees (hierarchical cohorts, tests/test_cohort_tree.py)."""
+    inst = kit(seed)
     admitted, total, _, _ = solve_bruteforce_typed(inst)
     for solver in ["optimus-milp", "optimus-cpsat"]:
         plan = assert_checked(inst, schedopt.solve(inst, solver, seed=0))

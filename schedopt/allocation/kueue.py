@@ -41,7 +41,7 @@ over the pending workloads does:
   candidate, without borrowing, skipping a queue once it no longer borrows; its own
   queue's only, borrowing allowed. Then minimised in reverse. Which flavor is chosen is the fungibility rule above; a
   flavor where every target is in another queue (Kueue's Reclaim) ranks above one that
-  preempts in the workload's own queue (``MODE_RANK``). Which flavor is chosen is the fungibility rule above. The evicted jobs are in
+  preempts in the workload's own queue (``MODE_RANK``). The evicted jobs are in
   ``metrics["preempted"]``; the preemptor is admitted in the same pass (Kueue
   admits it once the evicted pods are gone) at its full request.
 
@@ -289,6 +289,24 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
                 return found
         return None
 
+    def settle(j: int, v: int, u: np.ndarray, taken: dict[int, tuple[int, tuple[int, int]]],
+               fits: Any) -> tuple[list[int], bool] | None:
+        """The end of a preemption's dry run: when job j fits with ``taken`` evicted, give back in
+        reverse each target it can do without (Kueue's minimisation); then every target back. The
+        targets and whether j borrows, or None."""
+        found = None
+        if fits():
+            for k in reversed(list(taken)):
+                admit(k, *taken[k])
+                if fits():
+                    del taken[k]
+                else:
+                    admit(k, *taken[k], sign=-1.0)
+            found = (sorted(taken), not nominal_room(j, v, u))
+        for k, (w, ck) in taken.items():
+            admit(k, w, ck)
+        return found if found is not None and found[0] else None
+
     def greedy_targets(j: int, v: int, u: np.ndarray, t: int, need: np.ndarray, pool: list[int],
                        may_borrow: bool) -> tuple[list[int], bool] | None:
         """One heuristic of classic preemption: take ``pool``'s workloads in order until job j fits
@@ -307,18 +325,7 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
                 continue  # that queue no longer borrows
             taken[k] = admitted[k]
             admit(k, *taken[k], sign=-1.0)
-        found = None
-        if fits():
-            for k in reversed(list(taken)):  # minimise: give back each target j can do without
-                admit(k, *taken[k])
-                if fits():
-                    del taken[k]
-                else:
-                    admit(k, *taken[k], sign=-1.0)
-            found = (sorted(taken), not nominal_room(j, v, u))
-        for k, (w, ck) in taken.items():  # a dry run: every target back
-            admit(k, w, ck)
-        return found if found is not None and found[0] else None
+        return settle(j, v, u, taken, fits)
 
     def fair_preemption(j: int, v: int, u: np.ndarray, t: int, need: np.ndarray,
                         candidates: list[int]) -> tuple[list[int], bool] | None:
@@ -392,18 +399,7 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
                 if share_value(job.queue, need, t) < share_value(name):
                     take(k)
                 pruned.add(name)
-        found = None
-        if fits():
-            for k in reversed(list(taken)):  # minimise: give back each target j can do without
-                admit(k, *taken[k])
-                if fits():
-                    del taken[k]
-                else:
-                    admit(k, *taken[k], sign=-1.0)
-            found = (sorted(taken), not nominal_room(j, v, u))
-        for k, (w, ck) in taken.items():  # a dry run: every target back
-            admit(k, w, ck)
-        return found if found is not None and found[0] else None
+        return settle(j, v, u, taken, fits)
 
     row_names = data.resource_names
 
