@@ -9,6 +9,8 @@ Prints markdown for docs/benchmarks.md and draws docs/figures/heterogeneous_jct.
    gavel-las, gavel-max-sum-throughput, gavel-finish-time-fairness. Median and
    worst over seeds of the average JCT and the makespan. (drf, tetris, fifo and
    srtf do not take typed clusters yet: they refuse them in one line.)
+   ``--only spread``: the same on ``gavel-spread`` (Gavel's measured unconsolidated speeds for
+   jobs spanning servers) against ``gavel``, per scheduler (issue 50 §5).
 2. Snapshots: every job of a ``gavel`` instance at once (1,000 jobs), the greedy's
    certified gap and the exact solvers' time to a proof, typed and on the same jobs
    with the types erased (every server one type, every job at its V100 speed).
@@ -102,6 +104,51 @@ def simulations(jobs: int, servers: int, seeds: int, data_dir: str, *, name: str
     return jct
 
 
+def spread_effect(jobs: int, servers: int, seeds: int, data_dir: str) -> None:
+    """Issue 50 §5: the ``gavel-spread`` family (Gavel's measured unconsolidated speeds for jobs whose
+    tasks span servers) against ``gavel`` (packed speeds throughout), same jobs and seeds, one run."""
+    labels = [label for _, _, label in SCHEDULERS if label not in SPREAD_SKIP]
+    jct: dict[tuple[str, str, float], list[float]] = {}
+    wide: list[int] = []
+    for family in ("gavel", "gavel-spread"):
+        for load in LOADS:
+            for seed in range(seeds):
+                inst = generate_instance(family, jobs=jobs, servers=servers, seed=seed, data_dir=data_dir)
+                if family == "gavel-spread" and load == LOADS[0]:
+                    wide.append(sum(1 for j in inst.jobs if j.spread is not None and j.roles["worker"].max_count > 4))
+                wl = _loaded(inst, load)
+                for solver, options, label in SCHEDULERS:
+                    if label in SPREAD_SKIP:
+                        continue
+                    r = simulate(wl, solver, options=options, seed=seed, interval_s=INTERVAL_S)
+                    assert r.finished == len(wl.jobs), (family, label, load, seed, r.finished)
+                    jct.setdefault((family, label, load), []).append(r.avg_jct_s / 3600)
+                    print(f"  {family} load {load} seed {seed} {label}: {r.avg_jct_s / 3600:.2f} h", file=sys.stderr, flush=True)
+    columns = ["scheduler"] + [f"avg JCT (h), load {x}, gavel-spread" for x in LOADS] + [f"÷ gavel, load {x}" for x in LOADS]
+    rows = []
+    for label in labels:
+        cells = [f"{statistics.median(jct['gavel-spread', label, x]):.2f} [{max(jct['gavel-spread', label, x]):.2f}]"
+                 for x in LOADS]
+        for x in LOADS:
+            ratios = [a / b for a, b in zip(jct["gavel-spread", label, x], jct["gavel", label, x])]
+            cells.append(f"{statistics.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]")
+        rows.append([label, *cells])
+    notes = [f"jobs spanning two servers (8 GPUs on 4-GPU servers) per seed: {', '.join(map(str, wide))} of {jobs}"]
+    for x in LOADS:
+        a = [p / q for p, q in zip(jct["gavel-spread", "optimus-greedy, average-JCT objective", x], jct["gavel-spread", "gavel-las", x])]
+        notes.append(f"load {x}: gavel-spread, optimus-greedy with the average-JCT objective ÷ gavel-las, median "
+                     f"{statistics.median(a):.2f}× (seeds: {', '.join(f'{r:.2f}' for r in a)})")
+    name = "heterogeneous-sim-spread" + SUFFIX
+    tables.save(name, columns=columns, rows=rows, seeds=list(range(seeds)), notes=notes,
+                command=f"benchmarks/bench_heterogeneous.py --only spread ({jobs} jobs, {servers} servers, loads {LOADS})")
+    print(tables.render(name))
+
+
+#: the schedulers the spread comparison leaves out (the type-blind greedy and Themis: the table's focus is
+#: the average-JCT objective against Gavel's LAS)
+SPREAD_SKIP = ("optimus-greedy, blind to types", "gavel-finish-time-fairness")
+
+
 def _erase_types(inst: schedopt.Instance) -> schedopt.Instance:
     """The same jobs and GPUs with one type: every job at its V100 speed."""
     doc = inst.to_dict()
@@ -183,7 +230,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--only", choices=["sim", "contended", "snapshots", "figure"])
+    ap.add_argument("--only", choices=["sim", "contended", "spread", "snapshots", "figure"])
     ap.add_argument("--seeds", type=int, default=5, help="seeds per cell (issue 38 §3: at least 5)")
     args = ap.parse_args()
     global SUFFIX
@@ -196,6 +243,8 @@ def main() -> None:
     if args.only == "contended":  # issue 50: four times the jobs on the same cluster (calls of 100+ jobs)
         simulations(240, servers, seeds, args.data_dir, name="heterogeneous-sim-240",
                     skip=("optimus-greedy, blind to types", "gavel-finish-time-fairness"))
+    if args.only == "spread":  # issue 50 §5: Gavel's measured spread (unconsolidated) speeds
+        spread_effect(jobs, servers, seeds, args.data_dir)
     if args.only == "figure":
         figure(ROOT / "docs" / "figures" / "heterogeneous_jct.png")
     if args.only in (None, "snapshots"):

@@ -106,10 +106,13 @@ class SpeedSamples(_Strict):
 
 
 class Spread(_Strict):
-    """How a job's speed changes with the servers its tasks span (locality)."""
+    """How a job's speed changes with the servers its tasks span (locality): measured speeds when
+    spread (``speed_by_accelerator``, e.g. Gavel's unconsolidated throughputs), else a factor."""
 
     factor_per_server: Annotated[float, PlainValidator(number_validator(gt=0, le=1))] = Field(
-        description="speed multiplier in (0, 1] for each server beyond the first that the job's tasks span")
+        1.0, description="speed multiplier in (0, 1] for each server beyond the first that the job's tasks span (types without a measured spread speed)")
+    speed_by_accelerator: dict[Name, SpeedForm] | None = Field(
+        None, description="measured speed on each type when the job's tasks span more than one server (Gavel's unconsolidated throughputs): type -> speed form; packed on one server the job runs at its speed there")
 
 
 class Job(_Strict):
@@ -449,11 +452,17 @@ class Instance(_Strict):
                 if flavor not in cluster_flavors:
                     out.append(FieldProblem(f"{path}.allowed_flavors[{k}]", f'unknown flavor "{flavor}"; the cluster has '
                                                                             f"{sorted(cluster_flavors)}"))
-            for kind, speed in (job.speed_by_accelerator or {}).items():
-                if len(job.roles) <= 2 and speed.n_roles != len(job.roles):
-                    need = "two roles (ps and worker)" if speed.n_roles == 2 else "one role"
-                    out.append(FieldProblem(f"{path}.speed_by_accelerator.{kind}.form",
-                                            f'speed form "{speed.form}" needs {need}; the job has {len(job.roles)}'))
+            spread_speeds = (job.spread.speed_by_accelerator or {}) if job.spread is not None else {}
+            for field, per_type in (("speed_by_accelerator", job.speed_by_accelerator or {}),
+                                    ("spread.speed_by_accelerator", spread_speeds)):
+                for kind, speed in per_type.items():
+                    if len(job.roles) <= 2 and speed.n_roles != len(job.roles):
+                        need = "two roles (ps and worker)" if speed.n_roles == 2 else "one role"
+                        out.append(FieldProblem(f"{path}.{field}.{kind}.form",
+                                                f'speed form "{speed.form}" needs {need}; the job has {len(job.roles)}'))
+            for kind in sorted(set(spread_speeds) - types):
+                out.append(FieldProblem(f"{path}.spread.speed_by_accelerator.{kind}",
+                                        f'"{kind}" is not an accelerator type of the servers ({", ".join(sorted(types)) or "none"})'))
 
         queue_names = [q.name for q in self.queues or []]
         for i, q in enumerate(self.queues or []):
@@ -616,7 +625,9 @@ class Instance(_Strict):
     def speed_on(self, job: Job, accelerator: str | None) -> SpeedForm | None:
         """The job's speed on servers of type ``accelerator``: its ``speed_by_accelerator``
         entry, else its ``speed`` (None: it cannot run there); with ``spread``, a table
-        of every count its roles allow, each at factor^(servers spanned - 1) of that speed.
+        of every count its roles allow, each at its measured spread speed on that type where the
+        count spans more than one server (``spread.speed_by_accelerator``), else at
+        factor^(servers spanned - 1) of that speed.
         None also where the type's flavor is not among the job's ``allowed_flavors``."""
         if job.allowed_flavors is not None and (DEFAULT_FLAVOR if accelerator is None else accelerator) not in job.allowed_flavors:
             return None
@@ -651,6 +662,12 @@ class Instance(_Strict):
         servers = np.nan_to_num(need, nan=np.inf).max(axis=1) if len(self.resources) else np.ones(len(c0))
         rate = np.where(np.isfinite(step) & (step > 0) & np.isfinite(servers),
                         job.spread.factor_per_server ** np.maximum(servers - 1, 0) / np.where(step > 0, step, 1.0), 0.0)
+        measured = (job.spread.speed_by_accelerator or {}).get(accelerator) if accelerator is not None else None
+        if measured is not None:  # spread over several servers: the measured speed there
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                apart = np.asarray(measured.step_time_s(c0, c1), dtype=float).reshape(-1)
+            apart_rate = np.where(np.isfinite(apart) & (apart > 0), 1.0 / np.where(apart > 0, apart, 1.0), 0.0)
+            rate = np.where(np.isfinite(servers) & (servers > 1), apart_rate, rate)
         rows = [[*map(int, c), float(r)] for c, r in zip(counts[:, :len(names)], rate)]
         return TableSpeed(points=rows)
 

@@ -404,6 +404,51 @@ def test_spread_slows_a_job_past_one_server_and_solvers_pack() -> None:
     assert no_penalty.allocation["j0"]["worker"] + no_penalty.allocation["j1"]["worker"] == 16
 
 
+def test_measured_spread_speeds_apply_past_one_server() -> None:
+    """Issue 50 §5: a job's measured speed when spread (Gavel's unconsolidated throughputs) is its speed
+    wherever its tasks span more than one server of a type; packed it runs at its own speed there.
+    The exact solvers price it (against brute force), and a type without a measured spread speed
+    keeps the factor (1 by default)."""
+    packed = {"v100": {"form": "table", "points": [[4, 40.0], [8, 80.0]]},
+              "k80": {"form": "table", "points": [[4, 10.0], [8, 20.0]]}}
+    jobs = [{"id": f"j{i}", "roles": {"worker": {"demand": {"gpu": 1}, "min": 4, "max": 8}},
+             "speed_by_accelerator": packed, "remaining_steps": 8000.0,
+             "spread": {"speed_by_accelerator": {"v100": {"form": "table", "points": [[4, 40.0], [8, 30.0]]}}}}
+            for i in range(2)]
+    inst = schedopt.Instance.from_dict({"name": "measured-spread", "resources": ["gpu"], "jobs": jobs, "servers": [
+        {"name": "v", "count": 2, "accelerator": "v100", "capacity": {"gpu": 4}},
+        {"name": "k", "count": 2, "accelerator": "k80", "capacity": {"gpu": 4}}]})
+    on_v100 = {int(p[0]): p[1] for p in inst.speed_on(inst.jobs[0], "v100").points}
+    on_k80 = {int(p[0]): p[1] for p in inst.speed_on(inst.jobs[0], "k80").points}
+    assert on_v100[4] == 40.0 and on_v100[8] == 30.0  # 8 GPUs span two 4-GPU servers: the measured 30
+    assert on_k80[8] == 20.0  # no measured spread speed on k80: factor 1
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    for solver in EXACT:
+        plan = assert_checked(inst, schedopt.solve(inst, solver))
+        assert plan.objective.admitted == admitted and plan.objective.value == pytest.approx(total)
+    plan = schedopt.solve(inst, "optimus-milp")
+    assert sorted(plan.allocation[j]["worker"] for j in plan.allocation) == [4, 4]  # 8 spread is slower than 4 packed
+    with pytest.raises(schedopt.InputError, match=r"spread.speed_by_accelerator.a100"):
+        bad = inst.to_dict()
+        bad["jobs"][0]["spread"]["speed_by_accelerator"]["a100"] = {"form": "table", "points": [[4, 1.0]]}
+        schedopt.Instance.from_dict(bad)
+
+
+def test_gavel_spread_family_is_gavel_with_measured_spread_speeds() -> None:
+    from schedopt.generate import generate_instance
+    from tests.conftest import SHARED_DATA
+
+    plain = _gavel(200, 9, 0)  # skips without the data folder
+    spread = generate_instance("gavel-spread", jobs=200, servers=9, seed=0, data_dir=SHARED_DATA)
+    assert [j.id for j in plain.jobs] == [j.id for j in spread.jobs]
+    wide = [j for j in spread.jobs if j.roles["worker"].max_count > 4]
+    assert wide and all(j.spread is not None for j in wide)
+    for job in wide:  # 8 GPUs on 4-GPU servers: Gavel's unconsolidated throughput
+        v100 = {int(p[0]): p[1] for p in spread.speed_on(job, "v100").points}
+        assert v100[8] == pytest.approx(job.spread.speed_by_accelerator["v100"].points[0][1])
+    assert_checked(spread, schedopt.solve(spread, "optimus-greedy"))
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_typed_lagrange_is_never_better_than_bruteforce_and_at_least_the_greedy(seed: int) -> None:
     """optimus-lagrange on a typed cluster starts from the type-aware greedy's plan and keeps it

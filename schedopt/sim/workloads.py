@@ -220,7 +220,8 @@ GAVEL_SCALABLE = ("ResNet-18", "ResNet-50", "Transformer", "LM")
 GAVEL_RATE_PER_GPU_HOUR = 1.8 / 108
 
 
-def gavel_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None) -> dict[str, Any]:
+def gavel_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int, data_dir: Any = None,
+                   spread: bool = False) -> dict[str, Any]:
     """Gavel's simulation workload (OSDI'20 §7; ``../shared/papers/gavel-notes.md``) on
     ``servers`` 4-GPU servers split evenly over V100, P100 and K80 (V100 first for the
     remainder). Each job: a job type drawn uniformly from the 26 measured ones; a
@@ -230,7 +231,11 @@ def gavel_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks:
     its work the steps a V100 run of s GPUs makes in 10^U(1.5, 3) minutes (probability
     0.8) or 10^U(3, 4) minutes; Poisson arrivals at ``GAVEL_RATE_PER_GPU_HOUR`` per GPU.
     The jobs are rigid (min = max = s GPUs), as Gavel's traces are: Optimus's
-    allocation chooses only their type and whether they run, like Gavel's policies."""
+    allocation chooses only their type and whether they run, like Gavel's policies.
+    ``spread`` (family ``gavel-spread``): each multi-GPU job also carries Gavel's measured
+    *unconsolidated* steps/s at s GPUs per type (``spread.speed_by_accelerator``), its speed
+    wherever its tasks span more than one server (an 8-GPU job on 4-GPU servers; a type
+    Gavel did not measure spread keeps the packed speed)."""
     from schedopt.data import gavel_throughputs
 
     table = gavel_throughputs(data_dir)
@@ -255,10 +260,21 @@ def gavel_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks:
         minutes = 10 ** rng.uniform(1.5, 3.0) if rng.random() < 0.8 else 10 ** rng.uniform(3.0, 4.0)
         top = max(n for n in table[jt]["v100"] if n <= s)  # s itself: 1, 2, 4, 8 are all measured
         steps = minutes * 60.0 * table[jt]["v100"][top]
-        out.append({"id": f"{jt.split(' ')[0].lower()}-{i}", "model": jt, "arrival": round(float(arrival), 1),
-                    "roles": {"worker": {"demand": {"gpu": 1.0}, "min": s, "max": s}},
-                    "speed_by_accelerator": speeds, "remaining_steps": max(1.0, round(steps, 1)), "new": True})
+        job = {"id": f"{jt.split(' ')[0].lower()}-{i}", "model": jt, "arrival": round(float(arrival), 1),
+               "roles": {"worker": {"demand": {"gpu": 1.0}, "min": s, "max": s}},
+               "speed_by_accelerator": speeds, "remaining_steps": max(1.0, round(steps, 1)), "new": True}
+        apart = {kind: {"form": "table", "points": [[s, round(table[jt][f"{kind}_unconsolidated"][s], 6)]]}
+                 for kind in speeds if table[jt].get(f"{kind}_unconsolidated", {}).get(s, 0) > 0}
+        if spread and s > 1 and apart:
+            job["spread"] = {"speed_by_accelerator": apart}
+        out.append(job)
     return {"resources": ["gpu"], "servers": cluster, "jobs": out}
+
+
+def gavel_spread_workload(jobs: int, servers: int, rng: np.random.Generator, max_tasks: int,
+                          data_dir: Any = None) -> dict[str, Any]:
+    """``gavel`` with Gavel's measured unconsolidated speeds for jobs spread over servers."""
+    return gavel_workload(jobs, servers, rng, max_tasks, data_dir, spread=True)
 
 
 #: the virtual clusters (tenants) of the Philly trace taken as queues, and the GPU types of the cluster
@@ -341,6 +357,8 @@ for _family in (Family("optimus-workload", optimus_workload, "Optimus §6.1 simu
                 Family("dl2", dl2_workload, "DL2's eight models with measured table speeds (reads --data-dir)"),
                 Family("dl2-fitted", dl2_fitted_workload, "dl2 with eq. 4 fitted by NNLS to the measured speeds"),
                 Family("gavel", gavel_workload, "Gavel's job types with measured K80/P100/V100 speeds on a typed cluster (reads --data-dir)"),
+                Family("gavel-spread", gavel_spread_workload,
+                       "gavel with Gavel's measured speeds of jobs spread over servers (unconsolidated; reads --data-dir)"),
                 Family("philly-tenants", philly_tenants_workload,
                        "the Philly trace's 4 busiest virtual clusters as Kueue queues in a cohort, V100/K80 (reads --data-dir)")):
     add_family("allocation", _family)
