@@ -17,8 +17,9 @@ counts: s_m·d_m is then both roles' use. Policies:
 - ``gavel-max-sum-throughput``: max Σ_m thr(m, X) / T_m^norm, with T_m^norm = 1
   (raw steps/s, as Gavel's simulator sums them; ``normalize=fastest`` divides by
   the job's speed on its fastest type instead);
-- ``gavel-las``: max min_m s_m·thr(m, X) / (w_m·thr(m, X_eq)), ``X_eq[m][τ]`` = 1/M
-  (an equal share of every type; w_m the job's ``weight``);
+- ``gavel-las``: max min_m s_m·thr(m, X) / (w_m·thr(m, X_eq)), ``X_eq`` the job's isolated
+  share as Gavel computes it (:func:`equal_share_throughput`: each type's workers split over the
+  jobs, so a type's share is proportional to its GPUs; w_m the job's ``weight``);
 - ``gavel-finish-time-fairness`` (Themis): min max_m ρ_m,
   ρ_m = (e_m + Q_m / thr(m, X)) / (e_m + Q_m / thr(m, X_eq)), e_m the time since the
   job arrived (the instance's clock is its latest arrival); solved by bisection on
