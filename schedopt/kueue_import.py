@@ -476,6 +476,9 @@ class _Reader:
         bwc = _map(preemption.get("borrowWithinCohort"), f"{where}: spec.preemption.borrowWithinCohort")
         rules = {out: preemption[key_] for key_, out in (("withinClusterQueue", "within_cluster_queue"),
                                                          ("reclaimWithinCohort", "reclaim_within_cohort")) if preemption.get(key_)}
+        if bwc.get("policy") not in (None, "Never", "LowerPriority"):
+            raise InputError(f"{where}: spec.preemption.borrowWithinCohort.policy",
+                             f"expected Never or LowerPriority, got {bwc.get('policy')!r}")
         if (bwc.get("policy") or "Never") != "Never":
             if rules.get("reclaim_within_cohort", "Never") == "Never":
                 raise InputError(f"{where}: spec.preemption.borrowWithinCohort", "Kueue's validation: borrowWithinCohort "
