@@ -132,6 +132,13 @@ class JobArrays:
 
 
 def job_arrays(instance: Instance) -> JobArrays:
+    """The instance's :class:`JobArrays`, built once per instance (its jobs and queues); a replay
+    prices them again at every node of a branch tree."""
+    arrays, queues = instance.derived("certificate_job_arrays", lambda inst: (_job_arrays(inst), inst.queues))
+    return arrays if queues is instance.queues else _job_arrays(instance)
+
+
+def _job_arrays(instance: Instance) -> JobArrays:
     jobs = instance.jobs
     J, R = len(jobs), len(instance.resources)
     lo = np.zeros((J, 2), dtype=np.int64)
