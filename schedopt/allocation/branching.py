@@ -86,7 +86,7 @@ def _lp_prices(conf: _Configurations, mask: np.ndarray, must: np.ndarray, J: int
     every job when ``admit`` is None, and for the jobs ``must`` admit), at least ``admit``
     jobs, within capacity. ("optimal", λ, ν, x), ("infeasible", λ, ν, None) with the row
     prices of the least-overflow LP (they price every plan of the node out when scaled),
-    or ("error", None, 0, None)."""
+    ("time", None, 0, None) when the LP hits ``time_limit_s``, or ("error", None, 0, None)."""
     idx = np.flatnonzero(mask)
     K = len(idx)
     owner = conf.owner[idx]
@@ -113,6 +113,8 @@ def _lp_prices(conf: _Configurations, mask: np.ndarray, must: np.ndarray, J: int
     if res.status == 0:
         lam, nu = prices(res)
         return "optimal", lam, nu, np.asarray(res.x)
+    if res.status == 1:  # its time (or iteration) limit: the search's budget is spent
+        return "time", None, 0.0, None
     if res.status != 2:
         return "error", None, 0.0, None
     # infeasible: min Σ overflow s.t. use·x - s <= C (the other rows kept)
@@ -130,10 +132,11 @@ def _lp_prices(conf: _Configurations, mask: np.ndarray, must: np.ndarray, J: int
 
 #: a dive this deep that has closed less than ``depth / PROJECTED_DEPTH_LIMIT`` of the root's gap to
 #: the target is taken as hopeless: at that rate the tree would need paths deeper than a plan file
-#: holds (twice MAX_BRANCH_DEPTH, projected linearly; issue 50 §3: the search otherwise spent twice
-#: the solve's time on 4,000-job `gavel` optima with a 0.16 % LP gap and found nothing in 20,000 leaves)
+#: holds (MAX_BRANCH_DEPTH, projected linearly; issue 50 §3: the search otherwise spent twice the
+#: solve's time on 4,000-job `gavel` optima with a 0.16 % LP gap and found nothing in 20,000 leaves;
+#: twice MAX_BRANCH_DEPTH before, which let dives run on past any tree a plan file can hold)
 HOPELESS_FROM_DEPTH = 3
-PROJECTED_DEPTH_LIMIT = 2 * MAX_BRANCH_DEPTH
+PROJECTED_DEPTH_LIMIT = MAX_BRANCH_DEPTH
 
 
 def hopeless(depth: int, closed: float) -> bool:
@@ -143,25 +146,32 @@ def hopeless(depth: int, closed: float) -> bool:
 
 
 def branch_proof(instance: Instance, value: float, *, admit: int | None = None, cost: CostGrid = remaining_time_grid,
-                 time_limit_s: float = 10.0, max_leaves: int = MAX_LEAVES) -> tuple[float, Proof, dict[str, Any]] | None:
+                 time_limit_s: float = 10.0, max_leaves: int = MAX_LEAVES,
+                 why: dict[str, Any] | None = None) -> tuple[float, Proof, dict[str, Any]] | None:
     """A ``branch-lagrangian`` proof that no plan admitting at least ``admit`` jobs (every
     job: None) costs less than ``value`` (less :data:`BRANCH_TARGET_MARGIN`): (bound, proof,
     diagnostics), or None when none is found within ``time_limit_s`` and ``max_leaves``
-    (or the instance is too large)."""
+    (or the instance is too large); ``why["stopped"]`` then says why, with the seconds spent."""
     started = time.perf_counter()
+
+    def stop(reason: str) -> None:
+        if why is not None:
+            why.update(stopped=reason, seconds=time.perf_counter() - started)
+        return None
+
     J = len(instance.jobs)
     if J == 0:
-        return None
+        return stop("no jobs")
     if configuration_count(instance) > MAX_ENUMERATED:
-        return None
+        return stop(f"more than {MAX_ENUMERATED:,} configurations to enumerate")
     data = job_arrays(instance)
     try:
         blocks = list(configuration_blocks(instance, cost, data))
     except TooLargeToReplay:
-        return None
+        return stop("too large to replay")
     conf = _Configurations(instance, cost, blocks)
     if len(conf.owner) == 0 or len(conf.owner) > MAX_CONFIGURATIONS:
-        return None
+        return stop(f"{len(conf.owner):,} allowed configurations (at most {MAX_CONFIGURATIONS:,})")
     cap = capacity_of(instance)
     names = resource_names(instance)
     kinds = instance.accelerators
@@ -178,11 +188,13 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     leaves, least = 0, math.inf
     root_bound: float | None = None
     while stack:
-        if time.perf_counter() - started > time_limit_s or leaves >= max_leaves:
-            return None
+        if time.perf_counter() - started > time_limit_s:
+            return stop(f"time budget ({time_limit_s:.2f} s) spent")
+        if leaves >= max_leaves:
+            return stop(f"{max_leaves:,} leaves")
         node, dom, depth = stack.pop()
         if depth >= MAX_BRANCH_DEPTH:  # deeper than a plan file holds: give up
-            return None
+            return stop(f"depth {MAX_BRANCH_DEPTH}")
         mask = np.zeros(len(conf.owner), bool)
         for k in range(len(kinds)):  # one type without types
             on = conf.t == k
@@ -195,20 +207,23 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             continue
         left = time_limit_s - (time.perf_counter() - started)
         status, lam, nu, x = _lp_prices(conf, mask, dom.admitted, J, cap, k_admit, left)
+        if status == "time":
+            return stop(f"time budget ({time_limit_s:.2f} s) spent in a node's LP")
         if status == "error" or lam is None:
-            return None
+            return stop("a node's LP failed")
         if status == "infeasible":  # scale the overflow prices until they price the node out
             scale = 1.0
             while scale < 1e30 and bound_at(scale * lam, scale * nu, dom) < target:
                 if time.perf_counter() - started > time_limit_s:
-                    return None
+                    return stop(f"time budget ({time_limit_s:.2f} s) spent")
                 scale *= 10.0
             lam, nu = scale * lam, scale * nu
         found = bound_at(lam, nu, dom)
         if root_bound is None:
             root_bound = found
         elif hopeless(depth, (found - root_bound) / max(target - root_bound, TINY)):
-            return None
+            return stop(f"hopeless: a dive at depth {depth} closed {(found - root_bound) / max(target - root_bound, TINY):.1%} "
+                        "of the root's gap")
         if found >= target:
             node["prices"] = {r: float(v) for r, v in zip(names, lam) if v > 0}
             if not every:
@@ -217,7 +232,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             least = min(least, found)
             continue
         if x is None:
-            return None
+            return stop("a node's LP gave no solution")
         idx = np.flatnonzero(mask)
         live = x > LP_ZERO
         owners = conf.owner[idx[live]]
@@ -235,8 +250,8 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
                 share = max(float(weights[mine].sum()), 1 - float(weights[mine].sum()))
                 if share < best_share:
                     split, best_share = (int(j), -1, -1), share
-        if split is None:
-            return None  # an integral LP optimum below the target: the incumbent is not optimal
+        if split is None:  # an integral LP optimum below the target: the incumbent is not optimal
+            return stop("an integral LP optimum below the target")
         j, a, b = split
         job = instance.jobs[j]
         if a < 0:  # the job runs in part: admitted, or paused
@@ -277,12 +292,12 @@ def certify_optimum(instance: Instance, value: float, admitted: int, bound: floa
     :func:`search_budget_s` of a solve that took ``spent_s`` (``left_s``: what its time limit
     leaves); else the backend's ``bound`` and ``proof`` unchanged. ``metrics`` says which."""
     J = len(instance.jobs)
+    why: dict[str, Any] = {}
     got = branch_proof(instance, value, admit=admitted if admitted < J else None,
-                       time_limit_s=search_budget_s(spent_s, left_s))
+                       time_limit_s=search_budget_s(spent_s, left_s), why=why)
     if got is None:
-        metrics["branch_certificate"] = (f"none found (the search takes up to {SECONDS_PER_SOLVE_SECOND:g}x the solve's "
-                                         f"time, over at most {MAX_CONFIGURATIONS:,} configurations): the backend's "
-                                         f"bound stands")
+        metrics["branch_certificate"] = (f"none found ({why.get('stopped', 'stopped')} after "
+                                         f"{why.get('seconds', 0.0):.2f} s): the backend's bound stands")
         return bound, proof
     tree_bound, tree_proof, info = got
     metrics.update(info)
