@@ -499,6 +499,21 @@ def test_allowed_flavors_survive_the_export_round_trip(tmp_path: Path) -> None:
     assert {j.id: j.running_accelerator for j in again.jobs} == {"a": "on-demand", "b": "spot"}
 
 
+def test_export_with_pending_round_trips_the_whole_queue(tmp_path: Path) -> None:
+    """`schedopt export kueue --pending`: the admitted Workloads and the pending ones (QuotaReserved
+    False, with why); a re-import gives every job back, the admitted running and the others pending."""
+    inst_path, plan_path, out = tmp_path / "i.yaml", tmp_path / "p.yaml", tmp_path / "w.yaml"
+    manifests = tmp_path / "m.yaml"
+    manifests.write_text("\n---\n".join([setup({"cpu": 2}).strip("\n"), workload("a", count=2).strip("\n"),
+                                          workload("b").strip("\n")]))
+    assert CliRunner().invoke(app, ["import", "kueue", str(manifests), "--out", str(inst_path)]).exit_code == 0
+    assert CliRunner().invoke(app, ["solve", str(inst_path), "--solver", "kueue-admission", "--out", str(plan_path)]).exit_code == 0
+    res = CliRunner().invoke(app, ["export", "kueue", str(inst_path), str(plan_path), "--out", str(out), "--pending"])
+    assert res.exit_code == 0 and "2 Workloads (1 pending)" in res.output, res.output
+    again = load(tmp_path, setup({"cpu": 2}), out.read_text())
+    assert {j.id: j.running for j in again.jobs} == {"a": {"worker": 2}, "b": None}
+
+
 # ---- why a workload is pending (issue 52: explain-style output) -------------------------------------
 
 def test_pending_workloads_say_which_flavor_quota_and_rule(tmp_path: Path) -> None:

@@ -189,6 +189,15 @@ def test_plans_export_as_workload_admissions_that_validate_against_the_crd() -> 
         bad = dict(workloads[0], status={"admission": {"clusterQueue": "Not A Name!"}})
         with pytest.raises(jsonschema.ValidationError):
             validator.validate(bad)
+        queue = schedopt.solve(inst, "kueue-admission")  # with --pending: every job, the pending ones saying why
+        everything = workload_admissions(inst, queue, pending=True)
+        assert len(everything) == len(inst.jobs)
+        for wl in everything:
+            validator.validate(wl)
+            if "admission" not in wl["status"]:
+                (condition,) = wl["status"]["conditions"]
+                assert (condition["type"], condition["status"], condition["reason"]) == ("QuotaReserved", "False", "Pending")
+                assert condition["message"] == queue.metrics["pending"][wl["metadata"]["name"]]
 
 
 def test_quota_what_if_reports_the_plan_before_and_after() -> None:

@@ -673,7 +673,7 @@ def quantity(value: float, resource: str = "") -> str:
 ADMITTED_CONDITIONS = ("QuotaReserved", "Admitted")
 
 
-def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
+def workload_admissions(instance: Instance, plan: Plan, *, pending: bool = False) -> list[dict[str, Any]]:
     """Each admitted job as a Kueue ``Workload`` (v1beta2) with the ``status.admission``
     Kueue would record: the job's queue as the cluster queue, and per role (pod set) its
     requested count in ``spec.podSets`` and its admitted count in the admission's
@@ -686,22 +686,27 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
     Names are distinct DNS names within each namespace (:func:`unique_names`); a job whose id is
     ``namespace/name`` (``schedopt import kueue`` where namespaces share a name) is written into that
     namespace, every other job into ``default``. ``spec.queueName`` is the cluster queue's name (an
-    instance keeps no LocalQueue names). Validates against the Workload CRD's schema
-    (``tests/test_quotas.py`` checks it with ``jsonschema``)."""
+    instance keeps no LocalQueue names). ``pending``: every job the plan does not admit too, without
+    an admission, its condition QuotaReserved False (reason ``Pending``) carrying why
+    (``metrics.pending``, as ``kueue-admission`` states it), so the export holds the whole queue.
+    Validates against the Workload CRD's schema (``tests/test_quotas.py`` checks it with ``jsonschema``)."""
     flavors = dict(zip(instance.accelerators, instance.flavors))
     queue_of = {q.name: q for q in instance.queues or []}
+    exported = [j.id for j in instance.jobs if j.id in plan.allocation or pending]
     spaces: dict[str, list[str]] = {}
-    for job_id in plan.allocation:
+    for job_id in exported:
         spaces.setdefault(namespace_of(job_id)[0], []).append(job_id)
     names = {job_id: name for space, ids in spaces.items()
              for job_id, name in unique_names([namespace_of(i)[1] for i in ids], ids=ids).items()}
+    why = plan.metrics.get("pending") or {}
     out = []
-    for job_id, counts in plan.allocation.items():
+    for job_id in exported:
         job = instance.jobs[instance.job_index[job_id]]
+        counts = plan.allocation.get(job_id)
         flavor = flavors.get((plan.accelerators or {}).get(job_id), instance.flavors[0])
         pod_sets, assignments = [], []
         for role in job.role_names:
-            n = int(counts[role])
+            n = int(counts[role]) if counts is not None else 0
             demand = {r: float(v) for r, v in job.roles[role].demand.items() if v > 0}
             pod_sets.append({"name": k8s_label(role), "count": int(job.roles[role].max_count),
                              "minCount": int(job.roles[role].min),
@@ -712,14 +717,21 @@ def workload_admissions(instance: Instance, plan: Plan) -> list[dict[str, Any]]:
                                                         if job.queue is not None else flavor) for r in demand},
                                 "resourceUsage": {r: quantity(v * n, r) for r, v in demand.items()}})
         queue = k8s_name(job.queue or "default", 253)
-        conditions = [{"type": kind, "status": "True", "reason": kind, "message": f"admitted by {plan.solver}",
-                       "lastTransitionTime": "1970-01-01T00:00:00Z"} for kind in ADMITTED_CONDITIONS]
+        if counts is not None:
+            conditions = [{"type": kind, "status": "True", "reason": kind, "message": f"admitted by {plan.solver}",
+                           "lastTransitionTime": "1970-01-01T00:00:00Z"} for kind in ADMITTED_CONDITIONS]
+        else:
+            conditions = [{"type": "QuotaReserved", "status": "False", "reason": "Pending",
+                           "message": why.get(job_id, f"not admitted by {plan.solver}"),
+                           "lastTransitionTime": "1970-01-01T00:00:00Z"}]
         allowed = job.allowed_flavors if job.allowed_flavors is not None else instance.flavors
         metadata: dict[str, Any] = {"name": names[job_id], "namespace": k8s_name(namespace_of(job_id)[0], 63),
                                     "annotations": {ALLOWED_FLAVORS_ANNOTATION: ",".join(allowed),
                                                     ACCOUNTED_ANNOTATION: "true"}}
+        status: dict[str, Any] = {"conditions": conditions}
+        if counts is not None:
+            status = {"admission": {"clusterQueue": queue, "podSetAssignments": assignments}, **status}
         out.append({"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": metadata,
                     "spec": {"queueName": queue, "podSets": pod_sets, "priority": int(round(job.weight))},
-                    "status": {"admission": {"clusterQueue": queue, "podSetAssignments": assignments},
-                               "conditions": conditions}})
+                    "status": status})
     return out

@@ -41,8 +41,11 @@ def export_kueue(
     instance_path: Path = typer.Argument(..., help="the instance the plan answers (.yaml/.json)"),
     plan_path: Path = typer.Argument(..., help="an allocation plan (.yaml/.json)"),
     out_path: Path = typer.Option(..., "--out", help="Workload manifests to write (.yaml, one document each)"),
+    pending: bool = typer.Option(False, "--pending", help="also each job the plan leaves pending, with condition "
+                                                        "QuotaReserved False and why (the plan's metrics.pending)"),
 ) -> None:
-    """Write each admitted job as a Kueue Workload with the status.admission Kueue would record."""
+    """Write each admitted job as a Kueue Workload with the status.admission Kueue would record
+    (with --pending, the pending ones too, saying why)."""
     import yaml
 
     from schedopt.allocation.kueue import workload_admissions
@@ -65,6 +68,7 @@ def export_kueue(
     if violations:
         raise InputError(str(plan_path), f"the plan fails check ({violations[0]}; {len(violations)} in all): "
                                          "Kueue would not have admitted it")
-    workloads = workload_admissions(instance, plan)
+    workloads = workload_admissions(instance, plan, pending=pending)
     out_path.write_text(yaml.safe_dump_all(workloads, sort_keys=False))
-    out.print(f"wrote {out_path}: {len(workloads)} Workloads")
+    waiting = sum(1 for w in workloads if "admission" not in w["status"])
+    out.print(f"wrote {out_path}: {len(workloads)} Workloads" + (f" ({waiting} pending)" if pending else ""))
