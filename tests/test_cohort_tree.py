@@ -98,46 +98,19 @@ def test_quota_rows_are_kueues_resource_tree(seed: int) -> None:
     assert agree >= 300
 
 
-COHORTS = """
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Cohort
-metadata: {name: root}
-spec:
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: 2}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Cohort
-metadata: {name: org-a}
-spec:
-  parentName: root
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: 0, borrowingLimit: BORROW}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Cohort
-metadata: {name: org-b}
-spec:
-  parentName: root
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: 0, lendingLimit: LEND}
-"""
+def cohort(name: str, quota: str, parent: str | None = None) -> str:
+    """A Cohort object with its own cpu quota on default-flavor (``quota``: the resource's fields)."""
+    return (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {name}}}\nspec:\n"
+            + (f"  parentName: {parent}\n" if parent else "")
+            + "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: default-flavor\n"
+            + f"      resources:\n      - {{name: cpu, {quota}}}")
+
+
+COHORTS = "\n---\n".join([
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: default-flavor}",
+    cohort("root", "nominalQuota: 2"),
+    cohort("org-a", "nominalQuota: 0, borrowingLimit: BORROW", parent="root"),
+    cohort("org-b", "nominalQuota: 0, lendingLimit: LEND", parent="root")])
 
 
 def cq(name: str, cohort: str, nominal: int) -> str:
@@ -180,8 +153,7 @@ def test_cohort_manifests_refused_in_one_line(tmp_path: Path) -> None:
     path.write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: c}\nspec: {fairSharing: {weight: 2}}")
     with pytest.raises(schedopt.InputError, match="spec.fairSharing"):
         import_kueue([path])
-    path.write_text(COHORTS.replace("parentName: root\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: default-flavor\n      resources:\n      - {name: cpu, nominalQuota: 0, borrowingLimit: BORROW}",
-                                    "resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: default-flavor\n      resources:\n      - {name: cpu, nominalQuota: 0, borrowingLimit: 3}").replace("LEND", "1"))
+    path.write_text(cohort("org-a", "nominalQuota: 0, borrowingLimit: 3"))  # a root cohort with a borrowing limit
     with pytest.raises(schedopt.InputError, match="borrowingLimit.*without a parent"):
         import_kueue([path])
     doc = random_cohort_tree_instance(0).to_dict()

@@ -131,10 +131,8 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
     shared_mask = {q.name: np.array([shared_flavor(inst, q, name) is not None for name in inst.resources], dtype=bool)
                    for q in inst.queues or []}
 
-    def root_of(cohort: str | None) -> str | None:
-        """The root of the cohort tree (hierarchical cohorts): reclaimWithinCohort reaches the whole tree."""
-        chain = inst.cohort_chain(cohort)
-        return chain[-1] if chain else None
+    #: each queue's cohort tree by its root (hierarchical cohorts: reclaimWithinCohort reaches the whole tree)
+    tree_of: dict[str, str | None] = {q.name: (inst.cohort_chain(q.cohort) or [None])[-1] for q in inst.queues or []}
 
     if fair_sharing and any(c.parent is not None for c in inst.cohorts or []):
         raise InputError("kueue-admission", "fair_sharing: fair sharing over hierarchical cohorts is not modelled "
@@ -148,7 +146,7 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         its nominal quota, summed over flavors; ``extra`` (R,) added on type t) x 1000 / what its
         cohort can lend of it; the largest, divided by its weight (0 with borrowing: infinite)."""
         q = queue_of.get(queue) if queue is not None else None
-        root = root_of(q.cohort) if q is not None else None
+        root = tree_of[q.name] if q is not None else None
         if root is None:
             return 0.0
         borrowed = np.zeros(R)
@@ -245,7 +243,7 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
         policy = queue_of[job.queue].preemption if job.queue is not None else None
         if policy is None or (policy.within_cluster_queue == "Never" and policy.reclaim_within_cohort == "Never"):
             return None
-        tree = root_of(queue_of[job.queue].cohort)
+        tree = tree_of[job.queue]
 
         def eligible(k: int) -> bool:
             other = inst.jobs[k]
@@ -255,7 +253,7 @@ def kueue_admit(data: AllocationModel, *, strategy: str, when_can_borrow: str, p
                     rule == "LowerOrNewerEqualPriority" and other.weight == job.weight and other.arrival > job.arrival))
             rule = policy.reclaim_within_cohort
             return (rule != "Never" and tree is not None and other.queue is not None
-                    and root_of(queue_of[other.queue].cohort) == tree and (rule == "Any" or other.weight < job.weight))
+                    and tree_of[other.queue] == tree and (rule == "Any" or other.weight < job.weight))
 
         t = int(data.kind[v])
         u = use(v, c)
