@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
-from schedopt.tolerances import FIT_TOL
+from schedopt.tolerances import FIT_TOL, INTEGRAL_TOL, TINY
 
 #: capacity tolerance, the checkers' (relative and absolute)
 TOL = FIT_TOL  # the library's capacity slack (tolerances.py)
@@ -42,3 +44,153 @@ def maximal_patterns(shapes: np.ndarray, capacity: np.ndarray, limit: int = 2000
     if not rec(0, np.zeros_like(capacity, dtype=float)):
         return None
     return np.array(out, dtype=np.int64).reshape(len(out), T)
+
+
+#: branch-and-bound nodes :func:`best_packing` explores before it answers with its bound
+BEST_PACKING_NODES = 50_000
+
+
+def _fractional_bound(value: list[float], shapes: list[list[float]], most: list[int], room: list[float],
+                      start: int, rho: list[float]) -> float:
+    """An upper bound on what shapes ``start..`` add within ``room``, the least of: per
+    resource r, the shapes that use none of r at most ``most`` times each plus room_r at
+    the best value per unit of r; the Lagrangian ρ·room + Σ_t most_t·max(0, value_t - ρ·shape_t)
+    for the resource prices ``rho`` >= 0 (any ρ bounds it); every shape at ``most``."""
+    rest = range(start, len(value))
+    R = len(room)
+    best = sum(value[t] * most[t] for t in rest)
+    lagrangian = sum(rho[r] * max(room[r], 0.0) for r in range(R))
+    for t in rest:
+        lagrangian += most[t] * max(0.0, value[t] - sum(rho[r] * shapes[t][r] for r in range(R)))
+    best = min(best, lagrangian)
+    for r, left in enumerate(room):
+        free = 0.0
+        rate = 0.0
+        for t in rest:
+            s = shapes[t][r]
+            if s > 0:
+                rate = max(rate, value[t] / s)
+            else:
+                free += value[t] * most[t]
+        best = min(best, free + max(left, 0.0) * rate)
+    return best
+
+
+def knapsack_prices(shapes: np.ndarray, values: np.ndarray, most: np.ndarray, room: np.ndarray,
+                    sweeps: int = 30) -> np.ndarray:
+    """Resource prices ρ >= 0 (R,) making L(ρ) = ρ·room + Σ_t most_t·max(0, values_t - ρ·shapes_t)
+    small (L is the LP dual of the knapsack's relaxation: every ρ >= 0 bounds it; this one
+    comes from exact minimisations along each coordinate in turn, deterministic)."""
+    R = shapes.shape[1]
+    rho = np.zeros(R)
+    for _ in range(sweeps):
+        before = rho.copy()
+        for r in range(R):
+            s = shapes[:, r]
+            a = values - shapes @ rho + s * rho[r]  # value_t less the other resources' prices
+            use = (s > 0) & (a > 0) & (most > 0)
+            if not use.any():
+                rho[r] = 0.0
+                continue
+            brk = a[use] / s[use]  # above ρ_r = brk_t shape t stops paying: L's slope rises by most_t·s_t
+            order = np.argsort(-brk, kind="stable")
+            rising = np.cumsum((most[use] * s[use]).astype(float)[order])
+            k = int(np.searchsorted(rising, room[r], side="right"))  # the first breakpoint where the slope turns < 0
+            rho[r] = 0.0 if k == len(order) else float(brk[order][k])
+        if np.allclose(rho, before, rtol=0, atol=TINY):
+            break
+    return rho
+
+
+def _greedy_start(shapes: np.ndarray, values: np.ndarray, most: np.ndarray, room: np.ndarray,
+                  rho: np.ndarray) -> tuple[float, list[int]]:
+    """A first packing for the search to beat: the best of greedy fills (as many of each shape
+    as fit, shapes by value less ρ's price, by value per largest share, by value)."""
+    share = shapes / np.where(room > 0, room, np.inf)
+    best_value, best_q = 0.0, [0] * len(values)
+    for key in (values - shapes @ rho, values / np.maximum(share.max(axis=1), TINY), values):
+        left = room.astype(float).copy()
+        q = [0] * len(values)
+        got = 0.0
+        for t in np.lexsort((np.arange(len(values)), -key)).tolist():
+            pos = shapes[t] > 0
+            k = int(most[t]) if not pos.any() else int(min(most[t], np.floor(np.min(left[pos] / shapes[t][pos]) + INTEGRAL_TOL)))
+            if k > 0:
+                q[t] = k
+                left -= k * shapes[t]
+                got += k * float(values[t])
+        if got > best_value:
+            best_value, best_q = got, q
+    return best_value, best_q
+
+
+def best_packing(shapes: np.ndarray, values: np.ndarray, capacity: np.ndarray, most: np.ndarray | None = None,
+                 *, node_limit: int = BEST_PACKING_NODES) -> tuple[float, np.ndarray, float]:
+    """The most value one server of ``capacity`` (R,) holds: max Σ_t values_t·q_t over
+    integer q >= 0 with Σ_t q_t·shapes_t <= capacity (the checkers' tolerance) and
+    q <= ``most`` (T,) (default: what fits alone). Best-first branch and bound,
+    shapes by value per share of the server, each node bounded by
+    :func:`_fractional_bound`. Returns (value, q (T,), upper): ``upper`` equals
+    ``value`` when the search finished within ``node_limit`` nodes, else it is the
+    best bound still open; either way no packing is worth more than ``upper``.
+    Shapes of value <= 0 are never packed (they add nothing to a maximum)."""
+    T, R = shapes.shape if len(shapes) else (0, len(capacity))
+    room_tol = capacity * (1 + TOL) + TOL
+    q_best = np.zeros(T, dtype=np.int64)
+    if T == 0:
+        return 0.0, q_best, 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fit = np.where(shapes > 0, room_tol[None, :] / np.where(shapes > 0, shapes, 1.0), np.inf).min(axis=1)
+    cap_count = np.floor(fit + INTEGRAL_TOL)
+    limit = cap_count if most is None else np.minimum(cap_count, np.asarray(most, dtype=float))
+    use = np.flatnonzero((values > 0) & (limit > 0))
+    if not len(use):
+        return 0.0, q_best, 0.0
+    if not np.all(np.isfinite(limit[use])):
+        raise ValueError("a shape that uses no resource needs a finite `most`")
+    share = shapes[use] / np.where(room_tol > 0, room_tol, np.inf)
+    density = values[use] / np.maximum(share.max(axis=1), TINY)
+    order = use[np.lexsort((use, -density))]
+    v = [float(values[t]) for t in order]
+    s = [[float(x) for x in shapes[t]] for t in order]
+    m = [int(limit[t]) for t in order]
+    n = len(order)
+    rho_arr = knapsack_prices(shapes[order], values[order].astype(float), limit[order], room_tol)
+    rho = [float(x) for x in rho_arr]
+    best = list(_greedy_start(shapes[order], values[order].astype(float), limit[order], room_tol, rho_arr))
+    tol = TINY
+    # best first: the node of the largest bound is expanded next, so when the node limit
+    # stops the search the bound left open is as low as the nodes spent can make it
+    heap: list[tuple[float, int, int, float, tuple[float, ...], tuple[int, ...]]] = []
+    seq = 0
+    root = tuple(float(x) for x in room_tol)
+    heapq.heappush(heap, (-_fractional_bound(v, s, m, list(root), 0, rho), seq, 0, 0.0, root, ()))
+    nodes = 0
+    while heap:
+        neg_bound, _, k, got, room, qs = heap[0]
+        if -neg_bound <= best[0] + tol * max(1.0, -neg_bound):
+            heap.clear()  # no open node can beat the best packing
+            break
+        if nodes >= node_limit:
+            break
+        heapq.heappop(heap)
+        nodes += 1
+        most_k = m[k]
+        for r in range(R):
+            if s[k][r] > 0:
+                most_k = min(most_k, int(room[r] / s[k][r] + INTEGRAL_TOL))
+        for c in range(max(most_k, 0), -1, -1):
+            child_room = tuple(room[r] - c * s[k][r] for r in range(R))
+            child_got = got + c * v[k]
+            child_q = qs + (c,)
+            if child_got > best[0]:
+                best[0], best[1] = child_got, list(child_q) + [0] * (n - k - 1)
+            if k + 1 == n:
+                continue
+            bound = child_got + _fractional_bound(v, s, m, list(child_room), k + 1, rho)
+            if bound > best[0] + tol * max(1.0, bound):
+                seq += 1
+                heapq.heappush(heap, (-bound, seq, k + 1, child_got, child_room, child_q))
+    open_bound = max((-b for b, *_ in heap), default=0.0)
+    q_best[order] = best[1]
+    return best[0], q_best, max(best[0], open_bound)

@@ -79,6 +79,8 @@ class Proof(BaseModel):
     tree: dict[str, Any] | None = Field(None, description="branch-lagrangian: the branch tree, its leaves carrying prices (docs/certificates.md)")
     part_admit: list[int] | None = Field(None, description="pattern-lagrangian on a placement of independent parts (e.g. accelerator types): the bound holds over placements placing at least this many jobs in each part, parts in the order of their first job")
     part_admit_price: list[float] | None = Field(None, description="pattern-lagrangian: the price >= 0 of each part's admission row")
+    fairness_price: float | None = Field(None, description="dorm-lagrangian: λ1 >= 0, the price of Dorm's fairness-loss budget (eq. 15)")
+    adjustment_price: float | None = Field(None, description="dorm-lagrangian: λ2 >= 0, the price of Dorm's adjustment budget (eq. 16)")
 
 
 class Certificate(BaseModel):

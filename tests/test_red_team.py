@@ -177,16 +177,20 @@ def mutation(draw: Any) -> tuple[str, Any]:
         "tree-prices*factor", "tree-to-leaf", "tree-swap-children", "tree-at", "tree-admit",
         # knapsack certificates: their job prices
         "job-prices*factor", "job-price=number", "job-price-unknown-key",
+        # Dorm's certificates: the budgets' prices
+        "budget-prices*factor", "fairness-price=number", "adjustment-price=number",
     ]))
-    if what in ("bound=number", "gap=number", "price=number", "admit_price", "job-price=number"):
+    if what in ("bound=number", "gap=number", "price=number", "admit_price", "job-price=number",
+                "fairness-price=number", "adjustment-price=number"):
         return what, draw(NUMBERS)
-    if what in ("bound*factor", "prices*factor", "count-proof-for-bound", "tree-prices*factor", "job-prices*factor"):
+    if what in ("bound*factor", "prices*factor", "count-proof-for-bound", "tree-prices*factor", "job-prices*factor",
+                "budget-prices*factor"):
         return what, draw(FACTORS)
     if what in ("admitted_bound=number", "admit", "tree-at", "tree-admit"):
         return what, draw(st.integers(min_value=-1, max_value=6))
     if what == "kind":
         return what, draw(st.sampled_from(["lagrangian", "lp-dual", "utilization-lagrangian", "backend", "trust-me",
-                                           "knapsack-lagrangian", "branch-lagrangian"]))
+                                           "knapsack-lagrangian", "branch-lagrangian", "dorm-lagrangian"]))
     if what in ("copy-certificate", "other-instance", "pause-a-job"):
         return what, draw(st.integers(min_value=0, max_value=1000))
     return what, None
@@ -249,6 +253,14 @@ def mutate(case: Case, doc: dict, what: str, arg: Any) -> tuple[dict, Instance]:
     elif what == "admit_price":
         for proof in _proofs(doc):
             proof["admit_price"] = arg
+    elif what == "budget-prices*factor":
+        for proof in _proofs(doc):
+            for key in ("fairness_price", "adjustment_price"):
+                if proof.get(key) is not None:
+                    proof[key] = proof[key] * arg
+    elif what in ("fairness-price=number", "adjustment-price=number"):
+        for proof in _proofs(doc):
+            proof[what.split("=")[0].replace("-", "_")] = arg
     elif what == "swap-proofs":
         cert = doc.get("certificate") or {}
         cert["bound"], cert["admitted_bound"] = cert.get("admitted_bound"), cert.get("bound")
@@ -395,7 +407,7 @@ def test_every_forgery_is_refused_or_true(index: int, edits: list[tuple[str, Any
 
 def test_honest_plans_pass_and_claim_only_truths() -> None:
     kinds = {c.plan.certificate.bound.kind for c in cases() if c.plan.certificate and c.plan.certificate.bound}
-    assert {"branch-lagrangian", "knapsack-lagrangian"} <= kinds  # the suite forges both kinds too
+    assert {"branch-lagrangian", "knapsack-lagrangian", "dorm-lagrangian"} <= kinds  # the suite forges these kinds too
     for case in cases():
         assert not check(case.instance, case.plan), case.plan.solver
         assert not truly_proven(case, case.instance, case.plan), case.plan.solver

@@ -11,6 +11,7 @@ from schedopt.deadline import Deadline, check_time_limit
 from schedopt.errors import InputError
 from schedopt.instance import Instance, Policy
 from schedopt.partition.checker import check_partition
+from schedopt.partition.lagrange import dorm_lagrangian
 from schedopt.partition.relaxation import utilization_relaxation
 from schedopt.partition.problem import (
     PartitionData,
@@ -27,7 +28,7 @@ from schedopt.partition.model import (DormBackend, DormSolution, DormModel, deco
                                       p2_feasible, pack_classes)
 from schedopt.plan import Plan, Proof, Status, Termination
 from schedopt.results import StageResult
-from schedopt.tolerances import DORM_ROUND_GAP, IMPROVE_TOL, TINY, improves
+from schedopt.tolerances import DORM_ROUND_GAP, IMPROVE_TOL, improves
 
 #: DESIGN.md presets: (θ1 fairness, θ2 adjustment)
 PRESETS = {"dorm-1": (0.2, 0.1), "dorm-2": (0.1, 0.2), "dorm-3": (0.1, 0.1)}
@@ -46,6 +47,9 @@ def thresholds(instance: Instance, preset: str | None, fairness_threshold: float
     return float(t1), float(t2)
 
 
+#: under a time limit, the share the dorm-lagrangian bound's column generation may take
+#: (before the backend, which gets what is left)
+LAGRANGE_SHARE = 0.25
 #: ``mode: auto`` solves the per-server model up to this many (application, server) pairs
 AUTO_PAIRS = 2000
 #: class mode adds exact packing patterns when there are at most this many container
@@ -229,6 +233,11 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     # time limit it is built before the backend runs, so the backend gets only the time left;
     # without one, only when the backend has not proven optimality (below)
     incumbent = None if impossible or time_limit is None else _drf_incumbent(data, model, name, opts, started, seed)
+    lagrangian = None
+    if not impossible:
+        share = None if time_limit is None else LAGRANGE_SHARE * time_limit
+        lagrangian = dorm_lagrangian(data, theta, time_limit=share, seed=seed)
+        metrics.update(lagrangian.info)
     left = clock.remaining()
     if impossible:
         res = StageResult(Termination.INFEASIBLE, info={"reason": "an application's n_min exceeds what the servers can hold"})
@@ -239,20 +248,33 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     else:
         res = backend.solve_model(model, time_limit=left, seed=seed)
     metrics.update(res.info)
+    found = None if res.solution is None else res.solution.x
+    backend_proved = found is not None and res.termination == Termination.OPTIMAL and res.proven
     proof = None
+    replayable: tuple[float, Proof] | None = None
     if res.termination != Termination.INFEASIBLE:
-        # the relaxation's bound, which check replays, unless the backend proved a tighter one
+        # the replayable bounds: the servers' packings and both budgets priced (dorm-lagrangian),
+        # the cluster total's relaxation; the lower is stated unless only the backend proves the
+        # plan optimal (then its word, which check --strict names); the backend's bound stays a metric
         relaxed, relaxed_proof = utilization_relaxation(data)
-        if res.bound is None or relaxed <= res.bound + TINY:
-            res.bound, proof = relaxed, relaxed_proof
-            metrics["bound_source"] = "the relaxation over the cluster total (Lagrangian prices in the certificate)"
-        else:
+        replayable = (relaxed, relaxed_proof)
+        if lagrangian is not None and lagrangian.bound < relaxed:
+            replayable = (lagrangian.bound, lagrangian.proof)
+        if res.bound is not None:
+            metrics["backend_bound"] = res.bound
+        if backend_proved and not _meets(data, found, replayable[0]):
             by = getattr(backend, "label", type(backend).__name__)
             if any(k.startswith("colgen_") for k in res.info):
                 by += " (column generation: Farley's bound on the pattern LP)"
             proof = Proof(kind="backend", backend=by)
-    found = None if res.solution is None else res.solution.x
-    proven_optimal = found is not None and res.termination == Termination.OPTIMAL and res.proven
+            metrics["bound_source"] = "the backend's branch and bound (no replayable bound meets the plan)"
+        else:
+            res.bound, proof = replayable
+            metrics["bound_source"] = ("dorm-lagrangian: the servers' packings and both budgets priced"
+                                       if proof.kind == "dorm-lagrangian" else
+                                       "the relaxation over the cluster total (Lagrangian prices in the certificate)")
+    proven_optimal = backend_proved or (found is not None and proof is not None and proof.kind != "backend"
+                                        and _meets(data, found, res.bound))
     if res.termination == Termination.INFEASIBLE or proven_optimal:
         incumbent = None  # nothing beats a proven optimum, and nothing meets an infeasible P2
     elif time_limit is None:
@@ -260,7 +282,8 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     if incumbent is not None and (
             found is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ found.sum(axis=1)) + IMPROVE_TOL):
         note = ("the backend found no plan in time" if found is None else "the backend's plan was worse")
-        return build_plan(data, incumbent, solver=name, status=Status.FEASIBLE,
+        return build_plan(data, incumbent, solver=name,
+                          status=Status.OPTIMAL if proof is not None and proof.kind != "backend" and _meets(data, incumbent, res.bound) else Status.FEASIBLE,
                           termination=res.termination if res.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
                           started=started, bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics,
                           message=f"{note}: weighted DRF packed first-fit (within both budgets) is returned", proof=proof)
@@ -281,10 +304,18 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
         return build_plan(data, None, solver=name, status=status, termination=res.termination, started=started,
                           seed=seed, fair=model.fair, options=opts, metrics=metrics,
                           message=f"no plan: the backend stopped ({res.termination.value})")
-    status = Status.OPTIMAL if res.termination == Termination.OPTIMAL and res.proven else Status.FEASIBLE
+    status = Status.OPTIMAL if proven_optimal else Status.FEASIBLE
     return build_plan(data, found, solver=name, status=status, termination=res.termination, started=started,
                       bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics, message=res.note,
                       proof=proof)
+
+
+def _meets(data: PartitionData, x: np.ndarray, bound: float | None) -> bool:
+    """The placement x's utilization reaches the proven ``bound``: x is optimal."""
+    if bound is None:
+        return False
+    value = float(data.util @ x.sum(axis=1))
+    return bound <= value + IMPROVE_TOL * max(1.0, abs(value))
 
 
 def trivial_bound(data: PartitionData) -> float:
