@@ -66,6 +66,7 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
     if proof is backend_proof:
         lp_gap = relative_gap(value, lp_bound)
         if lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
+            metrics["backend_bound"] = stage.bound
             return lp_bound, lp_proof
     if proof is backend_proof and proven and branch:
         from schedopt.allocation.branching import certify_optimum  # the search, imported when an optimum needs it
@@ -76,6 +77,7 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
             gap = relative_gap(value, got[0])
             if gap is not None and gap <= REPLAYABLE_GAP:
                 metrics["bound_method"] = KNAPSACK_METHOD
+                metrics["backend_bound"] = stage.bound
                 return got
         left = clock.remaining()
         return certify_optimum(instance, value, admitted, bound, proof, spent_s=clock.spent(),
