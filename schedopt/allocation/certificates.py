@@ -493,8 +493,22 @@ def priced_minimum(instance: Instance, lam: np.ndarray, cost: CostGrid, blocks: 
             priced = costs + c0 * a[owner, 0] + c1 * a[owner, 1]
             if domain is not None:
                 priced = np.where(domain.allows(t, owner, c0, c1), priced, np.inf)
-            np.minimum.at(m, owner, np.where(np.isnan(priced), np.inf, priced))
+            least_by_owner(m, owner, np.where(np.isnan(priced), np.inf, priced))
     return m
+
+
+def least_by_owner(out: np.ndarray, owner: np.ndarray, values: np.ndarray) -> None:
+    """out[j] = min(out[j], the least of ``values`` where ``owner`` is j), in place. The blocks
+    hold each job's configurations together (``owner`` non-decreasing), so one reduceat does it;
+    ``np.minimum.at`` otherwise (the same minimum, 5-10x slower)."""
+    if not len(owner):
+        return
+    if np.any(owner[1:] < owner[:-1]):
+        np.minimum.at(out, owner, values)
+        return
+    starts = np.flatnonzero(np.concatenate([[True], owner[1:] != owner[:-1]]))
+    idx = owner[starts]
+    out[idx] = np.minimum(out[idx], np.minimum.reduceat(values, starts))
 
 
 def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> float:
@@ -507,7 +521,7 @@ def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> 
         allowed = np.isfinite(costs)
         a = priced_role(t)
         o = owner[allowed]
-        np.minimum.at(least, o, c0[allowed] * a[o, 0] + c1[allowed] * a[o, 1])
+        least_by_owner(least, o, c0[allowed] * a[o, 0] + c1[allowed] * a[o, 1])
     ok = np.isfinite(least)
     return float(mu @ capacity_of(instance)) + float(np.maximum(0.0, 1.0 - least[ok]).sum())
 
