@@ -47,33 +47,43 @@ def maximal_patterns(shapes: np.ndarray, capacity: np.ndarray, limit: int = 2000
 
 
 #: branch-and-bound nodes :func:`best_packing` explores before it answers with its bound
-BEST_PACKING_NODES = 50_000
+BEST_PACKING_NODES = 500_000
 
 
-def _fractional_bound(value: list[float], shapes: list[list[float]], most: list[int], room: list[float],
-                      start: int, rho: list[float]) -> float:
-    """An upper bound on what shapes ``start..`` add within ``room``, the least of: per
-    resource r, the shapes that use none of r at most ``most`` times each plus room_r at
-    the best value per unit of r; the Lagrangian ρ·room + Σ_t most_t·max(0, value_t - ρ·shape_t)
-    for the resource prices ``rho`` >= 0 (any ρ bounds it); every shape at ``most``."""
-    rest = range(start, len(value))
-    R = len(room)
-    best = sum(value[t] * most[t] for t in rest)
-    lagrangian = sum(rho[r] * max(room[r], 0.0) for r in range(R))
-    for t in rest:
-        lagrangian += most[t] * max(0.0, value[t] - sum(rho[r] * shapes[t][r] for r in range(R)))
-    best = min(best, lagrangian)
-    for r, left in enumerate(room):
-        free = 0.0
-        rate = 0.0
-        for t in rest:
-            s = shapes[t][r]
-            if s > 0:
-                rate = max(rate, value[t] / s)
-            else:
-                free += value[t] * most[t]
-        best = min(best, free + max(left, 0.0) * rate)
-    return best
+class _SuffixBounds:
+    """What :meth:`bound` needs about shapes ``k..`` (values, shapes (T, R), ``most``, resource
+    prices ρ), precomputed for every k, so a node's bound costs O(R) (not O(T·R))."""
+
+    def __init__(self, value: np.ndarray, shapes: np.ndarray, most: np.ndarray, rho: np.ndarray):
+        T, R = shapes.shape
+        whole = value * most
+        reduced = most * np.maximum(0.0, value - shapes @ rho)
+        # suffix sums / maxima from k to the end, with an empty suffix (k = T) at the end
+        self.every = np.concatenate([np.cumsum(whole[::-1])[::-1], [0.0]]).tolist()
+        self.lagrangian = np.concatenate([np.cumsum(reduced[::-1])[::-1], [0.0]]).tolist()
+        uses = shapes > 0
+        free = np.where(uses, 0.0, whole[:, None])  # (T, R): shapes that use none of r, at most
+        rate = np.where(uses, value[:, None] / np.where(uses, shapes, 1.0), 0.0)
+        self.free = np.concatenate([np.cumsum(free[::-1], axis=0)[::-1], np.zeros((1, R))]).tolist()
+        self.rate = np.concatenate([np.maximum.accumulate(rate[::-1], axis=0)[::-1], np.zeros((1, R))]).tolist()
+        self.rho = rho.tolist()
+        self.R = R
+
+    def bound(self, room: tuple[float, ...] | list[float], k: int) -> float:
+        """An upper bound on what shapes ``k..`` add within ``room``, the least of: every shape at
+        ``most``; the Lagrangian ρ·room + Σ most_t·max(0, value_t − ρ·shape_t) (any ρ >= 0 bounds
+        it); per resource r, the shapes using none of r at ``most`` plus room_r at the best
+        value per unit of r."""
+        best = self.every[k]
+        lag = self.lagrangian[k]
+        free, rate, rho = self.free[k], self.rate[k], self.rho
+        for r in range(self.R):
+            left = room[r] if room[r] > 0.0 else 0.0
+            lag += rho[r] * left
+            per = free[r] + left * rate[r]
+            if per < best:
+                best = per
+        return lag if lag < best else best
 
 
 def knapsack_prices(shapes: np.ndarray, values: np.ndarray, most: np.ndarray, room: np.ndarray,
@@ -130,7 +140,7 @@ def best_packing(shapes: np.ndarray, values: np.ndarray, capacity: np.ndarray, m
     integer q >= 0 with Σ_t q_t·shapes_t <= capacity (the checkers' tolerance) and
     q <= ``most`` (T,) (default: what fits alone). Best-first branch and bound,
     shapes by value per share of the server, each node bounded by
-    :func:`_fractional_bound`. Returns (value, q (T,), upper): ``upper`` equals
+    :class:`_SuffixBounds`. Returns (value, q (T,), upper): ``upper`` equals
     ``value`` when the search finished within ``node_limit`` nodes, else it is the
     best bound still open; either way no packing is worth more than ``upper``.
     Shapes of value <= 0 are never packed (they add nothing to a maximum)."""
@@ -156,7 +166,6 @@ def best_packing(shapes: np.ndarray, values: np.ndarray, capacity: np.ndarray, m
     m = [int(limit[t]) for t in order]
     n = len(order)
     rho_arr = knapsack_prices(shapes[order], values[order].astype(float), limit[order], room_tol)
-    rho = [float(x) for x in rho_arr]
     best = list(_greedy_start(shapes[order], values[order].astype(float), limit[order], room_tol, rho_arr))
     tol = TINY
     # best first: the node of the largest bound is expanded next, so when the node limit
@@ -164,7 +173,8 @@ def best_packing(shapes: np.ndarray, values: np.ndarray, capacity: np.ndarray, m
     heap: list[tuple[float, int, int, float, tuple[float, ...], tuple[int, ...]]] = []
     seq = 0
     root = tuple(float(x) for x in room_tol)
-    heapq.heappush(heap, (-_fractional_bound(v, s, m, list(root), 0, rho), seq, 0, 0.0, root, ()))
+    suffix = _SuffixBounds(values[order].astype(float), shapes[order].astype(float), limit[order].astype(float), rho_arr)
+    heapq.heappush(heap, (-suffix.bound(root, 0), seq, 0, 0.0, root, ()))
     nodes = 0
     while heap:
         neg_bound, _, k, got, room, qs = heap[0]
@@ -187,7 +197,7 @@ def best_packing(shapes: np.ndarray, values: np.ndarray, capacity: np.ndarray, m
                 best[0], best[1] = child_got, list(child_q) + [0] * (n - k - 1)
             if k + 1 == n:
                 continue
-            bound = child_got + _fractional_bound(v, s, m, list(child_room), k + 1, rho)
+            bound = child_got + suffix.bound(child_room, k + 1)
             if bound > best[0] + tol * max(1.0, bound):
                 seq += 1
                 heapq.heappush(heap, (-bound, seq, k + 1, child_got, child_room, child_q))

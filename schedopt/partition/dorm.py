@@ -239,7 +239,10 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     if not impossible and not by_classes:  # class mode's column generation has its own (Farley's) bound
         share = None if time_limit is None else LAGRANGE_SHARE * time_limit
         lagrangian = dorm_lagrangian(data, theta, time_limit=share, seed=seed)
-        metrics.update(lagrangian.info)
+        if lagrangian is not None:
+            metrics.update(lagrangian.info)
+        else:
+            metrics["lagrangian"] = "no LP solved within its share of the time limit: no dorm-lagrangian bound"
     left = clock.remaining()
     if impossible:
         res = StageResult(Termination.INFEASIBLE, info={"reason": "an application's n_min exceeds what the servers can hold"})
@@ -260,14 +263,15 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
         # plan optimal (then its word, which check --strict names); the backend's bound stays a metric
         relaxed, relaxed_proof = utilization_relaxation(data)
         replayable = (relaxed, relaxed_proof)
-        if lagrangian is not None and lagrangian.bound < relaxed:
+        priced = lagrangian is not None and lagrangian.bound < relaxed
+        if priced:
             replayable = (lagrangian.bound, lagrangian.proof)
         if res.bound is not None:
             metrics["backend_bound"] = res.bound
         if (backend_proved and not _meets(data, found, replayable[0])) or (
-                lagrangian is None and res.bound is not None and res.bound < replayable[0]):
-            # class mode computes no dorm-lagrangian: there the backend's (or column generation's)
-            # bound is stated when tighter than the cluster total's, as before
+                not priced and res.bound is not None and res.bound < replayable[0]):
+            # without a dorm-lagrangian bound (class mode, or its column generation stopped short of
+            # the cluster total's) the backend's (or column generation's) is stated when tighter
             by = getattr(backend, "label", type(backend).__name__)
             if any(k.startswith("colgen_") for k in res.info):
                 by += " (column generation: Farley's bound on the pattern LP)"

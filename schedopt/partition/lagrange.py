@@ -43,7 +43,7 @@ MAX_ROUNDS = 2000
 #: nothing (the final bound is recomputed by check's own search,
 #: :func:`~schedopt.partition.certificates.dorm_lagrangian_bound`)
 PRICE_SECONDS = 2.0
-PRICE_NODES = 5000
+PRICE_NODES = 2000
 
 
 @dataclass
@@ -67,10 +67,11 @@ def _counts(lo: int, hi: int, fair: int, prev: int | None) -> np.ndarray:
 
 def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None, *,
                     time_limit: float | None = None, target: float | None = None,
-                    seed: int | None = None) -> DormLagrangian:
+                    seed: int | None = None) -> DormLagrangian | None:
     """The ``dorm-lagrangian`` bound on P2 with ``thresholds`` (θ1, θ2) (None: capacity and
     n_max only, a baseline's plans). Stops when no packing prices out, at ``target``
-    (a plan's value: the bound proves it optimal), or at ``time_limit`` seconds."""
+    (a plan's value: the bound proves it optimal), or at ``time_limit`` seconds (then the best
+    round's prices: still a proven bound, above the LP's); None when no LP was solved in time."""
     clock = Deadline(time_limit)
     t0 = time.perf_counter()
     shapes, shape_of = container_shapes(data)
@@ -133,7 +134,9 @@ def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None,
         entering = []
         for c, servers in enumerate(classes):
             cap = data.cap[servers[0]]
-            v, q, upper = _price_packing(shapes, pi, cap, most, seed)
+            v, q, upper = best_packing(shapes, pi, cap, most, node_limit=PRICE_NODES)  # a short search first
+            if not _enters(v, mu[c]) and _enters(upper, mu[c]):  # it proves nothing: the exact pricing
+                v, q, upper = _price_packing(shapes, pi, cap, most, seed, clock.remaining())
             values[servers] = upper
             if _enters(v, mu[c]) and q.any():
                 entering.append((q, T + c))
@@ -149,7 +152,9 @@ def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None,
             break
         for q, row in entering:
             _add_packing(lp, q, row)
-    pi, lam1, lam2 = best_duals if best_duals is not None else (np.zeros(T), 0.0, 0.0)
+    if best_duals is None:  # no LP solved in time
+        return None
+    pi, lam1, lam2 = best_duals
     proof = Proof(kind="dorm-lagrangian",
                   prices={shape_key(data.instance.resources, shapes[t]): float(pi[t]) for t in np.flatnonzero(pi > 0)},
                   fairness_price=lam1 if p2 else None, adjustment_price=lam2 if with_adjust else None)
@@ -161,14 +166,15 @@ def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None,
 
 
 def _price_packing(shapes: np.ndarray, pi: np.ndarray, cap: np.ndarray, most: np.ndarray,
-                   seed: int | None) -> tuple[float, np.ndarray, float]:
+                   seed: int | None, left_s: float | None) -> tuple[float, np.ndarray, float]:
     """The pricing problem, one server's knapsack max π·q (HiGHS's MILP; the short search of
     :func:`~schedopt.packing.best_packing` when HiGHS proves nothing): (value, q, upper bound)."""
     use = np.flatnonzero(pi > 0)
     if len(use):
         room = cap * (1 + FIT_TOL) + FIT_TOL
         res = solve_milp_dense(-pi[use], shapes[use].T, room, np.zeros(len(use)), most[use].astype(float),
-                               time_limit=PRICE_SECONDS, seed=seed)
+                               time_limit=PRICE_SECONDS if left_s is None else max(0.01, min(PRICE_SECONDS, left_s)),
+                               seed=seed)
         if res.x is not None and res.dual_bound is not None:
             q = np.zeros(len(pi), dtype=np.int64)
             q[use] = np.round(res.x).astype(np.int64)
