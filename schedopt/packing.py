@@ -170,14 +170,25 @@ def best_packing(shapes: np.ndarray, values: np.ndarray, capacity: np.ndarray, m
     tol = TINY
     # best first: the node of the largest bound is expanded next, so when the node limit
     # stops the search the bound left open is as low as the nodes spent can make it
-    heap: list[tuple[float, int, int, float, tuple[float, ...], tuple[int, ...]]] = []
-    seq = 0
+    # a node is (−bound, id, depth k, value so far, room left); its counts are a path of
+    # (parent id, count) entries, so a node costs O(R) memory, not O(T)
+    heap: list[tuple[float, int, int, float, tuple[float, ...]]] = []
+    parent: list[int] = [-1]
+    count: list[int] = [0]
+
+    def counts_of(node: int) -> list[int]:
+        path = []
+        while node > 0:
+            path.append(count[node])
+            node = parent[node]
+        return path[::-1]
+
     root = tuple(float(x) for x in room_tol)
     suffix = _SuffixBounds(values[order].astype(float), shapes[order].astype(float), limit[order].astype(float), rho_arr)
-    heapq.heappush(heap, (-suffix.bound(root, 0), seq, 0, 0.0, root, ()))
+    heapq.heappush(heap, (-suffix.bound(root, 0), 0, 0, 0.0, root))
     nodes = 0
     while heap:
-        neg_bound, _, k, got, room, qs = heap[0]
+        neg_bound, node, k, got, room = heap[0]
         if -neg_bound <= best[0] + tol * max(1.0, -neg_bound):
             heap.clear()  # no open node can beat the best packing
             break
@@ -192,15 +203,15 @@ def best_packing(shapes: np.ndarray, values: np.ndarray, capacity: np.ndarray, m
         for c in range(max(most_k, 0), -1, -1):
             child_room = tuple(room[r] - c * s[k][r] for r in range(R))
             child_got = got + c * v[k]
-            child_q = qs + (c,)
             if child_got > best[0]:
-                best[0], best[1] = child_got, list(child_q) + [0] * (n - k - 1)
+                best[0], best[1] = child_got, counts_of(node) + [c] + [0] * (n - k - 1)
             if k + 1 == n:
                 continue
             bound = child_got + suffix.bound(child_room, k + 1)
             if bound > best[0] + tol * max(1.0, bound):
-                seq += 1
-                heapq.heappush(heap, (-bound, seq, k + 1, child_got, child_room, child_q))
-    open_bound = max((-b for b, *_ in heap), default=0.0)
+                parent.append(node)
+                count.append(c)
+                heapq.heappush(heap, (-bound, len(parent) - 1, k + 1, child_got, child_room))
+    open_bound = max((-entry[0] for entry in heap), default=0.0)
     q_best[order] = best[1]
     return best[0], q_best, max(best[0], open_bound)
