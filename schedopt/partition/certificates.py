@@ -37,7 +37,7 @@ import numpy as np
 from schedopt.allocation.certificates import price_vector
 from schedopt.claims import Replay
 from schedopt.instance import Instance
-from schedopt.packing import best_packing
+from schedopt.packing import BEST_PACKING_NODES, best_packing
 from schedopt.partition.problem import PartitionData, budgets, compile_partition, container_shapes, drf_containers
 from schedopt.tolerances import REL_TOL, capacity_limit
 
@@ -85,7 +85,8 @@ def shape_prices(data: PartitionData, prices: dict[str, float] | None) -> tuple[
     return shapes, shape_of, pi
 
 
-def server_values(data: PartitionData, shapes: np.ndarray, shape_of: np.ndarray, pi: np.ndarray) -> np.ndarray:
+def server_values(data: PartitionData, shapes: np.ndarray, shape_of: np.ndarray, pi: np.ndarray,
+                  node_limit: int = BEST_PACKING_NODES) -> np.ndarray:
     """(S,) upper bounds on V_j(π), the most priced shapes one server holds (exact unless
     the knapsack search hits its node limit, then its open bound); a shape at most
     Σ n_max of its applications per server."""
@@ -94,7 +95,7 @@ def server_values(data: PartitionData, shapes: np.ndarray, shape_of: np.ndarray,
     if not np.any(pi > 0):
         return out
     for members in data.server_classes():
-        out[members] = best_packing(shapes, pi, data.cap[members[0]], most)[2]
+        out[members] = best_packing(shapes, pi, data.cap[members[0]], most, node_limit=node_limit)[2]
     return out
 
 
@@ -118,14 +119,18 @@ def app_terms(data: PartitionData, reduced: np.ndarray, fair: np.ndarray, lam1: 
 
 
 def dorm_lagrangian_bound(data: PartitionData, prices: dict[str, float] | None, fairness_price: float | None,
-                          adjustment_price: float | None, thresholds: tuple[float, float] | None) -> float:
+                          adjustment_price: float | None, thresholds: tuple[float, float] | None, *,
+                          node_limit: int = BEST_PACKING_NODES) -> float:
     """The bound the module docstring states; ``thresholds`` (θ1, θ2): the plan claims P2 with
-    them (None: a plan without Dorm's budgets, λ1 = λ2 = 0 required)."""
+    them (None: a plan without Dorm's budgets, λ1 = λ2 = 0 required). The replay searches each
+    knapsack to :data:`~schedopt.packing.BEST_PACKING_NODES` nodes; a smaller ``node_limit`` (a
+    solver short of time) gives a bound at least as high (the best-first search's open bound
+    only falls as it goes), so a stated bound computed so still passes the replay."""
     lam1, lam2 = _price("fairness_price", fairness_price), _price("adjustment_price", adjustment_price)
     if thresholds is None and (lam1 or lam2):
         raise ValueError("budget prices on a plan that states no fairness/adjustment thresholds")
     shapes, shape_of, pi = shape_prices(data, prices)
-    return bound_from(data, shape_of, pi, server_values(data, shapes, shape_of, pi), lam1, lam2, thresholds)
+    return bound_from(data, shape_of, pi, server_values(data, shapes, shape_of, pi, node_limit), lam1, lam2, thresholds)
 
 
 def bound_from(data: PartitionData, shape_of: np.ndarray, pi: np.ndarray, values: np.ndarray, lam1: float,

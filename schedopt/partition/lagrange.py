@@ -28,7 +28,7 @@ import numpy as np
 
 from schedopt.backends.lp import INF, IncrementalLp, solve_milp_dense
 from schedopt.deadline import Deadline
-from schedopt.packing import best_packing
+from schedopt.packing import BEST_PACKING_NODES, best_packing
 from schedopt.partition.certificates import bound_from, dorm_lagrangian_bound, shape_key
 from schedopt.partition.problem import PartitionData, budgets, container_shapes, drf_containers
 from schedopt.plan import Proof
@@ -44,6 +44,8 @@ MAX_ROUNDS = 2000
 #: :func:`~schedopt.partition.certificates.dorm_lagrangian_bound`)
 PRICE_SECONDS = 2.0
 PRICE_NODES = 2000
+#: knapsack nodes a second the final bound's search may count on (a time limit's share left)
+NODES_PER_SECOND = 50_000
 
 
 @dataclass
@@ -158,8 +160,13 @@ def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None,
     proof = Proof(kind="dorm-lagrangian",
                   prices={shape_key(data.instance.resources, shapes[t]): float(pi[t]) for t in np.flatnonzero(pi > 0)},
                   fairness_price=lam1 if p2 else None, adjustment_price=lam2 if with_adjust else None)
-    # the bound as check replays it (the full knapsack search on every class)
-    bound = dorm_lagrangian_bound(data, proof.prices, proof.fairness_price, proof.adjustment_price, thresholds)
+    # the bound as check replays it (the full knapsack search on every class; under a time limit
+    # as many nodes as the time left allows: the bound is then at least the replay's)
+    left = clock.remaining()
+    nodes = BEST_PACKING_NODES if left is None else int(min(BEST_PACKING_NODES, max(
+        PRICE_NODES, NODES_PER_SECOND * max(left, 0.0) / max(1, C))))
+    bound = dorm_lagrangian_bound(data, proof.prices, proof.fairness_price, proof.adjustment_price, thresholds,
+                                  node_limit=nodes)
     return DormLagrangian(float(bound), proof, converged,
                           {"lagrangian_rounds": rounds, "lagrangian_seconds": time.perf_counter() - t0,
                            "lagrangian_converged": converged})
