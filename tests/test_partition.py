@@ -118,6 +118,9 @@ def test_exact_models_equal_brute_force(seed: int) -> None:
             assert plan.status == schedopt.Status.KEPT_PREVIOUS, (name, plan.status)
         else:
             assert plan.status == schedopt.Status.OPTIMAL, (name, plan.message)
+            assert plan.objective.bound >= best - 1e-9  # the stated bound, whatever proves it
+            if plan.certificate.bound.kind == "dorm-lagrangian":  # proven by replay (tests/test_dorm_certificates.py)
+                assert not schedopt.check(inst, plan, strict=True), name
             assert plan.objective.value == pytest.approx(best, rel=1e-9), name
 
 
