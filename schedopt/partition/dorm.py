@@ -256,11 +256,11 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     found = None if res.solution is None else res.solution.x
     backend_proved = found is not None and res.termination == Termination.OPTIMAL and res.proven
     proof = None
-    replayable: tuple[float, Proof] | None = None
     if res.termination != Termination.INFEASIBLE:
         # the replayable bounds: the servers' packings and both budgets priced (dorm-lagrangian),
-        # the cluster total's relaxation; the lower is stated unless only the backend proves the
-        # plan optimal (then its word, which check --strict names); the backend's bound stays a metric
+        # else the cluster total's relaxation. The backend's is stated instead only when it alone
+        # proves the plan optimal (check --strict then names it) or, without a dorm-lagrangian
+        # bound, when it is tighter; either way it is kept in metrics.backend_bound
         relaxed, relaxed_proof = utilization_relaxation(data)
         replayable = (relaxed, relaxed_proof)
         priced = lagrangian is not None and lagrangian.bound < relaxed
@@ -282,8 +282,10 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
             metrics["bound_source"] = ("dorm-lagrangian: the servers' packings and both budgets priced"
                                        if proof.kind == "dorm-lagrangian" else
                                        "the relaxation over the cluster total (Lagrangian prices in the certificate)")
-    proven_optimal = backend_proved or (found is not None and proof is not None and proof.kind != "backend"
-                                        and _meets(data, found, res.bound))
+    def replayed_optimal(x: np.ndarray | None) -> bool:  # x meets the bound check replays
+        return x is not None and proof is not None and proof.kind != "backend" and _meets(data, x, res.bound)
+
+    proven_optimal = backend_proved or replayed_optimal(found)
     if res.termination == Termination.INFEASIBLE or proven_optimal:
         incumbent = None  # nothing beats a proven optimum, and nothing meets an infeasible P2
     elif time_limit is None:
@@ -292,7 +294,7 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
             found is None or float(data.util @ incumbent.sum(axis=1)) > float(data.util @ found.sum(axis=1)) + IMPROVE_TOL):
         note = ("the backend found no plan in time" if found is None else "the backend's plan was worse")
         return build_plan(data, incumbent, solver=name,
-                          status=Status.OPTIMAL if proof is not None and proof.kind != "backend" and _meets(data, incumbent, res.bound) else Status.FEASIBLE,
+                          status=Status.OPTIMAL if replayed_optimal(incumbent) else Status.FEASIBLE,
                           termination=res.termination if res.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
                           started=started, bound=res.bound, seed=seed, fair=model.fair, options=opts, metrics=metrics,
                           message=f"{note}: weighted DRF packed first-fit (within both budgets) is returned", proof=proof)

@@ -12,8 +12,8 @@ is the LP (Dantzig and Wolfe's master)
          Σ_n w_in = 1,  w, λ >= 0                                      one count per application
 
 over each application's counts n (columns, all of them) and each server class's packings
-a (generated: the pricing problem is one server's knapsack over π, solved exactly by
-:func:`schedopt.packing.best_packing`). At every round the replay's formula at the
+a (generated: the pricing problem is one server's knapsack over π, a short search of
+:func:`schedopt.packing.best_packing` first, then HiGHS's MILP). At every round the replay's formula at the
 round's duals is a proven bound (whatever the LP's accuracy), equal to the LP's value
 once no packing prices out; the lowest is kept. Artificial columns at a high price keep
 the master feasible before the packings that cover n_min exist.
@@ -50,12 +50,11 @@ NODES_PER_SECOND = 50_000
 
 @dataclass
 class DormLagrangian:
-    """The lowest bound found, its proof (kind ``dorm-lagrangian``), whether column
-    generation converged (the bound is then the LP's value), rounds and seconds."""
+    """The bound its proof (kind ``dorm-lagrangian``) gives, and the column generation's rounds,
+    seconds and whether it converged (then the bound is the LP's value, to the knapsacks' search)."""
 
     bound: float
     proof: Proof
-    converged: bool
     info: dict[str, float | int | bool] = field(default_factory=dict)
 
 
@@ -68,12 +67,11 @@ def _counts(lo: int, hi: int, fair: int, prev: int | None) -> np.ndarray:
 
 
 def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None, *,
-                    time_limit: float | None = None, target: float | None = None,
-                    seed: int | None = None) -> DormLagrangian | None:
+                    time_limit: float | None = None, seed: int | None = None) -> DormLagrangian | None:
     """The ``dorm-lagrangian`` bound on P2 with ``thresholds`` (θ1, θ2) (None: capacity and
-    n_max only, a baseline's plans). Stops when no packing prices out, at ``target``
-    (a plan's value: the bound proves it optimal), or at ``time_limit`` seconds (then the best
-    round's prices: still a proven bound, above the LP's); None when no LP was solved in time."""
+    n_max only, a baseline's plans). Stops when no packing prices out or at ``time_limit``
+    seconds (then the best round's prices: still a proven bound, above the LP's); None when no
+    LP was solved in time."""
     clock = Deadline(time_limit)
     t0 = time.perf_counter()
     shapes, shape_of = container_shapes(data)
@@ -148,8 +146,6 @@ def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None,
         if not entering:
             converged = True
             break
-        if target is not None and best_bound <= target + REL_TOL * max(1.0, abs(target)):
-            break
         if clock.expired():
             break
         for q, row in entering:
@@ -167,7 +163,7 @@ def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None,
         PRICE_NODES, NODES_PER_SECOND * max(left, 0.0) / max(1, C))))
     bound = dorm_lagrangian_bound(data, proof.prices, proof.fairness_price, proof.adjustment_price, thresholds,
                                   node_limit=nodes)
-    return DormLagrangian(float(bound), proof, converged,
+    return DormLagrangian(float(bound), proof,
                           {"lagrangian_rounds": rounds, "lagrangian_seconds": time.perf_counter() - t0,
                            "lagrangian_converged": converged})
 
