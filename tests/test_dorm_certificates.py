@@ -118,6 +118,19 @@ def test_table2_optimum_verified_by_strict_check() -> None:
         assert report.ok and not report.unverified, name
 
 
+def test_class_mode_with_few_shapes_is_verified_too() -> None:
+    """Class mode (identical servers, applications × servers > 2,000) with Table II's 5 shapes: the
+    optimum is verified by replay as in per-server mode."""
+    from schedopt.generate import generate_instance
+
+    inst = generate_instance("dorm-table2", jobs=200, servers=100, seed=3)
+    plan = assert_checked(inst, schedopt.solve(inst, "dorm-milp", seed=0))
+    assert plan.metrics["mode"] == "classes" and plan.status == schedopt.Status.OPTIMAL
+    assert plan.certificate.bound.kind == "dorm-lagrangian"
+    report = check_report(inst, plan, strict=True)
+    assert report.ok and not report.unverified
+
+
 # ---- forgeries ------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -48,9 +48,9 @@ def thresholds(instance: Instance, preset: str | None, fairness_threshold: float
 
 
 #: under a time limit, the share the dorm-lagrangian bound's column generation may take
-#: (before the backend, which gets what is left); per-server mode only: at class-mode sizes
-#: its knapsacks would take the backend's time (alibaba-dorm 200 apps on 400 nodes: the
-#: backend then found no plan in 60 s)
+#: (before the backend, which gets what is left); in class mode only with at most MAX_SHAPES
+#: container shapes: with Alibaba's 50-68 its knapsacks took the backend's time (200 apps on
+#: 400 nodes: the backend then found no plan in 60 s)
 LAGRANGE_SHARE = 0.25
 #: ``mode: auto`` solves the per-server model up to this many (application, server) pairs
 AUTO_PAIRS = 2000
@@ -236,7 +236,9 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     # without one, only when the backend has not proven optimality (below)
     incumbent = None if impossible or time_limit is None else _drf_incumbent(data, model, name, opts, started, seed)
     lagrangian = None
-    if not impossible and not by_classes:  # class mode's column generation has its own (Farley's) bound
+    if not impossible and (not by_classes or len(container_shapes(data)[0]) <= MAX_SHAPES):
+        # class mode with many shapes keeps column generation's (Farley's) bound: there one server's
+        # knapsack over the priced shapes is more than the replay can search
         share = None if time_limit is None else LAGRANGE_SHARE * time_limit
         lagrangian = dorm_lagrangian(data, theta, time_limit=share, seed=seed)
         if lagrangian is not None:
