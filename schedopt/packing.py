@@ -8,6 +8,12 @@ import heapq
 import numpy as np
 from schedopt.tolerances import FIT_TOL, INTEGRAL_TOL, TINY
 
+def item_key(resources: list[str], vector: np.ndarray) -> str:
+    """A packed item's name in a certificate (a placement part, a Dorm container shape): its
+    resource vector, e.g. ``cpu=8,gpu=1,mem_gb=20``."""
+    return ",".join(f"{r}={float(v):.9g}" for r, v in zip(resources, vector.tolist()))
+
+
 #: capacity tolerance, the checkers' (relative and absolute)
 TOL = FIT_TOL  # the library's capacity slack (tolerances.py)
 

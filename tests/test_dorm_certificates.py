@@ -16,7 +16,8 @@ import schedopt
 from schedopt.checking import check, check_report
 from schedopt.instance import load_instance
 from schedopt.packing import best_packing
-from schedopt.partition.certificates import dorm_lagrangian_bound, shape_key
+from schedopt.packing import item_key
+from schedopt.partition.certificates import dorm_lagrangian_bound
 from schedopt.partition.lagrange import dorm_lagrangian
 from schedopt.partition.problem import compile_partition, container_shapes
 from tests.conftest import assert_checked
@@ -81,7 +82,7 @@ def test_bound_never_below_the_optimum_whatever_the_prices(seed: int) -> None:
     data = compile_partition(inst)
     theta = (inst.policy.fairness_threshold, inst.policy.adjustment_threshold)
     shapes, _ = container_shapes(data)
-    keys = [shape_key(inst.resources, s) for s in shapes]
+    keys = [item_key(inst.resources, s) for s in shapes]
     rng = np.random.default_rng(seed)
     own = dorm_lagrangian(data, theta)
     assert own.bound >= best - 1e-9

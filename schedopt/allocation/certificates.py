@@ -552,7 +552,7 @@ def first_job_that_fits(instance: Instance, cost: CostGrid) -> str | None:
     return instance.jobs[first].id if first < len(instance.jobs) else None
 
 
-def _finite_nonneg(value: float | None, what: str) -> float:
+def finite_nonneg(value: float | None, what: str) -> float:
     v = 0.0 if value is None else float(value)
     if not math.isfinite(v) or v < 0:
         raise ValueError(f"{what} must be finite and >= 0, got {value}")
@@ -566,7 +566,7 @@ def lagrangian_replay(cost: CostGrid, sense: str) -> Callable:
     def replay(instance: Instance, plan, proof) -> float:
         lam = price_vector(instance, proof.prices)
         admit = proof_admit(instance, plan, proof)
-        nu = _finite_nonneg(proof.admit_price, "admit_price")
+        nu = finite_nonneg(proof.admit_price, "admit_price")
         bound = lagrangian_cost_bound(instance, lam, cost, admit=admit, nu=nu)
         return bound if sense == "min" else -bound
 
@@ -659,7 +659,7 @@ def branch_replay(cost: CostGrid, sense: str) -> Callable:
         least = math.inf
         for dom, leaf in leaves:
             lam = price_vector(instance, leaf.get("prices"))
-            nu = _finite_nonneg(leaf.get("admit_price"), "admit_price")
+            nu = finite_nonneg(leaf.get("admit_price"), "admit_price")
             least = min(least, lagrangian_cost_bound(instance, lam, cost, admit=admit, nu=nu, domain=dom, blocks=blocks))
         return least if sense == "min" else -least
 

@@ -30,14 +30,12 @@ claims no budgets: λ1 = λ2 = 0 and n from 0.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from schedopt.allocation.certificates import price_vector
+from schedopt.allocation.certificates import finite_nonneg, price_vector
 from schedopt.claims import Replay
 from schedopt.instance import Instance
-from schedopt.packing import BEST_PACKING_NODES, best_packing
+from schedopt.packing import BEST_PACKING_NODES, best_packing, item_key
 from schedopt.partition.problem import PartitionData, budgets, compile_partition, container_shapes, drf_containers
 from schedopt.tolerances import REL_TOL, capacity_limit
 
@@ -58,30 +56,18 @@ def replay_utilization(instance: Instance, plan, proof) -> float:
     return bound
 
 
-def shape_key(resources: list[str], vector: np.ndarray) -> str:
-    """A container shape's name in a certificate: its demand vector, e.g. ``cpu=2,mem_gb=8``."""
-    return ",".join(f"{r}={float(v):.9g}" for r, v in zip(resources, vector.tolist()))
-
-
-def _price(name: str, value: float | None) -> float:
-    value = 0.0 if value is None else value
-    if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
-    return float(value)
-
-
 def shape_prices(data: PartitionData, prices: dict[str, float] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(shapes (T, R), shape of each application (A,), π (T,)) from a proof's prices;
     ValueError for a bad price or a shape no application has."""
     shapes, shape_of = container_shapes(data)
-    keys = [shape_key(data.instance.resources, s) for s in shapes]
+    keys = [item_key(data.instance.resources, s) for s in shapes]
     index = {k: t for t, k in enumerate(keys)}
     pi = np.zeros(len(shapes))
     unknown = sorted(set(prices or {}) - set(index))
     if unknown:
         raise ValueError(f"prices name shapes no application has: {unknown[:3]}")
     for key, value in (prices or {}).items():
-        pi[index[key]] = _price(f"price of shape {key!r}", value)
+        pi[index[key]] = finite_nonneg(value, f"price of shape {key!r}")
     return shapes, shape_of, pi
 
 
@@ -126,7 +112,7 @@ def dorm_lagrangian_bound(data: PartitionData, prices: dict[str, float] | None, 
     knapsack to :data:`~schedopt.packing.BEST_PACKING_NODES` nodes; a smaller ``node_limit`` (a
     solver short of time) gives a bound at least as high (the best-first search's open bound
     only falls as it goes), so a stated bound computed so still passes the replay."""
-    lam1, lam2 = _price("fairness_price", fairness_price), _price("adjustment_price", adjustment_price)
+    lam1, lam2 = finite_nonneg(fairness_price, "fairness_price"), finite_nonneg(adjustment_price, "adjustment_price")
     if thresholds is None and (lam1 or lam2):
         raise ValueError("budget prices on a plan that states no fairness/adjustment thresholds")
     shapes, shape_of, pi = shape_prices(data, prices)
@@ -134,14 +120,15 @@ def dorm_lagrangian_bound(data: PartitionData, prices: dict[str, float] | None, 
 
 
 def bound_from(data: PartitionData, shape_of: np.ndarray, pi: np.ndarray, values: np.ndarray, lam1: float,
-               lam2: float, thresholds: tuple[float, float] | None) -> float:
-    """Σ_j V_j + λ1·B1 + λ2·B2 + Σ_i (the application's term), with ``values`` (S,) the V_j."""
+               lam2: float, thresholds: tuple[float, float] | None, fair: np.ndarray | None = None) -> float:
+    """Σ_j V_j + λ1·B1 + λ2·B2 + Σ_i (the application's term), with ``values`` (S,) the V_j;
+    ``fair``: weighted DRF's counts n̂ (A,) when the caller has them (a loop over prices)."""
     bound = float(values.sum())
     if data.A == 0:
         return bound
     b1, b2 = budgets(data, *thresholds) if thresholds is not None else (0.0, 0)
     bound += lam1 * (b1 + REL_TOL) + lam2 * b2  # the checker lets the loss exceed B1 by REL_TOL
-    fair = drf_containers(data).astype(float)
+    fair = (drf_containers(data) if fair is None else fair).astype(float)
     return bound + float(app_terms(data, data.util - pi[shape_of], fair, lam1, lam2, thresholds is not None).sum())
 
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from schedopt.backends.lp import INF, IncrementalLp, solve_milp_dense
 from schedopt.deadline import Deadline
-from schedopt.packing import BEST_PACKING_NODES, best_packing
-from schedopt.partition.certificates import bound_from, dorm_lagrangian_bound, shape_key
+from schedopt.packing import BEST_PACKING_NODES, best_packing, item_key
+from schedopt.partition.certificates import bound_from, dorm_lagrangian_bound
 from schedopt.partition.problem import PartitionData, budgets, container_shapes, drf_containers
 from schedopt.plan import Proof
 from schedopt.tolerances import FIT_TOL, PRICE_TOL, REL_TOL
@@ -140,7 +140,7 @@ def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None,
             values[servers] = upper
             if _enters(v, mu[c]) and q.any():
                 entering.append((q, T + c))
-        bound = bound_from(data, shape_of, pi, values, lam1, lam2, thresholds)
+        bound = bound_from(data, shape_of, pi, values, lam1, lam2, thresholds, fair)
         if bound < best_bound:
             best_bound, best_duals = bound, (pi.copy(), lam1, lam2)
         if not entering:
@@ -154,7 +154,7 @@ def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None,
         return None
     pi, lam1, lam2 = best_duals
     proof = Proof(kind="dorm-lagrangian",
-                  prices={shape_key(data.instance.resources, shapes[t]): float(pi[t]) for t in np.flatnonzero(pi > 0)},
+                  prices={item_key(data.instance.resources, shapes[t]): float(pi[t]) for t in np.flatnonzero(pi > 0)},
                   fairness_price=lam1 if p2 else None, adjustment_price=lam2 if with_adjust else None)
     # the bound as check replays it (the full knapsack search on every class; under a time limit
     # as many nodes as the time left allows: the bound is then at least the replay's)

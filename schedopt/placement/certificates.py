@@ -53,7 +53,7 @@ import numpy as np
 
 from schedopt.claims import Replay, TooLargeToReplay
 from schedopt.instance import Instance
-from schedopt.packing import maximal_patterns
+from schedopt.packing import item_key, maximal_patterns
 from schedopt.placement.classes import Shape, server_classes, shape_pairs, shape_time, undominated
 from schedopt.placement.problem import OBJECTIVE_NAMES, PlacementData, coefficients, compile_placement
 from schedopt.tolerances import capacity_limit, floor_count
@@ -62,11 +62,6 @@ from schedopt.tolerances import capacity_limit, floor_count
 MAX_REPLAY_PATTERNS = 200_000
 
 KIND_OF = {name: kind for kind, (name, _) in OBJECTIVE_NAMES.items()}
-
-
-def item_key(resources: list[str], vector: np.ndarray) -> str:
-    """An item's name in a certificate: its resource vector, e.g. ``cpu=8,gpu=1,mem_gb=20``."""
-    return ",".join(f"{r}={float(v):.9g}" for r, v in zip(resources, vector.tolist()))
 
 
 def fits_some_server(data: PlacementData, vec: np.ndarray) -> bool:
