@@ -34,6 +34,10 @@ BOUND_NOISE = 1e-7
 #: kept in ``metrics.backend_bound``): ten times below OPTIMAL_GAP, two orders above the backends'
 #: own MIP_REL_GAP (dl2's 1,000-job optima sit 1-3e-6 above their LP bound)
 REPLAYABLE_GAP = 1e-5
+#: a ``pattern-threshold`` replay counts a shape whose computed cost is below τ·(1 + THRESHOLD_TOL)
+#: as below τ (a superset of those truly below); a solver proving "max T_j >= c" for a shape cost c
+#: states τ = c·(1 − 2·THRESHOLD_TOL), so that shape stays out
+THRESHOLD_TOL = 1e-9
 
 # ---- better, counts, LP values ------------------------------------------------------------
 #: a value improves on ``old`` only when lower by more than IMPROVE_TOL·max(1, |old|): sums of

@@ -168,3 +168,79 @@ def test_split_floor_takes_the_kth_smallest_when_jobs_pause() -> None:
     assert plan.objective.admitted == placed
     if plan.certificate is not None and plan.certificate.bound is not None and plan.certificate.bound.kind == "split-floor":
         assert plan.objective.bound == floors[placed - 1] <= best
+
+
+def _threshold_plans() -> list[tuple[Instance, schedopt.Plan, float]]:
+    """Tiny instances whose max T_j optimum a ``pattern-threshold`` proof carries, with the
+    brute-force optimum."""
+    out = []
+    for seed in range(16):
+        inst = tiny(seed)
+        plan = schedopt.solve(inst, "placement-milp", objective="max")
+        if plan.certificate is not None and plan.certificate.bound is not None and \
+                plan.certificate.bound.kind == "pattern-threshold":
+            out.append((inst, plan, solve_bruteforce(inst, "max")[1]))
+    return out
+
+
+def test_threshold_proves_optima_split_floor_cannot() -> None:
+    """On the tiny instances whose max T_j optimum split-floor leaves unproven, the threshold
+    certificate proves it: the replay gives τ within THRESHOLD_TOL below the brute-force optimum,
+    and --strict verifies the plan's `optimal`."""
+    from schedopt.placement.certificates import replay_threshold
+
+    plans = _threshold_plans()
+    assert len(plans) == 3
+    for inst, plan, best in plans:
+        tau = replay_threshold(inst, plan, plan.certificate.bound)
+        assert best * (1 - 3e-9) <= tau <= best
+        assert plan.status == "optimal" and not strict(inst, plan)
+
+
+def test_forged_thresholds_are_refused_or_still_true() -> None:
+    """Every forgery of a threshold proof (τ raised, prices scaled or dropped, admit changed, the
+    kind on a Σ T_j plan, another instance's proof) is refused by --strict, or what it still
+    claims is true against brute force."""
+    plans = _threshold_plans()
+    for inst, plan, best in plans:
+        proof = plan.certificate.bound
+        forgeries = [forged(plan, value=proof.value * f) for f in (1.0 + 1e-6, 1.01, 2.0, math.inf, math.nan)]
+        forgeries += [forged(plan, prices={k: v * f for k, v in proof.prices.items()}) for f in (0.0, 0.5, 0.99, 1.5)]
+        forgeries += [forged(plan, prices=dict(list(proof.prices.items())[1:]))]
+        forgeries += [forged(plan, admit=a) for a in (0, plan.objective.admitted + 1, -1)]
+        for bad in forgeries:
+            bad = bad.model_copy(update={"objective": bad.objective.model_copy(
+                update={"bound": bad.certificate.bound.value, "gap": None})})
+            if not strict(inst, bad):
+                assert bad.objective.bound <= best, (inst.name, bad.certificate.bound)
+        sum_plan = schedopt.solve(inst, "placement-milp")
+        swapped = sum_plan.model_copy(update={"certificate": plan.certificate})
+        assert "pattern-threshold bounds max T_j" in "\n".join(strict(inst, swapped))
+    # another instance's proof on the first plan: refused (its items or its count)
+    (inst_a, plan_a, _), (inst_b, plan_b, _) = plans[:2]
+    moved = plan_a.model_copy(update={"certificate": plan_b.certificate,
+                                      "objective": plan_a.objective.model_copy(update={"bound": plan_b.objective.bound})})
+    assert strict(inst_a, moved) or plan_b.objective.bound <= solve_bruteforce(inst_a, "max")[1]
+
+
+def test_threshold_is_below_the_optimum_for_any_prices() -> None:
+    """Soundness: for random prices on the items a proof names and thresholds around each shape
+    cost, whatever τ the replay accepts is at most the brute-force optimum."""
+    import numpy as np
+
+    from schedopt.placement.certificates import admission_bound, job_options
+
+    rng = np.random.default_rng(7)
+    accepted = 0
+    for inst, plan, best in _threshold_plans():
+        data = compile_placement(inst)
+        k = plan.objective.admitted
+        costs = sorted({c for j in range(data.J) for _, c, _ in job_options(data, j, "sum")})
+        keys = list(plan.certificate.bound.prices)
+        for _ in range(40):
+            prices = {key: float(rng.uniform(0, 2)) for key in keys}
+            tau = float(rng.choice(costs)) * float(rng.choice([0.5, 1 - 1e-6, 1.0, 1 + 1e-6, 1.5]))
+            if admission_bound(data, prices, "sum", below=tau) < k:
+                accepted += 1
+                assert tau <= best, (inst.name, tau, best, prices)
+    assert accepted > 0

@@ -12,7 +12,10 @@ import pytest
 import schedopt
 from schedopt.instance import Instance
 from schedopt.generate import generate_instance
+from schedopt.placement.certificates import split_floor_bound
 from schedopt.placement.exact import solve_bruteforce
+from schedopt.placement.problem import compile_placement
+from schedopt.tolerances import REPLAYABLE_GAP
 from tests.conftest import assert_checked
 from tests.test_placement import placement_instance, ps_job
 from tests.test_sticky_placement import with_previous
@@ -164,7 +167,7 @@ def test_max_objective_bound_is_below_the_brute_force_optimum(seed: int) -> None
         assert plan.objective.name == "max_transfer_time"
         if plan.objective.bound is not None:
             assert plan.objective.bound <= best + 1e-9, (name, plan.objective.bound, best)
-            assert plan.certificate.bound.kind in ("split-floor", "backend")
+            assert plan.certificate.bound.kind in ("split-floor", "pattern-threshold", "backend")
         if plan.objective.admitted_bound is not None:
             assert plan.objective.admitted_bound >= placed
 
@@ -177,14 +180,21 @@ def test_bad_options() -> None:
         schedopt.solve(inst, "placement-lagrange", rounds=-1)
 
 
-def test_split_floor_proves_most_tiny_max_optima() -> None:
-    """docs/placement.md: the split-floor bound proves `placement-lagrange`'s max T_j plan optimal
-    on 13 of the 16 tiny instances."""
-    proven = 0
+def test_max_optima_of_tiny_instances_are_proven() -> None:
+    """docs/placement.md: `placement-lagrange`'s max T_j plan is the brute-force optimum on all 16
+    tiny instances, proven by `pattern-threshold` or `split-floor` (split-floor alone: 13 of 16), and
+    so is the exact solvers' (no backend's word)."""
+    proven = floor_only = 0
     for seed in range(16):
         inst = tiny(seed)
         _, best, _ = solve_bruteforce(inst, "max")
         plan = schedopt.solve(inst, "placement-lagrange", objective="max")
-        proven += plan.objective.bound is not None and plan.objective.bound >= best - 1e-9
-    assert proven == 13
-    assert "on 13 of the 16 tiny instances" in " ".join((ROOT_DOCS / "placement.md").read_text().split())
+        assert not schedopt.check(inst, plan, strict=True), seed
+        assert plan.objective.value == pytest.approx(best, abs=1e-12)
+        proven += plan.objective.bound is not None and plan.objective.bound >= best * (1 - REPLAYABLE_GAP)
+        floor_only += split_floor_bound(compile_placement(inst), plan.objective.admitted or None) >= best - 1e-12
+        exact = schedopt.solve(inst, "placement-milp", objective="max")
+        assert not schedopt.check(inst, exact, strict=True), seed
+        assert exact.status == "optimal" and exact.certificate.bound.kind != "backend"
+    assert (proven, floor_only) == (16, 13)
+    assert "optimum on all 16 tiny instances" in " ".join((ROOT_DOCS / "placement.md").read_text().split())

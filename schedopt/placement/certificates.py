@@ -41,6 +41,14 @@ W (P) the most workers (PS) any server holds beside one PS (worker); m_j = 0 for
 server holds whole. A placement of k or more jobs has max T_j >= the k-th smallest m_j.
 Its placed count is proven by ``pattern-lp-dual`` as for Σ T_j (a count bound holds for
 every placement, whatever its objective: the rewriting into undominated shapes keeps it).
+
+``pattern-threshold`` (proves ``objective.bound`` = τ of ``max`` T_j over every placement placing
+at least ``admit`` = k jobs; prices π): the rewriting into undominated shapes never raises a
+job's T_j, so a placement with every T_j < τ is one whose jobs all take undominated shapes
+costing less than τ. The ``pattern-lp-dual`` count over those shapes alone (a job with none
+counts 0) bounds how many jobs such a placement places; when it is below k, every placement of
+k or more jobs has max T_j >= τ. (A shape counts as below τ when its computed T is below
+τ·(1 + THRESHOLD_TOL): a superset of the shapes truly below, so rounding cannot hide one.)
 """
 
 from __future__ import annotations
@@ -56,7 +64,7 @@ from schedopt.instance import Instance
 from schedopt.packing import item_key, maximal_patterns
 from schedopt.placement.classes import Shape, server_classes, shape_pairs, shape_time, undominated
 from schedopt.placement.problem import OBJECTIVE_NAMES, PlacementData, coefficients, compile_placement
-from schedopt.tolerances import capacity_limit, floor_count
+from schedopt.tolerances import THRESHOLD_TOL, capacity_limit, floor_count
 
 #: the most maximal packings of priced items enumerated per server capacity
 MAX_REPLAY_PATTERNS = 200_000
@@ -143,16 +151,22 @@ def _signature(data: PlacementData, j: int, c_ps: np.ndarray, c_w: np.ndarray) -
     return (int(data.counts[j, 0]), int(data.counts[j, 1]), data.demand[j].tobytes(), float(c_ps[j]), float(c_w[j]))
 
 
-def job_bests(data: PlacementData, price: dict[str, float], kind: str) -> tuple[np.ndarray, np.ndarray]:
+def job_bests(data: PlacementData, price: dict[str, float], kind: str,
+              below: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(J,) min_s π·n_s and (J,) min_s [cost(s) + π·n_s] over each job's undominated shapes
-    whose parts fit some server (+inf for a job no placement holds). Jobs alike are priced once."""
+    whose parts fit some server (+inf for a job no placement holds); with ``below`` = τ, only the
+    shapes costing less than τ (as the ``pattern-threshold`` replay counts them). Jobs alike are
+    priced once."""
     c_ps, c_w = coefficients(data)
     seen: dict[tuple, tuple[float, float]] = {}
     price_only, with_cost = np.full(data.J, np.inf), np.full(data.J, np.inf)
+    limit = None if below is None else below * (1 + THRESHOLD_TOL)
     for j in range(data.J):
         sig = _signature(data, j, c_ps, c_w)
         if sig not in seen:
             options = job_options(data, j, kind, (c_ps, c_w))
+            if limit is not None:
+                options = [o for o in options if o[1] < limit]
             sums = [sum(price.get(k, 0.0) for k in keys) for _, _, keys in options]
             seen[sig] = (min(sums, default=np.inf), min((c + v for (_, c, _), v in zip(options, sums)), default=np.inf))
         price_only[j], with_cost[j] = seen[sig]
@@ -203,13 +217,15 @@ def components(data: PlacementData) -> tuple[np.ndarray, np.ndarray, int]:
     return out
 
 
-def admission_bound(data: PlacementData, prices: dict[str, float] | None, kind: str) -> int:
-    """At most this many jobs are placed by any placement: the prices' LP-dual value, floored in
-    each independent part (:func:`components`: no job's task leaves its part, so the count of each
-    part is bounded by its own share of the value)."""
+def admission_bound(data: PlacementData, prices: dict[str, float] | None, kind: str,
+                    below: float | None = None) -> int:
+    """At most this many jobs are placed by any placement (with ``below`` = τ: by any placement
+    whose every job's cost is below τ): the prices' LP-dual value, floored in each independent
+    part (:func:`components`: no job's task leaves its part, so the count of each part is bounded
+    by its own share of the value)."""
     items = _items(data, prices)
     price = {k: p for k, (_, p) in items.items()}
-    price_only, _ = job_bests(data, price, kind)
+    price_only, _ = job_bests(data, price, kind, below)
     job_part, server_part, n = components(data)
     share = np.bincount(job_part, weights=np.maximum(0.0, 1.0 - price_only), minlength=n) + \
         np.bincount(server_part, weights=server_values(data, items), minlength=n)
@@ -323,6 +339,31 @@ def replay_split_floor(instance: Instance, plan: Any, proof: Any) -> float:
     return split_floor_bound(data, proof.admit)
 
 
+def replay_threshold(instance: Instance, plan: Any, proof: Any) -> float:
+    """``pattern-threshold``: max T_j >= ``value`` = τ over every placement placing at least
+    ``admit`` jobs (None: every job), when the prices prove fewer than that many jobs placed with
+    every T_j below τ; ``admit`` may not exceed the plan's placed jobs."""
+    if KIND_OF.get(plan.objective.name) != "max":
+        raise ValueError(f'pattern-threshold bounds max T_j, not objective "{plan.objective.name}"')
+    data = compile_placement(instance)
+    tau = proof.value
+    if tau is None or not isinstance(tau, (int, float)) or not math.isfinite(tau):
+        raise ValueError(f"value (the threshold τ) must be a finite number, got {tau!r}")
+    if proof.admit is None and len(plan.allocation) < data.J:
+        raise ValueError("no admit: the bound covers placements placing every job, and the plan pauses some")
+    if proof.admit is not None and not 0 <= proof.admit <= len(plan.allocation):
+        raise ValueError(f"admit {proof.admit} is not within 0..{len(plan.allocation)}, the jobs the plan places (the "
+                         f"bound covers placements placing at least admit, which need not include the optimum)")
+    need = data.J if proof.admit is None else int(proof.admit)
+    if tau <= 0 or need == 0:
+        return min(float(tau), 0.0)  # max T_j >= 0 holds; a placement of no job proves no more
+    most = admission_bound(data, proof.prices, "sum", below=float(tau))
+    if most >= need:
+        raise ValueError(f"the prices allow {most} jobs placed with every T_j below {tau:.9g}; proving max T_j >= it "
+                         f"for placements of {need} needs fewer")
+    return float(tau)
+
+
 def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:
     """``pattern-lagrangian``: the least Σ T_j (or cross-node pairs) of any placement placing at
     least ``admit`` jobs (None: every job); ``admit`` may not exceed the plan's placed jobs."""
@@ -349,4 +390,5 @@ def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:
 
 CERTIFICATES = {"pattern-lagrangian": Replay("bound", replay_lagrangian),
                 "pattern-lp-dual": Replay("admitted_bound", replay_admission),
-                "split-floor": Replay("bound", replay_split_floor)}
+                "split-floor": Replay("bound", replay_split_floor),
+                "pattern-threshold": Replay("bound", replay_threshold)}

@@ -36,14 +36,14 @@ otherwise the exact solvers use the per-server model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
 from schedopt.packing import maximal_patterns
 from schedopt.placement.problem import PlacementData
-from schedopt.tolerances import TINY
+from schedopt.tolerances import THRESHOLD_TOL, TINY
 
 #: the most vector partitions of (p, w) enumerated per job; more: no class model
 MAX_PARTITIONS = 20_000
@@ -153,6 +153,14 @@ class ClassModel:
     def size(self) -> dict[str, int]:
         return {"classes": len(self.classes), "shapes": int(sum(len(s) for s in self.shapes)),
                 "items": int(len(self.items)), "patterns": int(sum(len(q) for q in self.patterns))}
+
+
+def restrict(cm: ClassModel, most: float) -> ClassModel:
+    """``cm`` with only the shapes costing at most ``most`` (within THRESHOLD_TOL relative): a
+    job left without shapes is never placed. Items and patterns stay (a ``max`` T_j threshold)."""
+    keep = [c <= most * (1 + THRESHOLD_TOL) for c in cm.cost]
+    return replace(cm, shapes=[tuple(s for s, k in zip(shapes, mask) if k) for shapes, mask in zip(cm.shapes, keep)],
+                   cost=[c[mask] for c, mask in zip(cm.cost, keep)], uses=[u[mask] for u, mask in zip(cm.uses, keep)])
 
 
 def server_classes(cap: np.ndarray) -> list[np.ndarray]:

@@ -43,7 +43,7 @@ from schedopt.placement.optimus import refined_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, coefficients, compile_placement,
                                        cross_pairs, movement_metrics, objective_value, transfer_time_s)
 from schedopt.claims import TooLargeToReplay
-from schedopt.placement.relaxation import minmax_bounds, pattern_certificates, solve_class_lp
+from schedopt.placement.relaxation import MAX_CLASSES, minmax_bounds, pattern_certificates, solve_class_lp
 from schedopt.plan import Certificate, Plan, Proof, Status, Termination, relative_gap
 from schedopt.results import StageResult
 from schedopt.tolerances import IMPROVE_TOL, OPTIMAL_GAP, TINY
@@ -239,7 +239,9 @@ def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective,
                     count_proof, bound_proof = cert.admitted_bound, cert.bound
     elif objective == "max" and data.J and data.S:
         try:
-            count_bound, pattern_bound, cert, info = minmax_bounds(data, np.array([pl is not None for pl in where], dtype=bool))
+            count_bound, pattern_bound, cert, info = minmax_bounds(
+                data, np.array([pl is not None for pl in where], dtype=bool), value,
+                cm=cm if cm is not None and len(cm.classes) <= MAX_CLASSES else None)
         except TooLargeToReplay:
             cert, info = None, {"certificate": "too large to replay"}
         metrics.update(info)

@@ -37,15 +37,15 @@ import numpy as np
 from schedopt.deadline import Deadline, check_time_limit
 from schedopt.errors import InputError
 from schedopt.instance import Instance
-from schedopt.placement.classes import ClassModel, build_class_model, decode
+from schedopt.placement.classes import ClassModel, build_class_model, decode, restrict
 from schedopt.placement.incremental import place_keeping
 from schedopt.placement.optimus import refined_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, coefficients, compile_placement,
                                        cross_pairs, objective_value, transfer_time_s)
 from schedopt.claims import TooLargeToReplay
 from schedopt.placement.certificates import components
-from schedopt.placement.relaxation import (MAX_CLASSES, ClassLp, certified_bounds, class_milp, pattern_certificates,
-                                           solve_class_lp)
+from schedopt.placement.relaxation import (MAX_CLASSES, ClassLp, Threshold, certified_bounds, class_milp,
+                                           minmax_bounds, pattern_certificates, solve_class_lp, threshold_search)
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
 from schedopt.tolerances import IMPROVE_TOL, LP_ZERO, floor_count
@@ -59,8 +59,9 @@ class Placement:
     """A placement under construction: ``P``, ``W`` (J, S) counts, ``free`` (S, R) capacity
     left (the checkers' slack included), each job's ``on`` (placed) and ``cost``."""
 
-    def __init__(self, data: PlacementData, cm: ClassModel, objective: str):
+    def __init__(self, data: PlacementData, cm: ClassModel, objective: str, most_cost: float | None = None):
         self.data, self.cm, self.objective = data, cm, objective
+        self.most_cost = most_cost  # no shape costing more (a max T_j threshold); None: any
         self.P = np.zeros((data.J, data.S), dtype=np.int64)
         self.W = np.zeros((data.J, data.S), dtype=np.int64)
         self.room = data.cap * (1 + TOL) + TOL  # what a server holds, the checkers' slack included
@@ -226,6 +227,8 @@ def _place_exactly(pl: Placement, jobs: list[int], clock: Deadline, servers: np.
     cm = build_class_model(sub, pl.objective, *coefficients(sub))
     if cm is None or len(cm.classes) > REPAIR_CLASSES:
         return 0
+    if pl.most_cost is not None:
+        cm = restrict(cm, pl.most_cost)
     chosen, z = class_milp(cm, clock)
     if chosen is None:
         return 0
@@ -414,12 +417,18 @@ def _where(pl: Placement) -> list[JobPlacement | None]:
 
 
 def price_guided_place(data: PlacementData, objective: str, clock: Deadline, rounds: int = 4, max_swaps: int = 500,
-                       repairs: int = 8) -> tuple[list[JobPlacement | None], dict[str, Any], tuple[ClassModel, ClassLp, ClassLp] | None]:
+                       repairs: int = 8, cm: ClassModel | None = None, most_cost: float | None = None
+                       ) -> tuple[list[JobPlacement | None], dict[str, Any], tuple[ClassModel, ClassLp, ClassLp] | None]:
     """The placement, counters, and the class model with its two LPs (None when the class model
-    does not apply: too many shapes or patterns; then nothing is placed and the caller falls back)."""
-    cm = build_class_model(data, objective, *coefficients(data)) if data.J and data.S else None
+    does not apply: too many shapes or patterns; then nothing is placed and the caller falls back).
+    ``cm``: the class model when the caller built it; ``most_cost``: only shapes costing at most
+    this (a max T_j threshold; the returned model is the restricted one)."""
+    if cm is None:
+        cm = build_class_model(data, objective, *coefficients(data)) if data.J and data.S else None
     if cm is None:
         return [None] * data.J, {}, None
+    if most_cost is not None:
+        cm = restrict(cm, most_cost)
     first = solve_class_lp(cm, stage="place")
     if first is None:
         return [None] * data.J, {}, None
@@ -435,7 +444,7 @@ def price_guided_place(data: PlacementData, objective: str, clock: Deadline, rou
     if second is None:
         return [None] * data.J, {}, None
     rc = [cm.cost[j] + cm.uses[j] @ second.pi for j in range(data.J)]
-    pl = Placement(data, cm, objective)
+    pl = Placement(data, cm, objective, most_cost)
     _round(pl, second, rc, clock)
     rounded = (pl.placed, pl.total())
     gained = _more_jobs(pl, job_part, server_part, targets, clock) if pl.placed < most else 0
@@ -463,12 +472,50 @@ def price_guided_place(data: PlacementData, objective: str, clock: Deadline, rou
     return where, counters, (cm, first, second)
 
 
+#: max T_j: placements restricted to a threshold's shapes tried, at most this many
+THRESHOLD_TRIES = 4
+
+
+def minmax_place(data: PlacementData, clock: Deadline, rounds: int = 4, max_swaps: int = 500, repairs: int = 8
+                 ) -> tuple[list[JobPlacement | None], dict[str, Any], tuple[ClassModel, ClassLp, ClassLp] | None,
+                            Threshold | None]:
+    """max T_j as a bottleneck: the Σ T_j-guided placement places k jobs at max T_j = V; the
+    threshold search (:func:`~schedopt.placement.relaxation.threshold_search`) finds the least
+    shape cost c whose restricted LP still places k (every cost below it is proven too low by a
+    replayable ``pattern-threshold`` certificate); the placement restricted to the shapes costing
+    at most c is tried there, then bisected towards V while it falls short of k (at most
+    :data:`THRESHOLD_TRIES` restricted placements). Returns the placement, counters, the whole
+    class model with its LPs, and the threshold search (None when the class model does not apply)."""
+    where, counters, lps = price_guided_place(data, "max", clock, rounds, max_swaps, repairs)
+    if lps is None:
+        return where, counters, None, None
+    placed = sum(pl is not None for pl in where)
+    value = objective_value(data, where, "max")
+    thr = threshold_search(data, lps[0], placed, value)
+    levels = np.concatenate([[0.0], thr.costs])  # level i + 1 is costs[i]; level 0 only what costs nothing
+    top = int(np.searchsorted(levels, value * (1 - IMPROVE_TOL)))  # the levels below the plan's value
+    lo, hi, tries = thr.first, top, 0  # levels up to lo + 1 ... known short; level hi: the plan's own
+    nxt = thr.first + 1
+    while nxt < hi and tries < THRESHOLD_TRIES and not clock.expired():
+        tries += 1
+        trial, _, _ = price_guided_place(data, "max", clock, rounds, max_swaps, repairs, cm=lps[0],
+                                         most_cost=float(levels[nxt]))
+        if sum(pl is not None for pl in trial) >= placed:
+            where, hi = trial, nxt
+        else:
+            lo = nxt
+        nxt = (lo + 1 + hi) // 2 if hi - lo > 1 else hi
+    counters.update({"threshold_tries": tries, "threshold_lps": thr.lps})
+    return where, counters, lps, thr
+
+
 @register("placement-lagrange", problem="placement", exact=False, backend="scipy+highs", supports_time_limit=True,
           accelerator_types=True)
 class PlacementLagrange:
     """Price-guided placement: the class model's LP, rounded, a local search and exact repairs; certified bounds.
 
-    ``objective``: "sum" (Σ T_j, default), "cross_pairs" or "max" (guided by Σ T_j; no bound).
+    ``objective``: "sum" (Σ T_j, default), "cross_pairs" or "max" (T_j's bottleneck: the least shape
+    cost threshold whose restricted placement places as many jobs, :func:`minmax_place`).
     ``keep`` (default): running tasks stay where they run, as in ``optimus-placement``.
     ``bound`` (default): the placed count's and the objective's certified bounds (pattern
     certificates, docs/certificates.md). ``rounds``, ``max_swaps``, ``repairs``: the local search's
@@ -494,12 +541,18 @@ class PlacementLagrange:
         sort_by = instance.resources.index("cpu") if "cpu" in instance.resources else 0
         metrics: dict[str, Any] = {}
         relaxed: list[tuple[ClassModel, ClassLp, ClassLp] | None] = [None]
+        threshold: list[Threshold | None] = [None]
 
         def place(d: PlacementData) -> list[JobPlacement | None]:
             where = None
             if len(np.unique(d.cap, axis=0)) <= MAX_CLASSES:
-                where, counters, lps = price_guided_place(d, self.objective, clock, self.rounds, self.max_swaps,
-                                                                self.repairs)
+                if self.objective == "max":
+                    where, counters, lps, thr = minmax_place(d, clock, self.rounds, self.max_swaps, self.repairs)
+                    if d is data:
+                        threshold[0] = thr
+                else:
+                    where, counters, lps = price_guided_place(d, self.objective, clock, self.rounds, self.max_swaps,
+                                                              self.repairs)
                 metrics.update(counters)
                 if lps is not None and d is data:
                     relaxed[0] = lps
@@ -518,8 +571,17 @@ class PlacementLagrange:
         placed_jobs = np.array([pl is not None for pl in where], dtype=bool)
         if self.bound and data.J:
             lps = relaxed[0]
-            if lps is None or self.objective == "max":  # placed incrementally (the bounds come from the whole
-                # instance, running tasks free to move), or max T_j (its split-floor bound)
+            if self.objective == "max" and lps is not None:  # the threshold search's bound, or split-floor's
+                try:
+                    admitted_bound, bound, cert, info = minmax_bounds(
+                        data, placed_jobs, threshold=threshold[0] if threshold[0] is not None and
+                        threshold[0].k == int(placed_jobs.sum()) else None,
+                        value=objective_value(data, where, "max"), cm=lps[0])
+                    metrics.update(info)
+                except TooLargeToReplay as exc:
+                    metrics["certificate"] = f"none: too large to replay ({exc})"
+            elif lps is None:  # placed incrementally: the bounds come from the whole instance, running
+                # tasks free to move
                 admitted_bound, bound, cert, info = certified_bounds(data, where, self.objective)
                 metrics.update(info)
             else:

@@ -26,9 +26,10 @@ import scipy.sparse as sp
 from schedopt.deadline import Deadline
 from schedopt.placement.certificates import (admission_bound, components, fits_some_server, item_key, lagrangian_bound,
                                              split_floor_bound)
-from schedopt.placement.classes import ClassModel
-from schedopt.placement.problem import PlacementData
+from schedopt.placement.classes import ClassModel, restrict
+from schedopt.placement.problem import PlacementData, objective_value
 from schedopt.plan import Certificate, Proof
+from schedopt.tolerances import THRESHOLD_TOL, floor_count
 
 
 @dataclass
@@ -239,7 +240,8 @@ def certified_bounds(data: PlacementData, where: list, objective: str = "sum"
 
     if objective == "max" and data.J and data.S:
         try:
-            return minmax_bounds(data, np.array([pl is not None for pl in where], dtype=bool))
+            return minmax_bounds(data, np.array([pl is not None for pl in where], dtype=bool),
+                                 objective_value(data, where, "max"))
         except TooLargeToReplay as exc:
             return None, None, None, {"certificate": f"none: too large to replay ({exc})"}
     if objective not in ("sum", "cross_pairs") or not data.J or not data.S:
@@ -257,13 +259,87 @@ def certified_bounds(data: PlacementData, where: list, objective: str = "sum"
     return out[0], out[1], out[2], {**out[3], "certificate_seconds": time.perf_counter() - t0}
 
 
-def minmax_bounds(data: PlacementData, placed_jobs: np.ndarray
+@dataclass
+class Threshold:
+    """What :func:`threshold_search` found for placements of at least ``k`` jobs: ``costs`` (n,) the distinct
+    shape costs up to the plan's max T_j, ascending; ``first`` the least index whose restricted LP
+    (shapes costing at most ``costs[first]``) places k jobs (n: none does); ``bound`` the max T_j
+    its ``proof`` (``pattern-threshold``, replayed) proves, 0 and None when none is proven."""
+
+    k: int
+    costs: np.ndarray
+    first: int
+    bound: float = 0.0
+    proof: Proof | None = None
+    lps: int = 0
+
+
+def _lp_places(data: PlacementData, cm: ClassModel, k: int) -> ClassLp | None:
+    """The placing LP of ``cm`` when its count, floored in each independent part, reaches ``k``."""
+    lp = solve_class_lp(cm, stage="place")
+    if lp is None:
+        return None
+    job_part, _, n = components(data)
+    share = np.bincount(job_part, weights=np.array([float(x.sum()) for x in lp.x]), minlength=n)
+    return lp if sum(floor_count(float(v)) for v in share) >= k else None
+
+
+def threshold_search(data: PlacementData, cm: ClassModel, k: int, upper: float) -> Threshold:
+    """The largest τ that a ``pattern-threshold`` certificate proves for max T_j over placements of
+    at least ``k`` jobs, searched among the shape costs up to ``upper`` (the plan's max T_j): the
+    class model's placing LP restricted to the shapes costing at most c is monotone in c, so a
+    bisection finds the least cost c_i whose LP still places k jobs; the LP at c_{i-1} gives the
+    prices proving max T_j >= c_i (as τ = c_i·(1 − 2·THRESHOLD_TOL); the replay decides)."""
+    raw = np.unique(np.concatenate([c for c in cm.cost if len(c)] or [np.zeros(0)]))
+    raw = raw[(raw > 0) & (raw <= upper * (1 + THRESHOLD_TOL))]
+    keep = np.ones(len(raw), dtype=bool)  # costs within 4·THRESHOLD_TOL of the one below are one
+    if len(raw) > 1:
+        keep[1:] = raw[1:] > raw[:-1] * (1 + 4 * THRESHOLD_TOL)
+    costs = raw[keep]
+    out = Threshold(k=k, costs=costs, first=len(costs))
+    if k <= 0 or not len(costs):
+        return out
+
+    def level(i: int) -> float:
+        return float(costs[i]) if i >= 0 else 0.0  # -1: only the shapes costing nothing
+
+    out.lps += 1
+    if _lp_places(data, restrict(cm, 0.0), k) is not None:
+        out.first = -1
+        return out
+    lo, hi = -1, len(costs)  # the LP at level(lo) places fewer than k; at level(hi) (the plan's) k
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        out.lps += 1
+        if _lp_places(data, restrict(cm, level(mid)), k) is not None:
+            hi = mid
+        else:
+            lo = mid
+    out.first = hi
+    if hi == len(costs):  # not even the plan's own costs place k in the LP: nothing to prove from here
+        return out
+    below = solve_class_lp(restrict(cm, level(hi - 1)), stage="place")
+    out.lps += 1
+    if below is None:
+        return out
+    tau = float(costs[hi]) * (1 - 2 * THRESHOLD_TOL)
+    prices = certificate_prices(data, cm, below.pi)
+    if admission_bound(data, prices, "sum", below=tau) < k:
+        out.bound = tau
+        out.proof = Proof(kind="pattern-threshold", value=tau, prices=prices, admit=None if k >= data.J else k)
+    return out
+
+
+def minmax_bounds(data: PlacementData, placed_jobs: np.ndarray, value: float | None = None,
+                  threshold: Threshold | None = None, cm: ClassModel | None = None
                   ) -> tuple[int | None, float | None, Certificate | None, dict[str, Any]]:
     """(admitted bound, bound, certificate, info) of a ``max`` T_j placement placing ``placed_jobs``
-    (J,) bool: the placed count's ``pattern-lp-dual`` from the placing LP (Σ T_j's class model:
-    a count bound does not depend on the objective) when some job is paused, and, when that count
-    is proven the most, the ``split-floor`` bound (docs/certificates.md). TooLargeToReplay when the
-    count's replay cannot enumerate what its prices need."""
+    (J,) bool with max T_j ``value``: the placed count's ``pattern-lp-dual`` from the placing LP
+    (Σ T_j's class model: a count bound does not depend on the objective) when some job is paused,
+    and, when that count is proven the most, the larger of the ``split-floor`` bound and the
+    ``pattern-threshold`` bound (searched up to ``value``, or ``threshold`` when the caller
+    searched; docs/certificates.md). TooLargeToReplay when a replay cannot enumerate what its
+    prices need."""
     import time
 
     from schedopt.placement.classes import build_class_model
@@ -273,18 +349,28 @@ def minmax_bounds(data: PlacementData, placed_jobs: np.ndarray
     placed = int(np.count_nonzero(placed_jobs))
     count_proof = None
     most = data.J
-    if placed < data.J:
+    if cm is None:
         cm = build_class_model(data, "sum", *coefficients(data))
-        first = solve_class_lp(cm, stage="place") if cm is not None and len(cm.classes) <= MAX_CLASSES else None
+        if cm is not None and len(cm.classes) > MAX_CLASSES:
+            cm = None
+    if placed < data.J:
+        first = solve_class_lp(cm, stage="place") if cm is not None else None
         if first is None:
             return None, None, None, {"certificate": "none: the class model does not apply"}
-        prices = certificate_prices(data, cm, first.pi)
+        prices = certificate_prices(data, cm, first.pi)  # type: ignore[arg-type]
         most = admission_bound(data, prices, "sum")
         count_proof = Proof(kind="pattern-lp-dual", value=float(most), prices=prices)
-    info = {"certificate_seconds": time.perf_counter() - t0}
+    info: dict[str, Any] = {"certificate_seconds": time.perf_counter() - t0}
     if most != placed:  # the count is not proven the most: no bound on max T_j is claimed
         return most, None, Certificate(admitted_bound=count_proof), info
     every = placed >= data.J
     bound = split_floor_bound(data, None if every else placed)
     proof = Proof(kind="split-floor", value=bound, admit=None if every else placed)
+    if threshold is None and cm is not None and value is not None and value > bound:
+        threshold = threshold_search(data, cm, placed, value)
+    if threshold is not None:
+        info["threshold_lps"] = threshold.lps
+        if threshold.proof is not None and threshold.bound > bound:
+            bound, proof = threshold.bound, threshold.proof
+    info["certificate_seconds"] = time.perf_counter() - t0
     return (None if every else most), bound, Certificate(bound=proof, admitted_bound=count_proof), info
