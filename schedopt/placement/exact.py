@@ -39,7 +39,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, build_class_model
 from schedopt.placement.incremental import place_keeping
-from schedopt.placement.optimus import refined_place
+from schedopt.placement.price_guided import guided_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, coefficients, compile_placement,
                                        cross_pairs, movement_metrics, objective_value, transfer_time_s)
 from schedopt.claims import TooLargeToReplay
@@ -99,7 +99,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
                           moves: str = "first", model: str = "auto") -> Plan:
     """The two-stage lexicographic solve, turned into a Plan (limits become statuses).
 
-    Anytime: ``optimus-placement``'s placement is the incumbent; a stage stopped
+    Anytime: ``placement-lagrange``'s placement is the incumbent; a stage stopped
     by the time limit, or one that finds nothing better, returns the best
     placement found (most jobs placed, then the least objective) with the
     backend's bound when the placed count is proven maximal.
@@ -162,9 +162,9 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
 
     if data.J == 0:
         return plan([], Status.OPTIMAL, Termination.OPTIMAL, bound=0.0)
-    # the heuristic's placement (incremental when jobs run): the incumbent
+    # placement-lagrange's placement (incremental when jobs run): the incumbent
     sort_by = instance.resources.index("cpu") if "cpu" in instance.resources else 0
-    best, _ = place_keeping(data, lambda d: refined_place(d, sort_by, clock=clock)[0], keep)
+    best, _ = place_keeping(data, lambda d: guided_place(d, objective, clock, sort_by)[0], keep)
     if expired():
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT,
                     message="time limit reached before stage 1 (max placed jobs); the heuristic placement is returned")

@@ -509,6 +509,27 @@ def minmax_place(data: PlacementData, clock: Deadline, rounds: int = 4, max_swap
     return where, counters, lps, thr
 
 
+def guided_place(d: PlacementData, objective: str, clock: Deadline, sort_by: int, rounds: int = 4,
+                 max_swaps: int = 500, repairs: int = 8, metrics: dict[str, Any] | None = None
+                 ) -> tuple[list[JobPlacement | None], tuple[ClassModel, ClassLp, ClassLp] | None, Threshold | None]:
+    """``placement-lagrange``'s placement of ``d`` (:func:`price_guided_place`, or :func:`minmax_place`
+    for max T_j), or ``optimus-placement``'s refined scheme where the class model does not apply
+    (``metrics["fallback"]`` says so). Returns the placement, the class model with its LPs and the
+    threshold search (None where they were not built); counters go into ``metrics``."""
+    metrics = {} if metrics is None else metrics
+    where, lps, thr = None, None, None
+    if len(np.unique(d.cap, axis=0)) <= MAX_CLASSES:
+        if objective == "max":
+            where, counters, lps, thr = minmax_place(d, clock, rounds, max_swaps, repairs)
+        else:
+            where, counters, lps = price_guided_place(d, objective, clock, rounds, max_swaps, repairs)
+        metrics.update(counters)
+    if lps is None:
+        metrics["fallback"] = "optimus-placement (refined)"
+        where = refined_place(d, sort_by, clock=clock)[0]
+    return where, lps, thr  # type: ignore[return-value]
+
+
 @register("placement-lagrange", problem="placement", exact=False, backend="scipy+highs", supports_time_limit=True,
           accelerator_types=True)
 class PlacementLagrange:
@@ -544,23 +565,10 @@ class PlacementLagrange:
         threshold: list[Threshold | None] = [None]
 
         def place(d: PlacementData) -> list[JobPlacement | None]:
-            where = None
-            if len(np.unique(d.cap, axis=0)) <= MAX_CLASSES:
-                if self.objective == "max":
-                    where, counters, lps, thr = minmax_place(d, clock, self.rounds, self.max_swaps, self.repairs)
-                    if d is data:
-                        threshold[0] = thr
-                else:
-                    where, counters, lps = price_guided_place(d, self.objective, clock, self.rounds, self.max_swaps,
-                                                              self.repairs)
-                metrics.update(counters)
-                if lps is not None and d is data:
-                    relaxed[0] = lps
-                if lps is None:
-                    where = None
-            if where is None:
-                metrics["fallback"] = "optimus-placement (refined)"
-                where = refined_place(d, sort_by, clock=clock)[0]
+            where, lps, thr = guided_place(d, self.objective, clock, sort_by, self.rounds, self.max_swaps,
+                                           self.repairs, metrics)
+            if d is data:
+                relaxed[0], threshold[0] = lps, thr
             return where
 
         where, kept = place_keeping(data, place, self.keep)
