@@ -118,17 +118,21 @@ def knapsack_prices(shapes: np.ndarray, values: np.ndarray, most: np.ndarray, ro
     return rho
 
 
-def _greedy_start(shapes: np.ndarray, values: np.ndarray, most: np.ndarray, room: np.ndarray,
-                  rho: np.ndarray) -> tuple[float, list[int]]:
-    """A first packing for the search to beat: the best of greedy fills (as many of each shape
-    as fit, shapes by value less ρ's price, by value per largest share, by value)."""
-    share = shapes / np.where(room > 0, room, np.inf)
-    best_value, best_q = 0.0, [0] * len(values)
-    for key in (values - shapes @ rho, values / np.maximum(share.max(axis=1), TINY), values):
+def greedy_fills(shapes: np.ndarray, values: np.ndarray, room: np.ndarray, most: np.ndarray, keys: list[np.ndarray],
+                 usable: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """The best of greedy fills of one server: for each key (T,), shapes (T, R) largest key first
+    (ties by index), each as many times as fit in ``room`` (R,), at most ``most`` (T,); shapes
+    where ``usable`` (T,) is False are left out. Returns (value, counts (T,)); (0, zeros) when no
+    fill is worth more than nothing."""
+    T = len(values)
+    best_value, best_q = 0.0, np.zeros(T, dtype=np.int64)
+    for key in keys:
         left = room.astype(float).copy()
-        q = [0] * len(values)
+        q = np.zeros(T, dtype=np.int64)
         got = 0.0
-        for t in np.lexsort((np.arange(len(values)), -key)).tolist():
+        for t in np.lexsort((np.arange(T), -key)).tolist():
+            if usable is not None and not usable[t]:
+                continue
             pos = shapes[t] > 0
             k = int(most[t]) if not pos.any() else int(min(most[t], np.floor(np.min(left[pos] / shapes[t][pos]) + INTEGRAL_TOL)))
             if k > 0:
@@ -138,6 +142,16 @@ def _greedy_start(shapes: np.ndarray, values: np.ndarray, most: np.ndarray, room
         if got > best_value:
             best_value, best_q = got, q
     return best_value, best_q
+
+
+def _greedy_start(shapes: np.ndarray, values: np.ndarray, most: np.ndarray, room: np.ndarray,
+                  rho: np.ndarray) -> tuple[float, list[int]]:
+    """A first packing for the search to beat: the best of greedy fills (shapes by value less ρ's
+    price, by value per largest share, by value)."""
+    share = shapes / np.where(room > 0, room, np.inf)
+    value, q = greedy_fills(shapes, values, room, most,
+                            [values - shapes @ rho, values / np.maximum(share.max(axis=1), TINY), values])
+    return value, q.tolist()
 
 
 def best_packing(shapes: np.ndarray, values: np.ndarray, capacity: np.ndarray, most: np.ndarray | None = None,

@@ -37,6 +37,7 @@ import numpy as np
 
 from schedopt.deadline import Deadline
 from schedopt.backends.lp import INF, IncrementalLp
+from schedopt.packing import greedy_fills
 from schedopt.partition.problem import TOL, fill_first_fit
 from schedopt.tolerances import FIT_TOL, INTEGRAL_TOL, LP_ZERO, PRICE_TOL, TINY, floor_count
 
@@ -68,31 +69,15 @@ class Columns:
 
 def greedy_pattern(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most: np.ndarray) -> np.ndarray:
     """A good pattern for prices ``value`` (T,): the best of three greedy fills of
-    one server (capacity ``limit`` (R,)), shapes in order of value per summed,
-    per largest and per nothing (value alone) share of the server; at most
+    one server (capacity ``limit`` (R,), :func:`~schedopt.packing.greedy_fills`), shapes in order
+    of value per summed, per largest and per nothing (value alone) share of the server; at most
     ``most`` (T,) of each shape."""
-    T = len(value)
-    share = shapes / np.where(limit > 0, limit, np.inf)  # (T, R)
-    best, best_value = np.zeros(T, dtype=np.int64), 0.0
     usable = (value > 0) & (most > 0)
     if not usable.any():
-        return best
-    for size in (share.sum(axis=1), share.max(axis=1), np.ones(T)):
-        order = np.lexsort((np.arange(T), -value / np.maximum(size, TINY)))
-        a = np.zeros(T, dtype=np.int64)
-        free = limit.astype(float).copy()
-        for t in order.tolist():
-            if not usable[t]:
-                continue
-            pos = shapes[t] > 0
-            k = int(most[t]) if not pos.any() else int(min(most[t], np.floor(np.min(free[pos] / shapes[t, pos]) + TOL)))
-            if k > 0:
-                a[t] = k
-                free -= k * shapes[t]
-        v = float(value @ a)
-        if v > best_value:
-            best, best_value = a, v
-    return best
+        return np.zeros(len(value), dtype=np.int64)
+    share = shapes / np.where(limit > 0, limit, np.inf)  # (T, R)
+    keys = [value / np.maximum(size, TINY) for size in (share.sum(axis=1), share.max(axis=1), np.ones(len(value)))]
+    return greedy_fills(shapes, value, limit, most, keys, usable)[1]
 
 
 def fractional_bound(value: np.ndarray, shapes: np.ndarray, limit: np.ndarray, most: np.ndarray) -> float:
