@@ -244,3 +244,97 @@ def test_threshold_is_below_the_optimum_for_any_prices() -> None:
                 accepted += 1
                 assert tau <= best, (inst.name, tau, best, prices)
     assert accepted > 0
+
+
+#: tiny instances whose Σ T_j optimum the class LP's prices leave unproven (an integrality gap):
+#: their exact plans carry a pattern-branch tree
+BRANCH_CASES = [("tiny", 33), ("tiny", 56), ("mixed", 12), ("mixed", 28), ("mixed", 32), ("mixed", 33)]
+
+
+def _branch_plans() -> list[tuple[Instance, schedopt.Plan, float]]:
+    from tests.test_placement_price_guided import mixed_instance
+
+    out = []
+    for maker, seed in BRANCH_CASES:
+        inst = (tiny if maker == "tiny" else mixed_instance)(seed)
+        out.append((inst, schedopt.solve(inst, "placement-milp"), solve_bruteforce(inst, "sum")[1]))
+    return out
+
+
+def test_branch_trees_prove_optima_the_lp_leaves_open() -> None:
+    """Where the class LP's prices fall short of the optimum, the exact solver's plan carries a
+    pattern-branch tree (more than one leaf) whose replayed bound is within the optimum's
+    tolerance below the brute-force optimum, and --strict verifies `optimal`."""
+    for inst, plan, best in _branch_plans():
+        proof = plan.certificate.bound
+        assert plan.status == "optimal" and proof.kind == "pattern-branch" and "job" in proof.tree, inst.name
+        assert not strict(inst, plan), inst.name
+        assert best * (1 - 2e-6) - 1e-12 <= plan.objective.bound <= best + 1e-12
+
+
+def _nodes(tree: dict) -> list[dict]:
+    return [tree] + (_nodes(tree["on"]) + _nodes(tree["off"]) if "job" in tree else [])
+
+
+def test_forged_branch_trees_are_refused_or_still_true() -> None:
+    """Swapped children, a subtree cut to one of its leaves, scaled or dropped leaf prices, a shape
+    that is not the job's, an unknown job, a leaf with a stray key, admit above the placed count,
+    the tree on a max T_j plan: each refused by --strict, or its claim still true."""
+    import copy
+
+    for inst, plan, best in _branch_plans():
+        tree = plan.certificate.bound.tree
+        forgeries = []
+        swapped = copy.deepcopy(tree)
+        swapped["on"], swapped["off"] = swapped["off"], swapped["on"]
+        forgeries.append(swapped)
+        forgeries.append(copy.deepcopy(tree["on"] if "job" not in tree["on"] else _nodes(tree["on"])[-1]))
+        for f in (0.0, 0.5, 1.5, 10.0):
+            scaled = copy.deepcopy(tree)
+            for node in _nodes(scaled):
+                if "prices" in node:
+                    node["prices"] = {k: v * f for k, v in node["prices"].items()}
+            forgeries.append(scaled)
+        stray = copy.deepcopy(tree)
+        _nodes(stray)[-1]["trust"] = "me"
+        forgeries.append(stray)
+        other = copy.deepcopy(tree)
+        other["shape"] = [[9, 9]]
+        forgeries.append(other)
+        unknown = copy.deepcopy(tree)
+        unknown["job"] = "nobody"
+        forgeries.append(unknown)
+        for bad_tree in forgeries:
+            bad = forged(plan, tree=bad_tree)
+            if not strict(inst, bad):
+                assert bad.objective.bound <= best + 1e-9, (inst.name, bad_tree)
+        assert strict(inst, forged(plan, admit=plan.objective.admitted + 1, part_admit=None))
+        max_plan = schedopt.solve(inst, "placement-milp", objective="max")
+        assert strict(inst, max_plan.model_copy(update={"certificate": plan.certificate}))
+
+
+def test_branch_leaves_bound_every_placement_for_any_prices() -> None:
+    """Soundness: the tree's splits with random leaf prices (and admit prices) never replay above
+    the brute-force optimum."""
+    import copy
+
+    import numpy as np
+
+    from schedopt.placement.certificates import replay_branch
+
+    rng = np.random.default_rng(11)
+    replayed = 0
+    for inst, plan, best in _branch_plans():
+        for _ in range(15):
+            tree = copy.deepcopy(plan.certificate.bound.tree)
+            for node in _nodes(tree):
+                if "prices" in node:
+                    node["prices"] = {k: float(rng.uniform(0, 3)) for k in node["prices"]}
+                    if "admit_price" in node:
+                        node["admit_price"] = float(rng.uniform(0, 3))
+                    if "part_admit_price" in node:
+                        node["part_admit_price"] = [float(rng.uniform(0, 3)) for _ in node["part_admit_price"]]
+            proof = plan.certificate.bound.model_copy(update={"tree": tree})
+            assert replay_branch(inst, plan, proof) <= best + 1e-9
+            replayed += 1
+    assert replayed == 15 * len(BRANCH_CASES)

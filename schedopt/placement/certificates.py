@@ -42,6 +42,14 @@ server holds whole. A placement of k or more jobs has max T_j >= the k-th smalle
 Its placed count is proven by ``pattern-lp-dual`` as for Σ T_j (a count bound holds for
 every placement, whatever its objective: the rewriting into undominated shapes keeps it).
 
+``pattern-branch`` (proves ``objective.bound`` of Σ T_j or the pairs, as ``pattern-lagrangian``,
+where the class LP leaves a gap): a ``tree`` whose inner nodes split one job's shapes,
+``{job, shape, on, off}`` (the job placed in exactly that undominated shape; and in any other, or
+paused), and whose leaves carry ``prices`` and ``admit_price`` (or ``part_admit_price``). Each
+placement, rewritten into undominated shapes, lies in one leaf; there the pattern-lagrangian
+argument holds over the shapes the path allows, with a job the path places ("on") adding
+min_s [cost(s) + π·n_s] − μ rather than its min with 0. The bound is the least leaf's.
+
 ``pattern-threshold`` (proves ``objective.bound`` = τ of ``max`` T_j over every placement placing
 at least ``admit`` = k jobs; prices π): the rewriting into undominated shapes never raises a
 job's T_j, so a placement with every T_j < τ is one whose jobs all take undominated shapes
@@ -54,6 +62,7 @@ k or more jobs has max T_j >= τ. (A shape counts as below τ when its computed 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -232,15 +241,48 @@ def admission_bound(data: PlacementData, prices: dict[str, float] | None, kind: 
     return int(sum(floor_count(float(v)) for v in share))
 
 
+@dataclass
+class ShapeDomain:
+    """One branch leaf's restriction of some jobs' shapes: ``only[j]`` the one shape job j takes
+    (placed), ``without[j]`` shapes job j may not take (it may still be paused)."""
+
+    only: dict[int, Shape] = field(default_factory=dict)
+    without: dict[int, frozenset] = field(default_factory=dict)
+
+    def allows(self, j: int, shape: Shape) -> bool:
+        if j in self.only and shape != self.only[j]:
+            return False
+        return shape not in self.without.get(j, ())
+
+
+def _restricted_bests(data: PlacementData, price: dict[str, float], kind: str, domain: ShapeDomain,
+                      best: np.ndarray) -> np.ndarray:
+    """``best`` (J,) with the jobs ``domain`` restricts priced over the shapes it allows."""
+    out = best.copy()
+    c_ps, c_w = coefficients(data)
+    for j in sorted(set(domain.only) | set(domain.without)):
+        options = [o for o in job_options(data, j, kind, (c_ps, c_w)) if domain.allows(j, o[0])]
+        out[j] = min((c + sum(price.get(k, 0.0) for k in keys) for _, c, keys in options), default=np.inf)
+    return out
+
+
 def lagrangian_bound(data: PlacementData, prices: dict[str, float] | None, kind: str, *, admit: int | None,
                      admit_price: float, part_admit: list[int] | None = None,
-                     part_admit_price: list[float] | None = None) -> float:
+                     part_admit_price: list[float] | None = None, domain: ShapeDomain | None = None) -> float:
     """The least cost of any placement placing at least ``admit`` jobs (None: all of them), or,
     with ``part_admit``, at least ``part_admit[c]`` in each independent part c (:func:`components`,
-    parts in their labels' order) with that part's row priced ``part_admit_price[c]``."""
+    parts in their labels' order) with that part's row priced ``part_admit_price[c]``; with
+    ``domain``, over the placements whose jobs take the shapes it allows (+inf when a job it
+    places has none)."""
     items = _items(data, prices)
     price = {k: p for k, (_, p) in items.items()}
     _, best = job_bests(data, price, kind)
+    placed = np.zeros(data.J, dtype=bool)  # jobs the domain places
+    if domain is not None:
+        best = _restricted_bests(data, price, kind, domain, best)
+        placed[list(domain.only)] = True
+        if np.isinf(best[placed]).any():
+            return math.inf  # a job it places has no shape that fits: no placement lies here
     values = float(server_values(data, items).sum())
     if part_admit is not None:
         job_part, _, n = components(data)
@@ -251,17 +293,19 @@ def lagrangian_bound(data: PlacementData, prices: dict[str, float] | None, kind:
         if not np.all(np.isfinite(mus)) or np.any(mus < 0) or np.any(ks < 0):
             raise ValueError("part_admit must be >= 0 and part_admit_price finite and >= 0")
         mu_j = mus[job_part]
-        terms = np.minimum(0.0, np.where(np.isinf(best), 0.0, best - mu_j))
+        terms = np.where(placed, best - mu_j, np.minimum(0.0, np.where(np.isinf(best), 0.0, best - mu_j)))
         return max(float(terms.sum()) + float(mus @ ks) - values, 0.0)
     if not math.isfinite(admit_price) or admit_price < 0:
         raise ValueError(f"admit_price must be finite and >= 0, got {admit_price!r}")
     if admit is None or admit >= data.J:
         if np.isinf(best).any():
+            if domain is not None:
+                return math.inf  # no placement of every job lies in this leaf
             raise ValueError("some job fits no server: no placement places every job")
         return max(float(best.sum()) - values, 0.0)
     if admit < 0:
         raise ValueError(f"admit must be >= 0, got {admit}")
-    terms = np.minimum(0.0, np.where(np.isinf(best), 0.0, best - admit_price))
+    terms = np.where(placed, best - admit_price, np.minimum(0.0, np.where(np.isinf(best), 0.0, best - admit_price)))
     return max(float(terms.sum()) + admit_price * admit - values, 0.0)
 
 
@@ -364,6 +408,96 @@ def replay_threshold(instance: Instance, plan: Any, proof: Any) -> float:
     return float(tau)
 
 
+#: the most leaves and the deepest path a pattern-branch tree may have (a replay's work is bounded)
+MAX_BRANCH_LEAVES = 2_000
+MAX_BRANCH_DEPTH = 50
+
+
+def branch_leaves(data: PlacementData, tree: Any, kind: str) -> list[tuple[ShapeDomain, dict]]:
+    """The leaves of a ``pattern-branch`` tree with the shapes each path allows. A node is a leaf
+    (keys among ``prices``, ``admit_price``, ``part_admit_price``) or ``{job, shape, on, off}``,
+    ``shape`` a list of parts ``[PS, workers]`` (one per server) of one of the job's undominated
+    shapes. ValueError names what is malformed."""
+    index = {job: j for j, job in enumerate(data.jobs)}
+    out: list[tuple[ShapeDomain, dict]] = []
+    stack: list[tuple[Any, ShapeDomain, int, str]] = [(tree, ShapeDomain(), 0, "tree")]
+    c_ps, c_w = coefficients(data)
+    while stack:
+        node, dom, depth, path = stack.pop()
+        if not isinstance(node, dict):
+            raise ValueError(f"{path}: expected a mapping, got {type(node).__name__}")
+        if depth > MAX_BRANCH_DEPTH:
+            raise ValueError(f"{path}: deeper than {MAX_BRANCH_DEPTH}")
+        keys = set(node)
+        if keys <= {"prices", "admit_price", "part_admit_price"}:
+            out.append((dom, node))
+            if len(out) > MAX_BRANCH_LEAVES:
+                raise ValueError(f"more than {MAX_BRANCH_LEAVES:,} leaves")
+            continue
+        if keys != {"job", "shape", "on", "off"}:
+            raise ValueError(f"{path}: a node is a leaf {{prices, admit_price | part_admit_price}} or splits "
+                             f"{{job, shape, on, off}}; got keys {sorted(keys)}")
+        if node["job"] not in index:
+            raise ValueError(f"{path}.job: unknown job {node['job']!r}")
+        j = index[node["job"]]
+        try:
+            shape = tuple(sorted(((int(a), int(b)) for a, b in node["shape"]), reverse=True))
+        except (TypeError, ValueError):
+            raise ValueError(f"{path}.shape: expected a list of [PS, workers] parts, got {node['shape']!r}") from None
+        if shape not in {o[0] for o in job_options(data, j, kind, (c_ps, c_w))}:
+            raise ValueError(f"{path}.shape: {[list(p) for p in shape]} is not an undominated shape of job "
+                             f"{node['job']!r} that fits")
+        on = ShapeDomain(only={**dom.only, j: shape}, without=dict(dom.without))
+        off = ShapeDomain(only=dict(dom.only), without={**dom.without, j: dom.without.get(j, frozenset()) | {shape}})
+        stack += [(node["on"], on, depth + 1, f"{path}.on"), (node["off"], off, depth + 1, f"{path}.off")]
+    return out
+
+
+def _check_admit(data: PlacementData, plan: Any, proof: Any) -> None:
+    """``admit`` / ``part_admit`` within what the plan places (the bound covers placements placing
+    at least that many, which need not include the optimum otherwise)."""
+    if proof.part_admit is not None:
+        if proof.admit is not None or proof.admit_price is not None:
+            raise ValueError("part_admit replaces admit and admit_price: give one or the other")
+        job_part, _, n = components(data)
+        placed = np.array([job in plan.allocation for job in data.jobs], dtype=bool)
+        per_part = np.bincount(job_part[placed], minlength=n)
+        if len(proof.part_admit) == n and any(k > int(per_part[c]) for c, k in enumerate(proof.part_admit)):
+            raise ValueError(f"part_admit {proof.part_admit} exceeds the plan's jobs placed per part "
+                             f"{per_part.tolist()} (the bound covers placements placing at least that many in each)")
+        return
+    if proof.admit is not None and proof.admit > len(plan.allocation):
+        raise ValueError(f"admit {proof.admit} > the {len(plan.allocation)} jobs the plan places (the bound covers "
+                         f"placements placing at least {proof.admit}, which need not include the optimum)")
+    if proof.admit is None and len(plan.allocation) < data.J:
+        raise ValueError("no admit: the bound covers placements placing every job, and the plan pauses some")
+
+
+def replay_branch(instance: Instance, plan: Any, proof: Any) -> float:
+    """``pattern-branch``: the least of its leaves' pattern-lagrangian bounds, each over the shapes
+    its path allows."""
+    kind = _kind(plan)
+    if proof.tree is None:
+        raise ValueError("a pattern-branch proof needs its tree")
+    if proof.prices or proof.admit_price is not None:
+        raise ValueError("a pattern-branch proof carries its prices in its leaves")
+    data = compile_placement(instance)
+    if proof.part_admit is not None and proof.admit is not None:
+        raise ValueError("part_admit replaces admit: give one or the other")
+    _check_admit(data, plan, proof)
+    least = math.inf
+    for dom, leaf in branch_leaves(data, proof.tree, kind):
+        if proof.part_admit is not None:
+            bound = lagrangian_bound(data, leaf.get("prices"), kind, admit=None, admit_price=0.0,
+                                     part_admit=proof.part_admit, part_admit_price=leaf.get("part_admit_price"),
+                                     domain=dom)
+        else:
+            bound = lagrangian_bound(data, leaf.get("prices"), kind, admit=proof.admit,
+                                     admit_price=float(leaf.get("admit_price") or 0.0), domain=dom)
+        least = min(least, bound)
+    return least
+
+
 def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:
     """``pattern-lagrangian``: the least Σ T_j (or cross-node pairs) of any placement placing at
     least ``admit`` jobs (None: every job); ``admit`` may not exceed the plan's placed jobs."""
@@ -391,4 +525,5 @@ def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:
 CERTIFICATES = {"pattern-lagrangian": Replay("bound", replay_lagrangian),
                 "pattern-lp-dual": Replay("admitted_bound", replay_admission),
                 "split-floor": Replay("bound", replay_split_floor),
-                "pattern-threshold": Replay("bound", replay_threshold)}
+                "pattern-threshold": Replay("bound", replay_threshold),
+                "pattern-branch": Replay("bound", replay_branch)}

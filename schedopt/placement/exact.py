@@ -43,10 +43,11 @@ from schedopt.placement.price_guided import guided_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, coefficients, compile_placement,
                                        cross_pairs, movement_metrics, objective_value, transfer_time_s)
 from schedopt.claims import TooLargeToReplay
-from schedopt.placement.relaxation import MAX_CLASSES, minmax_bounds, pattern_certificates, solve_class_lp
+from schedopt.placement.relaxation import (MAX_CLASSES, branch_certificate, minmax_bounds, pattern_certificates,
+                                          solve_class_lp)
 from schedopt.plan import Certificate, Plan, Proof, Status, Termination, relative_gap
 from schedopt.results import StageResult
-from schedopt.tolerances import IMPROVE_TOL, OPTIMAL_GAP, TINY
+from schedopt.tolerances import BRANCH_TARGET_MARGIN, IMPROVE_TOL, OPTIMAL_GAP, TINY
 
 Objective = Literal["sum", "max", "cross_pairs"]
 OBJECTIVES = ("sum", "max", "cross_pairs")
@@ -237,6 +238,10 @@ def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective,
                 metrics.update(info)
                 if cert is not None:
                     count_proof, bound_proof = cert.admitted_bound, cert.bound
+                branched = _branch_proof(data, cm, objective, where, value, bound, pattern_bound, count_bound,
+                                         metrics, clock)
+                if branched is not None:
+                    pattern_bound, bound_proof = branched
     elif objective == "max" and data.J and data.S:
         try:
             count_bound, pattern_bound, cert, info = minmax_bounds(
@@ -267,6 +272,32 @@ def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective,
         count_proof = None
     cert = Certificate(bound=bound_proof, admitted_bound=count_proof) if (bound_proof or count_proof) else None
     return count_bound, bound, cert
+
+
+def _branch_proof(data: PlacementData, cm: ClassModel, objective: str, where: list[JobPlacement | None], value: float,
+                  bound: float | None, pattern_bound: float | None, count_bound: int | None, metrics: dict[str, Any],
+                  clock: Deadline) -> tuple[float, Proof] | None:
+    """A ``pattern-branch`` proof of an optimum the backend proved and the class LP's prices do not
+    (an integrality gap), searched within twice the solve's time so far (at least 0.25 s, never
+    past its time limit); its count must be proven the most (or every job placed). None otherwise."""
+    placed = sum(pl is not None for pl in where)
+    gap = relative_gap(value, bound) if bound is not None else None
+    if gap is None or gap > OPTIMAL_GAP or (placed < data.J and count_bound != placed):
+        return None  # not an optimum the backend proved, or its count rests on the backend
+    if pattern_bound is not None and (relative_gap(value, pattern_bound) or 0.0) <= OPTIMAL_GAP:
+        return None  # the LP's prices prove it already
+    budget = max(0.25, 2 * clock.spent())
+    left = clock.left()
+    started = time.perf_counter()
+    try:
+        got = branch_certificate(data, cm, objective, np.array([pl is not None for pl in where], dtype=bool),
+                                 value - BRANCH_TARGET_MARGIN * max(1.0, abs(value)),
+                                 Deadline(budget if left is None else min(budget, left)))
+    except TooLargeToReplay:
+        got = None
+    metrics["branch_certificate"] = (f"a tree in {time.perf_counter() - started:.2f} s" if got is not None else
+                                     f"none found in {time.perf_counter() - started:.2f} s: the backend's bound stands")
+    return got
 
 
 # ---- brute force (tests) -------------------------------------------------------------------------

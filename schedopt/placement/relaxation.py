@@ -17,7 +17,7 @@ the LP's (a packing holding an item holds its pieces too).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from schedopt.placement.certificates import (admission_bound, components, fits_s
 from schedopt.placement.classes import ClassModel, restrict
 from schedopt.placement.problem import PlacementData, objective_value
 from schedopt.plan import Certificate, Proof
-from schedopt.tolerances import THRESHOLD_TOL, floor_count
+from schedopt.tolerances import LP_ZERO, THRESHOLD_TOL, floor_count
 
 
 @dataclass
@@ -82,10 +82,11 @@ def split_solution(cm: ClassModel, v: np.ndarray) -> tuple[list[np.ndarray], lis
 
 
 def solve_class_lp(cm: ClassModel, *, stage: str, min_placed: int = 0, part_of: np.ndarray | None = None,
-                   part_min: list[int] | None = None) -> ClassLp | None:
+                   part_min: list[int] | None = None, x_lower: np.ndarray | None = None) -> ClassLp | None:
     """The class model's LP: ``stage`` "place" maximises Σ x; "cost" minimises the shapes'
     cost with Σ x >= ``min_placed``, or, given each job's part (``part_of`` (J,)), with
-    Σ_{j in part c} x_j >= ``part_min[c]`` for every part. None when HiGHS finds no optimum."""
+    Σ_{j in part c} x_j >= ``part_min[c]`` for every part. ``x_lower`` (shape columns,): lower
+    bounds on the shapes' x (a branch placing a job in one shape). None when HiGHS finds no optimum."""
     from scipy.optimize import linprog  # loaded when a placement LP is solved: `import schedopt` stays light
 
     J, C = len(cm.shapes), len(cm.classes)
@@ -104,7 +105,12 @@ def solve_class_lp(cm: ClassModel, *, stage: str, min_placed: int = 0, part_of: 
         n_rows = len(mins)
         count = sp.csr_matrix((-np.ones(n_x), (np.repeat(label, nx), np.arange(n_x))), shape=(n_rows, A.shape[1]))
         A, b = sp.vstack([A, count], format="csr"), np.concatenate([b, -np.asarray(mins, dtype=float)])
-    res = linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
+    bounds: Any = (0, None)
+    if x_lower is not None:
+        bounds = np.zeros((A.shape[1], 2))
+        bounds[:, 1] = np.inf
+        bounds[:n_x, 0] = x_lower
+    res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")
     if res.status != 0:
         return None
     duals = -np.asarray(res.ineqlin.marginals)  # >= 0 for <= rows of a minimisation
@@ -219,6 +225,102 @@ def pattern_certificates(data: PlacementData, cm: ClassModel, objective: str, pl
                 proof = Proof(kind="pattern-lagrangian", value=bound, prices=prices, admit=placed, admit_price=second.mu)
     cert = Certificate(bound=proof, admitted_bound=admitted_proof) if (proof or admitted_proof) else None
     return (None if every else most), bound, cert, {"certificate_seconds": time.perf_counter() - t0}
+
+
+#: a pattern-branch search solves at most this many node LPs (counted, not timed: deterministic)
+BRANCH_NODES = 200
+
+
+def branch_certificate(data: PlacementData, cm: ClassModel, kind: str, placed_jobs: np.ndarray, target: float,
+                       clock: Deadline, nodes: int = BRANCH_NODES) -> tuple[float, Proof] | None:
+    """A ``pattern-branch`` proof that every placement placing as many jobs as ``placed_jobs`` (J,)
+    bool (per independent part on a split cluster) costs at least ``target``: depth first, each node
+    the class LP over the shapes its path allows (a job placed in one shape: that column at 1; a
+    shape ruled out: its column dropped), closed when the checker's own bound of its prices reaches
+    ``target``, else split on its most fractional job's heaviest shape. None when a node's LP is
+    integral in the shapes and still short (the gap is the patterns'), or past ``nodes`` LPs or the
+    clock. Returns (the tree's replayed bound, proof)."""
+    from schedopt.placement.certificates import ShapeDomain
+
+    job_part, server_part, n = components(data)
+    placed = int(np.count_nonzero(placed_jobs))
+    every = placed >= data.J
+    by_parts = not every and len(set(server_part.tolist())) > 1
+    per_part = np.bincount(job_part[placed_jobs], minlength=n).astype(int).tolist()
+    spent = [0]
+
+    def restricted(dom: ShapeDomain) -> tuple[ClassModel, np.ndarray]:
+        keep = [np.array([dom.allows(j, sh) for sh in cm.shapes[j]], dtype=bool) for j in range(len(cm.shapes))]
+        sub = replace(cm, shapes=[tuple(sh for sh, k in zip(cm.shapes[j], keep[j]) if k) for j in range(len(keep))],
+                      cost=[cm.cost[j][keep[j]] for j in range(len(keep))],
+                      uses=[cm.uses[j][keep[j]] for j in range(len(keep))])
+        lower = np.zeros(sum(len(sh) for sh in sub.shapes))
+        start = np.concatenate([[0], np.cumsum([len(sh) for sh in sub.shapes])]).astype(np.int64)
+        for j in dom.only:
+            lower[start[j]:start[j + 1]] = 1.0  # its one shape left
+        return sub, lower
+
+    def leaf(dom: ShapeDomain) -> tuple[float, dict, ClassLp | None, ClassModel]:
+        sub, lower = restricted(dom)
+        if by_parts:
+            lp = solve_class_lp(sub, stage="cost", part_of=job_part, part_min=per_part, x_lower=lower)
+        else:
+            lp = solve_class_lp(sub, stage="cost", min_placed=placed, x_lower=lower)
+        spent[0] += 1
+        if lp is None:  # no placement here, if a job it places has no shape that fits: zero prices say so
+            node = {"prices": {}, **({"part_admit_price": [0.0] * n} if by_parts else {"admit_price": 0.0})}
+            mus = node.get("part_admit_price")
+            bound = lagrangian_bound(data, {}, kind, admit=None if (every or by_parts) else placed, admit_price=0.0,
+                                     part_admit=per_part if by_parts else None, part_admit_price=mus, domain=dom)
+            return bound, node, None, sub
+        prices = certificate_prices(data, sub, lp.pi)
+        if by_parts:
+            mus = [float(m) for m in lp.part_mu]  # type: ignore[union-attr]
+            node = {"prices": prices, "part_admit_price": mus}
+            bound = lagrangian_bound(data, prices, kind, admit=None, admit_price=0.0, part_admit=per_part,
+                                     part_admit_price=mus, domain=dom)
+        else:
+            node = {"prices": prices} if every else {"prices": prices, "admit_price": float(lp.mu)}
+            bound = lagrangian_bound(data, prices, kind, admit=None if every else placed,
+                                     admit_price=0.0 if every else float(lp.mu), domain=dom)
+        return bound, node, lp, sub
+
+    def grow(dom: ShapeDomain, depth: int) -> tuple[float, dict] | None:
+        bound, node, lp, sub = leaf(dom)
+        if bound >= target:
+            return bound, node
+        if lp is None or depth >= 40 or spent[0] >= nodes or clock.expired():
+            return None
+        # the most fractional job's heaviest shape (jobs the path places are integral already)
+        best_j, best_f = -1, LP_ZERO
+        for j, x in enumerate(lp.x):
+            if not len(x):
+                continue
+            f = float(np.minimum(x, 1 - x).max())
+            if f > best_f:
+                best_j, best_f = j, f
+        if best_j < 0:
+            return None  # the shapes are integral: the gap is the patterns', which no shape split closes
+        shape = sub.shapes[best_j][int(np.argmax(lp.x[best_j]))]
+        on = ShapeDomain(only={**dom.only, best_j: shape}, without=dict(dom.without))
+        off = ShapeDomain(only=dict(dom.only),
+                          without={**dom.without, best_j: dom.without.get(best_j, frozenset()) | {shape}})
+        left = grow(on, depth + 1)
+        if left is None:
+            return None
+        right = grow(off, depth + 1)
+        if right is None:
+            return None
+        return min(left[0], right[0]), {"job": data.jobs[best_j], "shape": [list(p) for p in shape],
+                                        "on": left[1], "off": right[1]}
+
+    got = grow(ShapeDomain(), 0)
+    if got is None:
+        return None
+    bound, tree = got
+    proof = Proof(kind="pattern-branch", value=bound, tree=tree,
+                  admit=None if (every or by_parts) else placed, part_admit=per_part if by_parts else None)
+    return bound, proof
 
 
 #: above this many server classes (distinct capacities, e.g. what incremental placement leaves
