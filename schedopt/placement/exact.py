@@ -130,10 +130,18 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         if cm is not None:
             metrics["class_model"] = cm.size
     metrics["model"] = "classes" if cm is not None else "servers"
+    # with running jobs kept, the first stage (the most jobs placed, moves aside) is the same on the
+    # class model, where servers of one capacity are alike: it proves the count there
+    count_cm = cm
+    if keep and model == "auto" and data.J:
+        count_cm = build_class_model(data, objective, *coefficients(data))
+        if count_cm is not None:
+            metrics["model"] = "servers (the count on the class model)"
 
     def solve(stage: str, min_placed: int, max_moved: int | None = None) -> StageResult[Counts]:
-        if cm is not None:
-            return backend.solve_classes(data, cm, stage=stage, objective=objective, min_placed=min_placed,
+        here = count_cm if stage == "place" else cm
+        if here is not None:
+            return backend.solve_classes(data, here, stage=stage, objective=objective, min_placed=min_placed,
                                          time_limit=left(), seed=seed)
         return backend.solve_stage(data, stage=stage, objective=objective, min_placed=min_placed, time_limit=left(),
                                    seed=seed, max_moved=max_moved)
@@ -147,7 +155,7 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         when they prove it the most), the backend's word otherwise."""
         placed = sum(pl is not None for pl in where)
         admitted_bound, cert = None, None
-        if status == Status.OPTIMAL or bound is not None:
+        if status == Status.OPTIMAL or bound is not None or count_proven:
             admitted_bound, bound, cert = _certified(data, cm, objective, where, bound, count_proven,
                                                      getattr(backend, "label", name), metrics, clock)
             if status == Status.OPTIMAL and placed < data.J and admitted_bound != placed:
@@ -190,7 +198,8 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         if mid.termination != Termination.OPTIMAL or expired():
             return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT if mid.termination != Termination.ERROR else mid.termination,
                         message="stopped in the fewest-moved-tasks stage: moved tasks not proven minimal; "
-                                "the best placement found is returned")
+                                "the best placement found is returned",
+                        count_proven=sum(pl is not None for pl in best) == placed)
         max_moved = moved_tasks(data, best)
     second = solve("cost", placed, max_moved)
     metrics.update(second.info)
@@ -266,6 +275,9 @@ def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective,
             bound = pattern_bound
         else:
             bound_proof = Proof(kind="backend", backend=backend)
+    elif pattern_bound is not None and bound_proof is not None:  # stopped before the backend bounded it:
+        bound = min(pattern_bound, value)  # the class LP's replayable bound still holds
+        bound_proof = bound_proof.model_copy(update={"value": bound})
     else:
         bound_proof = None
     if count_bound is None:
