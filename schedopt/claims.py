@@ -46,3 +46,30 @@ def replay_session() -> Iterator[None]:
         yield
     finally:
         SESSION.reset(token)
+
+
+def branch_tree_leaves(tree: Any, root: Any, leaf_keys: set[str], split: Callable[[dict, Any, str], list],
+                       *, max_leaves: int, max_depth: int, shapes: str) -> list[tuple[Any, dict]]:
+    """The leaves of a branch certificate's ``tree`` with the domain each path allows, walked from
+    ``root``: a node whose keys lie within ``leaf_keys`` is a leaf; any other is passed to
+    ``split(node, domain, path)``, which returns its children as (node, domain, path) or raises
+    ValueError naming what is malformed (``shapes`` lists the node shapes, for that message). At
+    most ``max_leaves`` leaves and ``max_depth`` levels (a replay's work is bounded)."""
+    out: list[tuple[Any, dict]] = []
+    stack: list[tuple[Any, Any, int, str]] = [(tree, root, 0, "tree")]
+    while stack:
+        node, dom, depth, path = stack.pop()
+        if not isinstance(node, dict):
+            raise ValueError(f"{path}: expected a mapping, got {type(node).__name__}")
+        if depth > max_depth:
+            raise ValueError(f"{path}: deeper than {max_depth}")
+        if set(node) <= leaf_keys:
+            out.append((dom, node))
+            if len(out) > max_leaves:
+                raise ValueError(f"more than {max_leaves:,} leaves")
+            continue
+        children = split(node, dom, path)
+        if children is None:
+            raise ValueError(f"{path}: a node is {shapes}; got keys {sorted(node)}")
+        stack += [(child, child_dom, depth + 1, child_path) for child, child_dom, child_path in children]
+    return out

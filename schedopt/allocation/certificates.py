@@ -29,7 +29,7 @@ import numpy as np
 
 from schedopt.allocation.jobtime import job_time_s, training_s
 from schedopt.allocation.objectives import objective_of_time
-from schedopt.claims import SESSION, Replay, TooLargeToReplay
+from schedopt.claims import SESSION, Replay, TooLargeToReplay, branch_tree_leaves
 from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names
 from schedopt.instance import Instance, Job
 from schedopt.tolerances import capacity_limit
@@ -616,20 +616,12 @@ def branch_leaves(instance: Instance, tree: Any) -> list[tuple[Domain, dict]]:
     is the least of the leaves' Lagrangian bounds. ValueError names what is malformed."""
     index = instance.job_index
     kinds = {k: t for t, k in enumerate(instance.accelerators)}
-    out: list[tuple[Domain, dict]] = []
-    stack: list[tuple[Any, Domain, int, str]] = [(tree, Domain.everything(instance), 0, "tree")]
-    while stack:
-        node, dom, depth, path = stack.pop()
-        if not isinstance(node, dict):
-            raise ValueError(f"{path}: expected a mapping, got {type(node).__name__}")
-        if depth > MAX_BRANCH_DEPTH:
-            raise ValueError(f"{path}: deeper than {MAX_BRANCH_DEPTH}")
+
+    def split(node: dict, dom: Domain, path: str) -> list | None:
         keys = set(node)
-        if keys <= {"prices", "admit_price"}:
-            out.append((dom, node))
-            if len(out) > MAX_BRANCH_LEAVES:
-                raise ValueError(f"more than {MAX_BRANCH_LEAVES:,} leaves")
-            continue
+        if keys not in ({"job", "role", "at", "low", "high"}, {"job", "admitted", "paused"},
+                        {"job", "accelerator", "on", "off"}):
+            return None
         job_id = node.get("job")
         if job_id not in index:
             raise ValueError(f"{path}.job: unknown job {job_id!r}")
@@ -647,27 +639,26 @@ def branch_leaves(instance: Instance, tree: Any) -> list[tuple[Domain, dict]]:
             low.hi[j, k] = min(low.hi[j, k], at)
             high = dom.but(lo=dom.lo.copy())
             high.lo[j, k] = max(high.lo[j, k], at + 1)
-            stack += [(node["low"], low, depth + 1, f"{path}.low"), (node["high"], high, depth + 1, f"{path}.high")]
-        elif keys == {"job", "admitted", "paused"}:
+            return [(node["low"], low, f"{path}.low"), (node["high"], high, f"{path}.high")]
+        if keys == {"job", "admitted", "paused"}:
             admitted = dom.admitted.copy()
             admitted[j] = True
             none = dom.types.copy()
             none[j] = False  # paused: no configuration of the job is used
-            stack += [(node["admitted"], dom.but(admitted=admitted), depth + 1, f"{path}.admitted"),
-                      (node["paused"], dom.but(types=none), depth + 1, f"{path}.paused")]
-        elif keys == {"job", "accelerator", "on", "off"}:
-            kind = node["accelerator"]
-            if kind not in kinds or not instance.typed:
-                raise ValueError(f"{path}.accelerator: unknown type {kind!r}")
-            on_types, off_types = dom.types.copy(), dom.types.copy()
-            on_types[j] &= np.arange(len(kinds)) == kinds[kind]
-            off_types[j, kinds[kind]] = False
-            stack += [(node["on"], dom.but(types=on_types), depth + 1, f"{path}.on"),
-                      (node["off"], dom.but(types=off_types), depth + 1, f"{path}.off")]
-        else:
-            raise ValueError(f"{path}: a node is a leaf {{prices, admit_price}} or splits {{job, role, at, low, high}}, "
-                             f"{{job, accelerator, on, off}} or {{job, admitted, paused}}; got keys {sorted(keys)}")
-    return out
+            return [(node["admitted"], dom.but(admitted=admitted), f"{path}.admitted"),
+                    (node["paused"], dom.but(types=none), f"{path}.paused")]
+        kind = node["accelerator"]
+        if kind not in kinds or not instance.typed:
+            raise ValueError(f"{path}.accelerator: unknown type {kind!r}")
+        on_types, off_types = dom.types.copy(), dom.types.copy()
+        on_types[j] &= np.arange(len(kinds)) == kinds[kind]
+        off_types[j, kinds[kind]] = False
+        return [(node["on"], dom.but(types=on_types), f"{path}.on"), (node["off"], dom.but(types=off_types), f"{path}.off")]
+
+    return branch_tree_leaves(tree, Domain.everything(instance), {"prices", "admit_price"}, split,
+                              max_leaves=MAX_BRANCH_LEAVES, max_depth=MAX_BRANCH_DEPTH,
+                              shapes="a leaf {prices, admit_price} or splits {job, role, at, low, high}, "
+                                     "{job, accelerator, on, off} or {job, admitted, paused}")
 
 
 def branch_replay(cost: CostGrid, sense: str) -> Callable:

@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 
-from schedopt.claims import Replay, TooLargeToReplay
+from schedopt.claims import Replay, TooLargeToReplay, branch_tree_leaves
 from schedopt.instance import Instance
 from schedopt.packing import item_key, maximal_patterns
 from schedopt.placement.classes import Shape, server_classes, shape_pairs, shape_time, undominated
@@ -419,24 +419,11 @@ def branch_leaves(data: PlacementData, tree: Any, kind: str) -> list[tuple[Shape
     ``shape`` a list of parts ``[PS, workers]`` (one per server) of one of the job's undominated
     shapes. ValueError names what is malformed."""
     index = {job: j for j, job in enumerate(data.jobs)}
-    out: list[tuple[ShapeDomain, dict]] = []
-    stack: list[tuple[Any, ShapeDomain, int, str]] = [(tree, ShapeDomain(), 0, "tree")]
     c_ps, c_w = coefficients(data)
-    while stack:
-        node, dom, depth, path = stack.pop()
-        if not isinstance(node, dict):
-            raise ValueError(f"{path}: expected a mapping, got {type(node).__name__}")
-        if depth > MAX_BRANCH_DEPTH:
-            raise ValueError(f"{path}: deeper than {MAX_BRANCH_DEPTH}")
-        keys = set(node)
-        if keys <= {"prices", "admit_price", "part_admit_price"}:
-            out.append((dom, node))
-            if len(out) > MAX_BRANCH_LEAVES:
-                raise ValueError(f"more than {MAX_BRANCH_LEAVES:,} leaves")
-            continue
-        if keys != {"job", "shape", "on", "off"}:
-            raise ValueError(f"{path}: a node is a leaf {{prices, admit_price | part_admit_price}} or splits "
-                             f"{{job, shape, on, off}}; got keys {sorted(keys)}")
+
+    def split(node: dict, dom: ShapeDomain, path: str) -> list | None:
+        if set(node) != {"job", "shape", "on", "off"}:
+            return None
         if node["job"] not in index:
             raise ValueError(f"{path}.job: unknown job {node['job']!r}")
         j = index[node["job"]]
@@ -449,8 +436,11 @@ def branch_leaves(data: PlacementData, tree: Any, kind: str) -> list[tuple[Shape
                              f"{node['job']!r} that fits")
         on = ShapeDomain(only={**dom.only, j: shape}, without=dict(dom.without))
         off = ShapeDomain(only=dict(dom.only), without={**dom.without, j: dom.without.get(j, frozenset()) | {shape}})
-        stack += [(node["on"], on, depth + 1, f"{path}.on"), (node["off"], off, depth + 1, f"{path}.off")]
-    return out
+        return [(node["on"], on, f"{path}.on"), (node["off"], off, f"{path}.off")]
+
+    return branch_tree_leaves(tree, ShapeDomain(), {"prices", "admit_price", "part_admit_price"}, split,
+                              max_leaves=MAX_BRANCH_LEAVES, max_depth=MAX_BRANCH_DEPTH,
+                              shapes="a leaf {prices, admit_price | part_admit_price} or splits {job, shape, on, off}")
 
 
 def _check_admit(data: PlacementData, plan: Any, proof: Any) -> None:
@@ -482,8 +472,6 @@ def replay_branch(instance: Instance, plan: Any, proof: Any) -> float:
     if proof.prices or proof.admit_price is not None:
         raise ValueError("a pattern-branch proof carries its prices in its leaves")
     data = compile_placement(instance)
-    if proof.part_admit is not None and proof.admit is not None:
-        raise ValueError("part_admit replaces admit: give one or the other")
     _check_admit(data, plan, proof)
     least = math.inf
     for dom, leaf in branch_leaves(data, proof.tree, kind):
@@ -502,22 +490,10 @@ def replay_lagrangian(instance: Instance, plan: Any, proof: Any) -> float:
     """``pattern-lagrangian``: the least Σ T_j (or cross-node pairs) of any placement placing at
     least ``admit`` jobs (None: every job); ``admit`` may not exceed the plan's placed jobs."""
     data = compile_placement(instance)
+    _check_admit(data, plan, proof)
     if proof.part_admit is not None:
-        if proof.admit is not None or proof.admit_price is not None:
-            raise ValueError("part_admit replaces admit and admit_price: give one or the other")
-        job_part, _, n = components(data)
-        placed = np.array([job in plan.allocation for job in data.jobs], dtype=bool)
-        per_part = np.bincount(job_part[placed], minlength=n)
-        if len(proof.part_admit) == n and any(k > int(per_part[c]) for c, k in enumerate(proof.part_admit)):
-            raise ValueError(f"part_admit {proof.part_admit} exceeds the plan's jobs placed per part "
-                             f"{per_part.tolist()} (the bound covers placements placing at least that many in each)")
         return lagrangian_bound(data, proof.prices, _kind(plan), admit=None, admit_price=0.0,
                                 part_admit=proof.part_admit, part_admit_price=proof.part_admit_price)
-    if proof.admit is not None and proof.admit > len(plan.allocation):
-        raise ValueError(f"admit {proof.admit} > the {len(plan.allocation)} jobs the plan places (the bound covers "
-                         f"placements placing at least {proof.admit}, which need not include the optimum)")
-    if proof.admit is None and len(plan.allocation) < data.J:
-        raise ValueError("no admit: the bound covers placements placing every job, and the plan pauses some")
     return lagrangian_bound(data, proof.prices, _kind(plan), admit=proof.admit,
                             admit_price=float(proof.admit_price or 0.0))
 
