@@ -254,6 +254,12 @@ class ShapeDomain:
             return False
         return shape not in self.without.get(j, ())
 
+    def split(self, j: int, shape: Shape) -> tuple["ShapeDomain", "ShapeDomain"]:
+        """The two children of a split on job j's ``shape``: placed in it ("on"); in any other
+        shape, or paused ("off")."""
+        return (ShapeDomain(only={**self.only, j: shape}, without=dict(self.without)),
+                ShapeDomain(only=dict(self.only), without={**self.without, j: self.without.get(j, frozenset()) | {shape}}))
+
 
 def _restricted_bests(data: PlacementData, price: dict[str, float], kind: str, domain: ShapeDomain,
                       best: np.ndarray) -> np.ndarray:
@@ -434,8 +440,7 @@ def branch_leaves(data: PlacementData, tree: Any, kind: str) -> list[tuple[Shape
         if shape not in {o[0] for o in job_options(data, j, kind, (c_ps, c_w))}:
             raise ValueError(f"{path}.shape: {[list(p) for p in shape]} is not an undominated shape of job "
                              f"{node['job']!r} that fits")
-        on = ShapeDomain(only={**dom.only, j: shape}, without=dict(dom.without))
-        off = ShapeDomain(only=dict(dom.only), without={**dom.without, j: dom.without.get(j, frozenset()) | {shape}})
+        on, off = dom.split(j, shape)
         return [(node["on"], on, f"{path}.on"), (node["off"], off, f"{path}.off")]
 
     return branch_tree_leaves(tree, ShapeDomain(), {"prices", "admit_price", "part_admit_price"}, split,

@@ -240,7 +240,7 @@ def branch_certificate(data: PlacementData, cm: ClassModel, kind: str, placed_jo
     ``target``, else split on its most fractional job's heaviest shape. None when a node's LP is
     integral in the shapes and still short (the gap is the patterns'), or past ``nodes`` LPs or the
     clock. Returns (the tree's replayed bound, proof)."""
-    from schedopt.placement.certificates import ShapeDomain
+    from schedopt.placement.certificates import MAX_BRANCH_DEPTH, ShapeDomain
 
     job_part, server_part, n = components(data)
     placed = int(np.count_nonzero(placed_jobs))
@@ -267,29 +267,25 @@ def branch_certificate(data: PlacementData, cm: ClassModel, kind: str, placed_jo
         else:
             lp = solve_class_lp(sub, stage="cost", min_placed=placed, x_lower=lower)
         spent[0] += 1
-        if lp is None:  # no placement here, if a job it places has no shape that fits: zero prices say so
-            node = {"prices": {}, **({"part_admit_price": [0.0] * n} if by_parts else {"admit_price": 0.0})}
-            mus = node.get("part_admit_price")
-            bound = lagrangian_bound(data, {}, kind, admit=None if (every or by_parts) else placed, admit_price=0.0,
-                                     part_admit=per_part if by_parts else None, part_admit_price=mus, domain=dom)
-            return bound, node, None, sub
-        prices = certificate_prices(data, sub, lp.pi)
+        # no LP optimum: no placement here when a job the path places has no shape that fits, which
+        # zero prices prove (a leaf whose bound is +inf); anything else stays open
+        prices = {} if lp is None else certificate_prices(data, sub, lp.pi)
         if by_parts:
-            mus = [float(m) for m in lp.part_mu]  # type: ignore[union-attr]
+            mus = [0.0] * n if lp is None else [float(m) for m in lp.part_mu]  # type: ignore[union-attr]
             node = {"prices": prices, "part_admit_price": mus}
             bound = lagrangian_bound(data, prices, kind, admit=None, admit_price=0.0, part_admit=per_part,
                                      part_admit_price=mus, domain=dom)
         else:
-            node = {"prices": prices} if every else {"prices": prices, "admit_price": float(lp.mu)}
-            bound = lagrangian_bound(data, prices, kind, admit=None if every else placed,
-                                     admit_price=0.0 if every else float(lp.mu), domain=dom)
+            mu = 0.0 if lp is None or every else float(lp.mu)
+            node = {"prices": prices} if every else {"prices": prices, "admit_price": mu}
+            bound = lagrangian_bound(data, prices, kind, admit=None if every else placed, admit_price=mu, domain=dom)
         return bound, node, lp, sub
 
     def grow(dom: ShapeDomain, depth: int) -> tuple[float, dict] | None:
         bound, node, lp, sub = leaf(dom)
         if bound >= target:
             return bound, node
-        if lp is None or depth >= 40 or spent[0] >= nodes or clock.expired():
+        if lp is None or depth >= MAX_BRANCH_DEPTH or spent[0] >= nodes or clock.expired():
             return None
         # the most fractional job's heaviest shape (jobs the path places are integral already)
         best_j, best_f = -1, LP_ZERO
@@ -302,9 +298,7 @@ def branch_certificate(data: PlacementData, cm: ClassModel, kind: str, placed_jo
         if best_j < 0:
             return None  # the shapes are integral: the gap is the patterns', which no shape split closes
         shape = sub.shapes[best_j][int(np.argmax(lp.x[best_j]))]
-        on = ShapeDomain(only={**dom.only, best_j: shape}, without=dict(dom.without))
-        off = ShapeDomain(only=dict(dom.only),
-                          without={**dom.without, best_j: dom.without.get(best_j, frozenset()) | {shape}})
+        on, off = dom.split(best_j, shape)
         left = grow(on, depth + 1)
         if left is None:
             return None
