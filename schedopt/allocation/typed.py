@@ -268,6 +268,11 @@ def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs:
             g = t_min[rows[has]] - t_min[row_on[jobs[has], ta]]
             ranked[tb, ta] = has[np.lexsort((has, -g))][:TRADE_PARTNERS]
             most[tb, ta] = float(g.max()) if len(g) else -math.inf
+    partners = {key: _Partners(data, jobs, rows, cand, key) for key, cand in ranked.items() if len(cand)}
+    slots: dict[int, list[tuple[_Partners, int]]] = {}  # position -> where it is someone's partner
+    for part in partners.values():
+        for idx, pos in enumerate(part.cand.tolist()):
+            slots.setdefault(pos, []).append((part, idx))
     traded = False
     for i in range(len(jobs)):
         if moves >= limit:
@@ -278,26 +283,24 @@ def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs:
         best: tuple[float, int, int, int, np.ndarray] | None = None  # (saving, position, ua, ub, free after)
         for tb in range(n_types):
             ua = int(row_on[jobs[i], tb])
-            cand = ranked.get((tb, ta))
-            if tb == ta or ua < 0 or cand is None or not len(cand):
+            part = partners.get((tb, ta))
+            if tb == ta or ua < 0 or part is None:
                 continue
             if t_min[va] - t_min[ua] + most[tb, ta] <= tol:
                 continue  # no partner's second part makes this trade save (a partner's part never grows)
-            vb = rows[cand]
-            ub = row_on[jobs[cand], ta]
-            ok = (kind[vb] == tb) & (ub >= 0) & (cand != i)
-            saving = t_min[va] - t_min[ua] + t_min[vb] - t_min[np.where(ub >= 0, ub, 0)]
-            ok &= saving > tol
+            cand = part.cand
+            saving = t_min[va] - t_min[ua] + part.t_vb - part.t_ub
+            ok = part.valid & (cand != i) & (saving > tol)
             if not ok.any():
                 continue
             sel = np.flatnonzero(ok)
-            after = free[None, :] + use[va][None, :] + use[vb[sel]] - use[ua] - use[ub[sel]]
+            after = free[None, :] + use[va][None, :] + part.use_vb[sel] - use[ua] - part.use_ub[sel]
             good = np.all(after >= 0, axis=1)
             if not good.any():
                 continue
             g = sel[good]
             k = int(np.lexsort((cand[g], -saving[g]))[0])  # the largest saving, then the first position
-            pick = (float(saving[g][k]), int(cand[g][k]), ua, int(ub[g][k]), after[np.flatnonzero(good)[k]])
+            pick = (float(saving[g][k]), int(cand[g][k]), ua, int(part.ub[g][k]), after[np.flatnonzero(good)[k]])
             if best is None or (pick[0], -pick[1]) > (best[0], -best[1]):
                 best = pick
         if best is None:
@@ -305,9 +308,36 @@ def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs:
         _, b, ua, ubk, free = best
         rows[i], rows[b] = ua, ubk
         row_of_job[int(jobs[i])], row_of_job[int(jobs[b])] = ua, ubk
+        for pos in (i, b):  # the partner tables where they stand
+            for part, idx in slots.get(pos, ()):
+                part.moved(idx, int(rows[pos]))
         moves += 1
         traded = True
     return moves, free, traded
+
+
+class _Partners:
+    """One pair of types' (τb, τa) partner list in :func:`_trade_types_ranked`, with what a trade
+    reads of each partner kept in arrays: its row ``vb`` and that row's time and use (updated as
+    partners trade), its row on τa ``ub`` and that row's time and use (fixed), and whether it
+    still stands on τb with a row on τa (``valid``)."""
+
+    def __init__(self, data: AllocationModel, jobs: np.ndarray, rows: np.ndarray, cand: np.ndarray,
+                 key: tuple[int, int]) -> None:
+        _, _, use, t_min = data.minimum
+        self.data, self.cand, self.tb = data, cand, key[0]
+        self.ub = data.row_on[jobs[cand], key[1]]
+        on = np.where(self.ub >= 0, self.ub, 0)
+        self.t_ub, self.use_ub = t_min[on], use[on]
+        vb = rows[cand]
+        self.t_vb, self.use_vb = t_min[vb].copy(), use[vb].copy()
+        self.valid = (data.kind[vb] == self.tb) & (self.ub >= 0)
+
+    def moved(self, idx: int, row: int) -> None:
+        """Partner ``idx`` now stands on ``row``."""
+        _, _, use, t_min = self.data.minimum
+        self.t_vb[idx], self.use_vb[idx] = t_min[row], use[row]
+        self.valid[idx] = bool(self.data.kind[row] == self.tb) and bool(self.ub[idx] >= 0)
 
 
 def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: bool = True,
