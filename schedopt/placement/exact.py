@@ -211,7 +211,9 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
     bound = second.bound
     if bound is not None:
         bound = max(min(bound, value), 0.0)  # a bound above the incumbent is rounding noise
-    if second.termination == Termination.OPTIMAL and found:
+    # the stage proven optimal: its placement, or the incumbent when that is no worse (the incumbent
+    # meets the stage's rows, so the stage's optimum is no better than it)
+    if second.termination == Termination.OPTIMAL and where2 is not None:
         bound = value if bound is None else bound
         gap = relative_gap(value, bound)
         if gap is not None and gap > OPTIMAL_GAP:  # optimal for the backend's (scaled) model only
