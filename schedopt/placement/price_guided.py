@@ -23,8 +23,9 @@ tight, and it gives three things at once:
 
 Lexicographic like the exact solvers: the most jobs placed first (the LP's
 placed-count bound says when that is proven), then the least Σ T_j (or
-cross-node pairs). ``max`` T_j is served by the rounding and search but
-carries no bound.
+cross-node pairs). ``max`` T_j is a bottleneck (:func:`minmax_place`): the same
+placement restricted to the shapes under a cost threshold, the least one whose
+LP still places the count, which a ``pattern-threshold`` certificate bounds.
 """
 
 from __future__ import annotations
@@ -494,7 +495,7 @@ def minmax_place(data: PlacementData, clock: Deadline, rounds: int = 4, max_swap
     thr = threshold_search(data, lps[0], placed, value)
     levels = np.concatenate([[0.0], thr.costs])  # level i + 1 is costs[i]; level 0 only what costs nothing
     top = int(np.searchsorted(levels, value * (1 - IMPROVE_TOL)))  # the levels below the plan's value
-    lo, hi, tries = thr.first, top, 0  # levels up to lo + 1 ... known short; level hi: the plan's own
+    lo, hi, tries = thr.first, top, 0  # level lo and below: short of k by the LP; level hi: the plan's own
     nxt = thr.first + 1
     while nxt < hi and tries < THRESHOLD_TRIES and not clock.expired():
         tries += 1
