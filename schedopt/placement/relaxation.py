@@ -370,14 +370,14 @@ class Threshold:
     lps: int = 0
 
 
-def _lp_places(data: PlacementData, cm: ClassModel, k: int) -> ClassLp | None:
-    """The placing LP of ``cm`` when its count, floored in each independent part, reaches ``k``."""
+def _lp_places(data: PlacementData, cm: ClassModel, k: int) -> bool:
+    """Whether the placing LP of ``cm`` places ``k`` jobs, its count floored in each independent part."""
     lp = solve_class_lp(cm, stage="place")
     if lp is None:
-        return None
+        return False
     job_part, _, n = components(data)
     share = np.bincount(job_part, weights=np.array([float(x.sum()) for x in lp.x]), minlength=n)
-    return lp if sum(floor_count(float(v)) for v in share) >= k else None
+    return sum(floor_count(float(v)) for v in share) >= k
 
 
 def threshold_search(data: PlacementData, cm: ClassModel, k: int, upper: float) -> Threshold:
@@ -400,14 +400,14 @@ def threshold_search(data: PlacementData, cm: ClassModel, k: int, upper: float) 
         return float(costs[i]) if i >= 0 else 0.0  # -1: only the shapes costing nothing
 
     out.lps += 1
-    if _lp_places(data, restrict(cm, 0.0), k) is not None:
+    if _lp_places(data, restrict(cm, 0.0), k):
         out.first = -1
         return out
     lo, hi = -1, len(costs)  # the LP at level(lo) places fewer than k; at level(hi) (the plan's) k
     while hi - lo > 1:
         mid = (lo + hi) // 2
         out.lps += 1
-        if _lp_places(data, restrict(cm, level(mid)), k) is not None:
+        if _lp_places(data, restrict(cm, level(mid)), k):
             hi = mid
         else:
             lo = mid
