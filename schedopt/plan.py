@@ -76,7 +76,7 @@ class Proof(BaseModel):
     admit_price: float | None = Field(None, description="lagrangian: ν >= 0, the price of the admission row")
     job_prices: dict[str, float] | None = Field(None, description="knapsack-lagrangian: job id -> μ_j, the price of the job's one-configuration row (>= 0 with admit; any sign when every job runs)")
     backend: str | None = Field(None, description="backend: who proved the bound (e.g. pyomo+highs, cp-sat)")
-    tree: dict[str, Any] | None = Field(None, description="branch-lagrangian: the branch tree, its leaves carrying prices (docs/certificates.md)")
+    tree: dict[str, Any] | None = Field(None, description="branch-lagrangian, pattern-branch: the branch tree, its leaves carrying prices (docs/certificates.md)")
     part_admit: list[int] | None = Field(None, description="pattern-lagrangian on a placement of independent parts (e.g. accelerator types): the bound holds over placements placing at least this many jobs in each part, parts in the order of their first job")
     part_admit_price: list[float] | None = Field(None, description="pattern-lagrangian: the price >= 0 of each part's admission row")
     fairness_price: float | None = Field(None, description="dorm-lagrangian: λ1 >= 0, the price of Dorm's fairness-loss budget (eq. 15)")
