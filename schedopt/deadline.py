@@ -10,6 +10,14 @@ from dataclasses import dataclass, field
 
 #: the deadline contract: a call returns within T + max(OVERRUN_FLOOR_S, OVERRUN_SHARE · T)
 OVERRUN_FLOOR_S, OVERRUN_SHARE = 0.3, 0.15
+#: what an exact driver spends searching a replayable proof (a branch certificate) after its solve:
+#: PROOF_SHARE times the solve so far, at least PROOF_MIN_S, never past the solve's time limit
+PROOF_SHARE, PROOF_MIN_S = 2.0, 0.25
+
+
+def proof_budget_s(elapsed_s: float, left_s: float) -> float:
+    """Seconds a proof search may take after a solve of ``elapsed_s``, ``left_s`` of its limit left."""
+    return max(0.0, min(left_s, max(PROOF_MIN_S, PROOF_SHARE * elapsed_s)))
 
 
 @dataclass

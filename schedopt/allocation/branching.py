@@ -29,6 +29,7 @@ from schedopt.allocation.certificates import (MAX_BRANCH_DEPTH, CostGrid, Domain
                                               remaining_time_grid, resource_names)
 from schedopt.allocation.rows import quota_rows
 from schedopt.claims import TooLargeToReplay
+from schedopt.deadline import proof_budget_s
 from schedopt.instance import Instance
 from schedopt.plan import Proof
 from schedopt.tolerances import BRANCH_TARGET_MARGIN, LP_ZERO, TINY
@@ -41,15 +42,6 @@ MAX_CONFIGURATIONS = 20_000
 MAX_ENUMERATED = 500_000
 #: the most leaves a certificate the search builds may have
 MAX_LEAVES = 2_000
-#: what the exact drivers spend on the search at most: this many times the solve so far, at
-#: least :data:`MIN_SECONDS`, never past the solve's time limit
-SECONDS_PER_SOLVE_SECOND = 2.0
-MIN_SECONDS = 0.25
-
-
-def search_budget_s(elapsed_s: float, left_s: float) -> float:
-    """Seconds an exact driver gives :func:`branch_proof` after a solve of ``elapsed_s``."""
-    return max(0.0, min(left_s, max(MIN_SECONDS, SECONDS_PER_SOLVE_SECOND * elapsed_s)))
 
 
 class _Configurations:
@@ -289,12 +281,12 @@ def certify_optimum(instance: Instance, value: float, admitted: int, bound: floa
                     spent_s: float, left_s: float, metrics: dict[str, Any]) -> tuple[float, Proof]:
     """What an exact driver states for an optimum only its backend proved: a branch
     certificate anyone can replay, when :func:`branch_proof` finds one within
-    :func:`search_budget_s` of a solve that took ``spent_s`` (``left_s``: what its time limit
+    :func:`~schedopt.deadline.proof_budget_s` of a solve that took ``spent_s`` (``left_s``: what its time limit
     leaves); else the backend's ``bound`` and ``proof`` unchanged. ``metrics`` says which."""
     J = len(instance.jobs)
     why: dict[str, Any] = {}
     got = branch_proof(instance, value, admit=admitted if admitted < J else None,
-                       time_limit_s=search_budget_s(spent_s, left_s), why=why)
+                       time_limit_s=proof_budget_s(spent_s, left_s), why=why)
     if got is None:
         metrics["branch_certificate"] = (f"none found ({why.get('stopped', 'stopped')} after "
                                          f"{why.get('seconds', 0.0):.2f} s): the backend's bound stands")

@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from schedopt.deadline import Deadline, check_time_limit
+from schedopt.deadline import Deadline, check_time_limit, proof_budget_s
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, build_class_model
@@ -43,8 +43,8 @@ from schedopt.placement.price_guided import guided_place
 from schedopt.placement.problem import (TOL, JobPlacement, PlacementData, build_plan, coefficients, compile_placement,
                                        cross_pairs, movement_metrics, objective_value, transfer_time_s)
 from schedopt.claims import TooLargeToReplay
-from schedopt.placement.relaxation import (MAX_CLASSES, branch_certificate, minmax_bounds, pattern_certificates,
-                                          solve_class_lp)
+from schedopt.placement.relaxation import (MAX_CLASSES, Threshold, branch_certificate, minmax_bounds,
+                                          pattern_certificates, solve_class_lp)
 from schedopt.plan import Certificate, Plan, Proof, Status, Termination, relative_gap
 from schedopt.results import StageResult
 from schedopt.tolerances import BRANCH_TARGET_MARGIN, IMPROVE_TOL, OPTIMAL_GAP, TINY
@@ -148,6 +148,8 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
 
     left, expired = clock.left, clock.expired
 
+    searched: list[Threshold | None] = [None]  # the incumbent's threshold search (max T_j)
+
     def plan(where: list[JobPlacement | None], status: Status, term: Termination, bound: float | None = None,
              message: str | None = None, count_proven: bool = False) -> Plan:
         """The plan, its claims tied to proofs: the pattern certificates where they prove the
@@ -156,8 +158,8 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         placed = sum(pl is not None for pl in where)
         admitted_bound, cert = None, None
         if status == Status.OPTIMAL or bound is not None or count_proven:
-            admitted_bound, bound, cert = _certified(data, cm, objective, where, bound, count_proven,
-                                                     getattr(backend, "label", name), metrics, clock)
+            admitted_bound, bound, cert = _certified(data, count_cm, objective, where, bound, count_proven,
+                                                     getattr(backend, "label", name), metrics, clock, searched[0])
             if status == Status.OPTIMAL and placed < data.J and admitted_bound != placed:
                 status = Status.FEASIBLE
                 message = "the placed count is not proven the most"
@@ -171,9 +173,17 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
 
     if data.J == 0:
         return plan([], Status.OPTIMAL, Termination.OPTIMAL, bound=0.0)
-    # placement-lagrange's placement (incremental when jobs run): the incumbent
+    # placement-lagrange's placement (incremental when jobs run): the incumbent; for max T_j its
+    # threshold search over the whole instance is kept for the plan's bound
     sort_by = instance.resources.index("cpu") if "cpu" in instance.resources else 0
-    best, _ = place_keeping(data, lambda d: guided_place(d, objective, clock, sort_by)[0], keep)
+
+    def incumbent(d: PlacementData) -> list[JobPlacement | None]:
+        where, _, thr = guided_place(d, objective, clock, sort_by)
+        if d is data:
+            searched[0] = thr
+        return where
+
+    best, _ = place_keeping(data, incumbent, keep)
     if expired():
         return plan(best, Status.FEASIBLE, Termination.TIME_LIMIT,
                     message="time limit reached before stage 1 (max placed jobs); the heuristic placement is returned")
@@ -229,9 +239,10 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
 
 def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective, where: list[JobPlacement | None],
                bound: float | None, count_proven: bool, backend: str, metrics: dict[str, Any],
-               clock: Deadline) -> tuple[int | None, float | None, Certificate | None]:
+               clock: Deadline, threshold: Threshold | None = None) -> tuple[int | None, float | None, Certificate | None]:
     """(admitted bound, bound, certificate) for an exact plan: pattern certificates from the class
-    model's LP where they prove the claims, else the backend's proof of what it proved."""
+    model's LP where they prove the claims, else the backend's proof of what it proved.
+    ``threshold``: a max T_j threshold search already made (used when it is for as many jobs)."""
     placed = sum(pl is not None for pl in where)
     value = objective_value(data, where, objective)
     count_bound = count_proof = pattern_bound = bound_proof = None
@@ -257,6 +268,7 @@ def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective,
         try:
             count_bound, pattern_bound, cert, info = minmax_bounds(
                 data, np.array([pl is not None for pl in where], dtype=bool), value,
+                threshold=threshold if threshold is not None and threshold.k == placed else None,
                 cm=cm if cm is not None and len(cm.classes) <= MAX_CLASSES else None)
         except TooLargeToReplay:
             cert, info = None, {"certificate": "too large to replay"}
@@ -300,13 +312,12 @@ def _branch_proof(data: PlacementData, cm: ClassModel, objective: str, where: li
         return None  # not an optimum the backend proved, or its count rests on the backend
     if pattern_bound is not None and (relative_gap(value, pattern_bound) or 0.0) <= OPTIMAL_GAP:
         return None  # the LP's prices prove it already
-    budget = max(0.25, 2 * clock.spent())
-    left = clock.left()
+    left = clock.remaining()
     started = time.perf_counter()
     try:
         got = branch_certificate(data, cm, objective, np.array([pl is not None for pl in where], dtype=bool),
                                  value - BRANCH_TARGET_MARGIN * max(1.0, abs(value)),
-                                 Deadline(budget if left is None else min(budget, left)))
+                                 Deadline(proof_budget_s(clock.spent(), math.inf if left is None else left)))
     except TooLargeToReplay:
         got = None
     metrics["branch_certificate"] = (f"a tree in {time.perf_counter() - started:.2f} s" if got is not None else
