@@ -348,18 +348,38 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     LP relaxation (the type holding most of the job's LP weight: the fastest type at
     the minimum sends every job to the fastest type, which then fills while the others
     idle) and keeps the LP's rounding when it is better; the LP is returned for the
-    plan's bound. It stops at the first candidate the LP proves optimal within the exact
-    backends' gap (MIP_REL_GAP; counter ``proven_at``). Returns {row: (c0, c1)}, counters,
-    the LP (or None)."""
+    plan's bound.
+
+    The order is the cheapest first: the admitted count from one pass in the admission LP's
+    order (when the fastest-type pass leaves jobs paused), the Σ-time LP over plans admitting
+    as many, and the LP-guided pass; the local search (:func:`_exchange`), the re-typing and
+    the relocating moves run only while no candidate is proven: it stops at the first the LP
+    proves optimal within the exact backends' gap (MIP_REL_GAP; counter ``proven_at``).
+    Returns {row: (c0, c1)}, counters, the LP (or None)."""
     def grow(start: dict[int, tuple[int, int]]) -> tuple[dict[int, tuple[int, int]], dict[str, Any]]:
         return greedy_allocate(data.rows, start, keep_running=False, **greedy) if start else ({}, {"tasks_added": 0})
 
-    config, counters = grow(typed_admission(data, choice))
-    if choice != "aware" or not lp_guided or not config:
+    if choice != "aware" or not lp_guided:
+        config, counters = grow(typed_admission(data, choice))
         return config, counters, None
+    # the count: the fastest-type pass, or the admission LP's jobs first when that admits more
+    start, origin = typed_admission(data, choice, exchange=False), "fastest at minimum"
+    weight = None
+    if len(start) < data.J:
+        weight = admitted_bound(data)[2]
+        counted = typed_admission(data, choice, preference=-weight, exchange=False)
+        if len(counted) > len(start):
+            start, origin = counted, "admission-LP-guided"
+    if not start:
+        return {}, {"tasks_added": 0}, None
+    if weight is not None and len(start) < admitted_bound(data)[0]:  # fewer than the LP's count: trade one for two
+        raised = _raise_count(data, start, admitted_bound(data)[0])
+        if raised is not None:
+            start, origin = raised, origin + ", then one job paused for two"
+    count = len(start)
     rows_cs, cs, row_of = data.choices
-    admit = None if len(config) == data.J else len(config)
-    lp = lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(config, cs, row_of) or None)
+    admit = None if count == data.J else count
+    lp = lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(start, cs, row_of) or None)
 
     def key(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[int, float]:
         return -len(c[0]), data.rows.total_time_s(c[0])
@@ -372,37 +392,42 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         """Whether no plan beats ``c`` by more than ``gap`` (relative): it admits the most jobs any
         plan does and costs at most the LP bound among such plans, plus ``gap`` (by default the
         exact backends' own)."""
-        if len(c[0]) != most() or len(c[0]) != len(config):
+        if len(c[0]) != most() or len(c[0]) != count:
             return False
         return key(c)[1] - lp.bound <= gap * max(1.0, abs(lp.bound))
 
     def done(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[dict[int, tuple[int, int]], dict[str, Any], LpBound]:
         return c[0], {**c[1], "accelerator_plan": c[2], "proven_at": c[2]}, lp
 
-    candidates = [(config, counters, "fastest at minimum")]
-    if proven(candidates[0]):  # the later candidates and the re-typing cannot do better: stop here
-        return done(candidates[0])
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
-    guided, more = grow(typed_admission(data, choice, preference=-mass, limit=len(config)))
-    candidates.append((guided, more, "LP-guided"))
-    if proven(candidates[-1]) and key(candidates[-1]) < key(candidates[0]):
+    quick = grow(typed_admission(data, choice, preference=-mass, limit=count, exchange=False))
+    candidates = [(*quick, "LP-guided")]
+    if proven(candidates[0]):  # no candidate below can do better: stop here
+        return done(candidates[0])
+    # the local search over each pass's jobs
+    guided, more = grow(typed_admission(data, choice, preference=-mass, limit=count))
+    candidates.append((guided, more, "LP-guided, then the exchange pass"))
+    if proven(candidates[-1]):
         return done(candidates[-1])
-    if len(config) < data.J:  # the LPs' jobs first may admit more than the first pass's count
-        wider, counters_wider = grow(typed_admission(data, choice, preference=-mass))
-        candidates.append((wider, counters_wider, "LP-guided, no count limit"))
-        weight = admitted_bound(data)[2]  # the most jobs: the admission LP's jobs first
-        counted, grown = grow(typed_admission(data, choice, preference=-weight))
-        candidates.append((counted, grown, "admission-LP-guided"))
+    if proven(candidates[-1], SETTLED_GAP):  # as many jobs as any plan, certified within 1 %: no more passes
+        return guided, {**more, "accelerator_plan": candidates[-1][2]}, lp
+    candidates.append((*grow(typed_admission(data, choice)), "fastest at minimum, then the exchange pass"))
+    if origin != "fastest at minimum":  # the count's own plan, improved as the others are
+        _, _, use, _ = data.minimum
+        free = capacity_limit(data.rows.cap) - use[list(start)].sum(axis=0)
+        candidates.append((*grow(_exchange(data, start, free)), origin + ", then the exchange pass"))
+    if weight is not None:  # the LP's jobs first may admit more than the count; the admission LP's jobs first
+        candidates.append((*grow(typed_admission(data, choice, preference=-mass)), "LP-guided, no count limit"))
+        candidates.append((*grow(typed_admission(data, choice, preference=-weight)), "admission-LP-guided"))
     rounded = round_lp(data.by_job, cs, lp.lp.x, admit=admit)
     if rounded is not None:
         candidates.append(({int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded},
                            {"tasks_added": 0}, "LP rounding"))
-
     best = min(candidates, key=key)
-    if len(best[0]) != len(config):  # more jobs than the first pass: the LP over plans admitting as many
-        config = best[0]
-        admit = None if len(config) == data.J else len(config)
-        lp = lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(config, cs, row_of) or None)
+    if len(best[0]) != count:  # more jobs than the count: the LP over plans admitting as many
+        count = len(best[0])
+        admit = None if count == data.J else count
+        lp = lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(best[0], cs, row_of) or None)
     if proven(best):
         return done(best)
     again = _reassign(data, cs, row_of, best[0], grow)
@@ -626,6 +651,28 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
     row_of_job.clear()
     row_of_job.update(best[2])
     return best[3], True
+
+
+def _raise_count(data: AllocationModel, config: dict[int, tuple[int, int]],
+                 most: int) -> dict[int, tuple[int, int]] | None:
+    """``config`` (rows at their minimum configurations) with more jobs by :func:`_one_for_more`
+    (up to RELOCATE_PASSES passes while it admits fewer than ``most``, within the relocating
+    moves' budget), or None when no such move applies."""
+    mins, _, use, _ = data.minimum
+    free = capacity_limit(data.rows.cap) - use[list(config)].sum(axis=0)
+    if np.any(free < 0):
+        return None
+    row_of_job = {int(data.job[v]): v for v in config}
+    budget = _Budget(min(RELOCATE_CALLS, RELOCATE_WORK // max(1, len(config))))
+    changed = False
+    for _ in range(RELOCATE_PASSES):
+        if len(row_of_job) >= most:
+            break
+        free, more = _one_for_more(data, row_of_job, free, budget)
+        if not more:
+            break
+        changed = True
+    return {v: (int(mins[v, 0]), int(mins[v, 1])) for v in row_of_job.values()} if changed else None
 
 
 def _relocated(data: AllocationModel, config: dict[int, tuple[int, int]], grow: Any,
