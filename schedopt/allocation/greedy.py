@@ -159,7 +159,10 @@ def greedy_allocate_heap(
     moves: dict[int, _Moves] = {}
     cur_t: dict[int, float] = {}
     heap: list[tuple[float, int, int, int]] = []
-    for j in start:
+    for j, (c0, c1) in start.items():
+        hi0, hi1 = rows.hi[j]
+        if c0 >= hi0 and c1 >= hi1:  # at its largest counts (a rigid job): no move to weigh
+            continue
         moves[j] = _Moves(data, j, priority_factor if data.jobs[j].new else 1.0, rows)
         cur_t[j] = moves[j].time(*start[j])
         mv = moves[j].best(*start[j], cur_t[j])

@@ -55,36 +55,70 @@ def typed_admission(data: AllocationModel, choice: str = "aware", preference: np
     inv = inverse_capacity(rows.cap)
     share = (use * inv).max(axis=1) if rows.R else np.zeros(len(use))
     key = np.full(data.J, math.inf)
-    for j in range(data.J):
-        s = slice(int(data.job_start[j]), int(data.job_start[j + 1]))
-        f = feasible[s]
-        if f.any():
-            key[j] = share[s][f].min()
+    np.minimum.at(key, data.job, np.where(feasible, share, math.inf))
     arrival = np.array([job.arrival for job in data.instance.jobs])
     if preference is None:
         order = np.lexsort((np.arange(data.J), arrival, key))
     else:  # the jobs the preference ranks best on some type first (the LP's integral jobs), then by share
-        first = np.array([preference[int(data.job_start[j]):int(data.job_start[j + 1])].min(initial=math.inf)
-                          for j in range(data.J)])
+        first = np.full(data.J, math.inf)
+        np.minimum.at(first, data.job, preference)
         order = np.lexsort((np.arange(data.J), arrival, key, first))
-    free = capacity_limit(rows.cap).astype(float)
-    chosen: dict[int, tuple[int, int]] = {}
-    for j in order.tolist():
-        if limit is not None and len(chosen) >= limit:
-            break
-        if not math.isfinite(key[j]):
-            continue
-        lo, hi = int(data.job_start[j]), int(data.job_start[j + 1])
-        vs = (lo + np.flatnonzero(feasible[lo:hi] & np.all(use[lo:hi] <= free, axis=1))).tolist()
-        if not vs:
-            continue
+    if choice == "aware":  # each row's place in the job's order of preference: (rank, time at the minimum, row)
         rank = t_min if preference is None else preference
-        v = min(vs, key=lambda r: (rank[r], t_min[r], r)) if choice == "aware" else vs[0]
-        free = free - use[v]
-        chosen[v] = (int(mins[v, 0]), int(mins[v, 1]))
+        by_rank = np.lexsort((np.arange(len(t_min)), t_min, rank))
+    else:  # the cluster's order
+        by_rank = np.arange(len(t_min))
+    place = np.empty(len(t_min), dtype=np.int64)
+    place[by_rank] = np.arange(len(t_min))
+    admitted, free = _admit_in_order(data, order[np.isfinite(key[order])], place, limit)
+    chosen = {v: (int(mins[v, 0]), int(mins[v, 1])) for v in admitted}
     if choice == "aware" and exchange:
         chosen = _exchange(data, chosen, free, moves, scan)
     return chosen
+
+
+def _admit_in_order(data: AllocationModel, order: np.ndarray, place: np.ndarray,
+                    limit: int | None) -> tuple[list[int], np.ndarray]:
+    """Jobs ``order`` (their positions) admitted one at a time, each on its row of least ``place``
+    (V,) among those whose minimum still fits; a job none fits is skipped; at most ``limit``.
+    Returns the rows in admission order and the capacity left (T·R + quotas,).
+
+    Done a run of jobs at a time, with the same result: every job still waiting takes the row it
+    would take now; along the order these fit one after the other (the capacity subtracted in
+    sequence, ``np.subtract.accumulate``) up to the first that does not, and each of those is the row
+    the one-at-a-time rule picks at its turn (the rows that fit then are a subset of those that fit
+    now and include its choice). A job with no row fitting now never fits later."""
+    _, feasible, use, _ = data.minimum
+    free = capacity_limit(data.rows.cap).astype(float)
+    rank_of = np.full(data.J, -1, dtype=np.int64)  # each waiting job's place in the order
+    rank_of[order] = np.arange(len(order))
+    waiting = order
+    admitted: list[int] = []
+    big = len(place)
+    row_at = np.empty(big, dtype=np.int64)  # the row at each place
+    row_at[place] = np.arange(big)
+    while len(waiting) and (limit is None or len(admitted) < limit):
+        live = rank_of[data.job] >= 0
+        fits = live & feasible & np.all(use <= free, axis=1)
+        best = np.full(data.J, big, dtype=np.int64)
+        np.minimum.at(best, data.job[fits], place[fits])
+        has = best[waiting] < big
+        waiting = waiting[has]  # nothing fits them now, nor later
+        rank_of[:] = -1
+        rank_of[waiting] = np.arange(len(waiting))
+        if not len(waiting):
+            break
+        picked = row_at[best[waiting]]
+        if limit is not None:
+            picked = picked[:limit - len(admitted)]
+        left = np.subtract.accumulate(np.vstack([free[None, :], use[picked]]), axis=0)  # free before each, then after
+        ok = np.all(use[picked] <= left[:-1], axis=1)
+        n = len(picked) if ok.all() else int(np.argmin(ok))
+        admitted.extend(picked[:n].tolist())
+        free = left[n]
+        rank_of[waiting[:n]] = -1
+        waiting = waiting[n:]
+    return admitted, free
 
 
 def _fastest(data: AllocationModel) -> np.ndarray:
