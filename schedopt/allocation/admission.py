@@ -19,8 +19,8 @@ import numpy as np
 
 from schedopt.backends.lp import LpResult, solve_lp_colwise
 from schedopt.errors import InputError
-from schedopt.allocation.problem import (AllocationData, fits, job_configurations, min_configuration, pareto_prune,
-                                         use_of)
+from schedopt.allocation.problem import (AllocationData, allowed_on_grid, fits, job_configurations, min_configuration,
+                                         pareto_prune, use_of)
 from schedopt.tolerances import capacity_limit, floor_count, with_ties
 
 #: the admitted jobs (sorted) and their starting configurations (p_j, w_j)
@@ -345,28 +345,45 @@ def admitted_upper_bound(data: AllocationData) -> int:
     return admission_lp(data)[0]
 
 
-def admission_columns(rows: AllocationData) -> tuple[np.ndarray, np.ndarray]:
+def admission_columns(rows: AllocationData, least: tuple[np.ndarray, np.ndarray] | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """The admission LP's columns: each row's count-minimal allowed configurations (no
     other allowed one uses no more tasks of either role), as their use (n, R) and
-    their row (n,). A grid form's is its minimum; a table may have several."""
-    uses: list[np.ndarray] = []
+    their row (n,), by row. A grid form's is its minimum, and so is a rigid job's (one
+    allowed count per role); a table may have several. ``least``: each row's minimum
+    configuration (V, 2) and whether it is allowed (V,), when the caller has them (then
+    only the tables of jobs with a range of counts are searched)."""
+    measured = np.array([job.speed.measured for job in rows.jobs], dtype=bool)
+    rigid = (rows.lo[:, 0] == rows.hi[:, 0]) & ((rows.n_roles != 2) | (rows.lo[:, 1] == rows.hi[:, 1]))
+    read = np.zeros(rows.J, dtype=bool) if least is None else ~measured | rigid  # their minimum, as given
+    counts_of: list[np.ndarray] = []
     of: list[np.ndarray] = []
-    for v in range(rows.J):
-        if rows.jobs[v].speed.measured:
-            counts, _ = job_configurations(rows, v)
+    if read.any():
+        mins, ok = least  # type: ignore[misc]
+        take = np.flatnonzero(read & ok)
+        counts_of.append(mins[take].astype(np.int64))
+        of.append(take)
+    on_grid = type(rows).time_s is AllocationData.time_s  # allowed = a finite step time: no costs to compute
+    for v in np.flatnonzero(~read).tolist():
+        if measured[v]:
+            counts = allowed_on_grid(rows, v) if on_grid else job_configurations(rows, v)[0]
             counts = counts[pareto_prune(counts, np.zeros(len(counts)))] if len(counts) else counts
         else:
             c = min_configuration(rows, v)
             counts = np.zeros((0, 2), dtype=np.int64) if c is None else np.array([c], dtype=np.int64)
         if len(counts):
-            uses.append(counts[:, 0, None] * rows.demand[v, 0] + counts[:, 1, None] * rows.demand[v, 1])
+            counts_of.append(counts)
             of.append(np.full(len(counts), v, dtype=np.int64))
-    if not uses:
+    if not of or not sum(len(o) for o in of):
         return np.zeros((0, rows.R)), np.zeros(0, dtype=np.int64)
-    return np.concatenate(uses), np.concatenate(of)
+    counts, row = np.concatenate(counts_of), np.concatenate(of)
+    order = np.argsort(row, kind="stable")  # by row, each row's in its own order
+    counts, row = counts[order], row[order]
+    return counts[:, 0, None] * rows.demand[row, 0] + counts[:, 1, None] * rows.demand[row, 1], row
 
 
-def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None) -> tuple[int, np.ndarray | None, np.ndarray]:
+def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
+                 least: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, np.ndarray | None, np.ndarray]:
     """The admitted-count LP of the one allocation model (rows ``rows``, row v of job
     ``job_of[v]``; one row per job by default): max Σ y over the rows' count-minimal
     configurations, at most one per job, within the capacity rows. Returns (⌊LP⌋ as the
@@ -375,7 +392,7 @@ def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None) -> tupl
     ``check`` replays; μ is None when no LP was solved (the bound is then the count of
     jobs with an allowed configuration)."""
     job_of = np.arange(rows.J) if job_of is None else job_of
-    use, row = admission_columns(rows)
+    use, row = admission_columns(rows, least)
     weight = np.zeros(rows.J)
     if not len(row):
         return 0, None, weight

@@ -482,7 +482,7 @@ def min_configuration(data: AllocationData, j: int) -> tuple[int, int] | None:
         lo = (int(data.lo[j, 0]), int(data.lo[j, 1]) if data.n_roles[j] == 2 else 0)
         if math.isfinite(data.jobs[j].speed.scalar_step_time()(*lo)):
             return int(data.lo[j, 0]), int(data.lo[j, 1])  # the least counts use the least of everything
-        counts = _allowed_on_grid(data, j)
+        counts = allowed_on_grid(data, j)
     else:
         counts, _ = job_configurations(data, j)
     if len(counts) == 0:
@@ -493,7 +493,7 @@ def min_configuration(data: AllocationData, j: int) -> tuple[int, int] | None:
     return int(counts[k, 0]), int(counts[k, 1])
 
 
-def _allowed_on_grid(data: AllocationData, j: int) -> np.ndarray:
+def allowed_on_grid(data: AllocationData, j: int) -> np.ndarray:
     """Job j's allowed counts (n, 2) within its bounds, in (c0, c1) order: where its
     table's step time is finite (one role: c1 = 0)."""
     grid = data.jobs[j].speed._grid()  # (max c0 + 1, max c1 + 1) step times, inf where not allowed
