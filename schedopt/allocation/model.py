@@ -99,7 +99,8 @@ class AllocationModel:
     def choices(self) -> tuple[ChoiceSet, ChoiceSet, np.ndarray]:
         """The rows' enumerated, pruned configurations, the same regrouped by job
         (:meth:`group_choices`) and each one's row: enumerated once per instance."""
-        rows_cs = enumerate_choices(self.rows)
+        mins, ok, _, t_min = self.minimum
+        rows_cs = enumerate_choices(self.rows, least=(mins, ok, t_min))
         cs, row_of = self.group_choices(rows_cs)
         return rows_cs, cs, row_of
 

@@ -381,11 +381,21 @@ def count_minimal(cs: ChoiceSet) -> np.ndarray:
     return keep
 
 
-def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prune: bool = True) -> ChoiceSet:
-    """The multiple-choice configurations of ``jobs`` (default: all)."""
+def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prune: bool = True,
+                      least: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> ChoiceSet:
+    """The multiple-choice configurations of ``jobs`` (default: all). ``least``: each job's
+    minimum configuration (J, 2), whether it is allowed (J,) and its time there (J,), when the
+    caller has them: a rigid job (one allowed count per role) has that one configuration."""
     jobs = np.arange(data.J) if jobs is None else np.asarray(jobs)
     wanted = set(jobs.tolist())
     batched = _one_role_batch(data, jobs)
+    if least is not None:
+        mins, allowed, t_least = least
+        rigid = (data.lo[:, 0] == data.hi[:, 0]) & ((data.n_roles != 2) | (data.lo[:, 1] == data.hi[:, 1]))
+        for j in np.flatnonzero(rigid).tolist():
+            if j in wanted and j not in batched:
+                batched[j] = ((mins[j:j + 1].astype(np.int64), t_least[j:j + 1]) if allowed[j]
+                              else (np.zeros((0, 2), dtype=np.int64), np.zeros(0)))
     pruned = data.__dict__.setdefault("_pruned_tables", {})  # _shared_table_key -> counts, step times, enumerated
     parts_counts, parts_cost, scale, sizes = [], [], np.ones(data.J), np.zeros(data.J, dtype=np.int64)
     enumerated = 0
