@@ -600,7 +600,7 @@ class Instance(_Strict):
         """The flavor of each accelerator type, in :attr:`accelerators` order (``default-flavor`` for none)."""
         return [DEFAULT_FLAVOR if a is None else a for a in self.accelerators]
 
-    @property
+    @cached_property
     def has_types(self) -> bool:
         """Whether some server names an accelerator type (plans then say each job's type)."""
         return any(a is not None for a in self.accelerators)
