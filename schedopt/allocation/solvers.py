@@ -189,13 +189,16 @@ class OptimusLagrange:
         """Accelerator types and quotas (typed.py): the type-aware greedy's types and
         admitted jobs (LP-guided), then steps 2-5 over those rows with the types fixed
         (prices per (type, resource) and quota row); the search's replacements keep one
-        type per job. The better of the two plans is kept."""
+        type per job. The better of the two plans is kept. A greedy plan the LP proves
+        optimal within the exact backends' gap (MIP_REL_GAP) is kept as it is."""
         data = compile_typed(instance)
         config, counters, lp = typed_greedy(data, "aware")
         metrics: dict[str, Any] = {"accelerator_plan": counters.get("accelerator_plan"), "accelerator_choice": "aware"}
         if config and self.admission != DEFAULT_ADMISSION:
             metrics["admission_note"] = "typed instances admit by the type-aware greedy's rule"
-        if config:
+        if config and "proven_at" in counters:  # the LP proves it within the exact backends' gap: nothing to search
+            metrics["started_from"] = "typed greedy (proven optimal by the LP within the exact backends' gap)"
+        elif config:
             rows = data.rows
             members = np.array(sorted(config), dtype=np.int64)
             minimums = minimum_counts(rows)

@@ -434,22 +434,24 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         return c[0], {**c[1], "accelerator_plan": c[2], "proven_at": c[2]}, lp
 
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
-    quick = grow(typed_admission(data, choice, preference=-mass, limit=count, exchange=False))
-    candidates = [(*quick, "LP-guided")]
+    quick, quick_origin = typed_admission(data, choice, preference=-mass, limit=count, exchange=False), "LP-guided"
+    if len(quick) < count:  # the LP's jobs first fit fewer than the count: trade one for two
+        raised = _raise_count(data, quick, count)
+        if raised is not None:
+            quick, quick_origin = raised, quick_origin + ", then one job paused for two"
+    candidates = [(*grow(quick), quick_origin)]
     if proven(candidates[0]):  # no candidate below can do better: stop here
         return done(candidates[0])
     # the local search over each pass's jobs
-    guided, more = grow(typed_admission(data, choice, preference=-mass, limit=count))
-    candidates.append((guided, more, "LP-guided, then the exchange pass"))
+    guided, more = grow(_exchange(data, quick, _free_after(data, quick)))
+    candidates.append((guided, more, quick_origin + ", then the exchange pass"))
     if proven(candidates[-1]):
         return done(candidates[-1])
     if proven(candidates[-1], SETTLED_GAP):  # as many jobs as any plan, certified within 1 %: no more passes
         return guided, {**more, "accelerator_plan": candidates[-1][2]}, lp
     candidates.append((*grow(typed_admission(data, choice)), "fastest at minimum, then the exchange pass"))
     if origin != "fastest at minimum":  # the count's own plan, improved as the others are
-        _, _, use, _ = data.minimum
-        free = capacity_limit(data.rows.cap) - use[list(start)].sum(axis=0)
-        candidates.append((*grow(_exchange(data, start, free)), origin + ", then the exchange pass"))
+        candidates.append((*grow(_exchange(data, start, _free_after(data, start))), origin + ", then the exchange pass"))
     if weight is not None:  # the LP's jobs first may admit more than the count; the admission LP's jobs first
         candidates.append((*grow(typed_admission(data, choice, preference=-mass)), "LP-guided, no count limit"))
         candidates.append((*grow(typed_admission(data, choice, preference=-weight)), "admission-LP-guided"))
@@ -662,8 +664,8 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
         trial = {j: v for j, v in row_of_job.items() if j != a}
         slack = free + use[row_of_job[a]]
         got = 0
+        jobs, rows = _admitted_rows(trial)  # rebuilt when a paused job comes in
         for p in paused:
-            jobs, rows = _admitted_rows(trial)
             lo, hi = int(data.job_start[p]), int(data.job_start[p + 1])
             for u in sorted((u for u in range(lo, hi) if feasible[u]), key=lambda u: (t_min[u], u)):
                 if not budget.take():
@@ -675,6 +677,7 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
                     trial[p] = u
                     slack = room[2]
                     got += 1
+                    jobs, rows = _admitted_rows(trial)
                     break
         if got >= 2:
             total = float(t_min[list(trial.values())].sum())
@@ -687,13 +690,19 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
     return best[3], True
 
 
+def _free_after(data: AllocationModel, config: dict[int, tuple[int, int]]) -> np.ndarray:
+    """The capacity (T·R + quotas,) left by ``config``'s rows at their minimum configurations."""
+    use = data.minimum[2]
+    return capacity_limit(data.rows.cap) - (use[list(config)].sum(axis=0) if config else 0.0)
+
+
 def _raise_count(data: AllocationModel, config: dict[int, tuple[int, int]],
                  most: int) -> dict[int, tuple[int, int]] | None:
     """``config`` (rows at their minimum configurations) with more jobs by :func:`_one_for_more`
     (up to RELOCATE_PASSES passes while it admits fewer than ``most``, within the relocating
     moves' budget), or None when no such move applies."""
-    mins, _, use, _ = data.minimum
-    free = capacity_limit(data.rows.cap) - use[list(config)].sum(axis=0)
+    mins = data.minimum[0]
+    free = _free_after(data, config)
     if np.any(free < 0):
         return None
     row_of_job = {int(data.job[v]): v for v in config}
