@@ -7,7 +7,7 @@ rigid jobs, measured speeds; reads --data-dir).
    cluster), the first call after ``schedopt.warm_up()`` in a fresh process and the median of
    the next calls, per solver; the typed greedy's certified gap beside it.
 2. Scale: 1,000, 4,000 and 16,000 jobs (servers = jobs / 4), ``optimus-milp`` at T = 60 s and
-   the typed heuristics where they finish in minutes: time, status and gap per seed.
+   the type-aware greedy: time, status and gap per seed.
 3. Multi-GPU jobs: the typed heuristics against ``optimus-milp``'s optimum at 11-400 jobs with
    Gavel's scale factors up to 8 (4 × --seeds seeds per size, from seed 100).
 Stores benchmarks/results/typed-latency.json, typed-scale.json and typed-multigpu.json.
@@ -74,8 +74,7 @@ def latency(seeds: int, data_dir: str) -> None:
 def scale(seeds: int, data_dir: str) -> None:
     rows = []
     for n in (1000, 4000, 16000):
-        solvers = ["optimus-milp", "optimus-greedy"] if n <= 4000 else ["optimus-milp"]
-        for solver in solvers:
+        for solver in ("optimus-milp", "optimus-greedy"):
             for seed in range(31, 31 + seeds):
                 inst = generate_instance("gavel", jobs=n, servers=n // 4, seed=seed, data_dir=data_dir)
                 t0 = time.perf_counter()
