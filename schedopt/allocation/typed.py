@@ -450,7 +450,7 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     if count > SETTLE_ABOVE_JOBS and proven(candidates[-1], SETTLED_GAP):  # each further pass costs seconds here
         return guided, {**more, "accelerator_plan": candidates[-1][2]}, lp
     candidates.append((*grow(typed_admission(data, choice)), "fastest at minimum, then the exchange pass"))
-    if origin != "fastest at minimum":  # the count's own plan, improved as the others are
+    if origin not in ("fastest at minimum", "admission-LP-guided"):  # the count's own plan, raised: improved as the others are
         candidates.append((*grow(_exchange(data, start, _free_after(data, start))), origin + ", then the exchange pass"))
     if weight is not None:  # the LP's jobs first may admit more than the count; the admission LP's jobs first
         candidates.append((*grow(typed_admission(data, choice, preference=-mass)), "LP-guided, no count limit"))
@@ -649,12 +649,13 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
 
 
 def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray,
-                  budget: _Budget) -> tuple[np.ndarray, bool]:
+                  budget: _Budget, first: bool = False) -> tuple[np.ndarray, bool]:
     """A move for the admitted count: pause one admitted job (the RELOCATE_LEAVERS of largest
     dominant share tried) and admit as many paused jobs as then fit (smallest dominant share
     first, each on the fastest of its types where :func:`_make_room` makes room); taken when two
-    or more are admitted, the leaver admitting the most, then the least Σ t at minimum.
-    ``row_of_job`` is updated in place; returns (free, whether anything changed)."""
+    or more are admitted, the leaver admitting the most, then the least Σ t at minimum (``first``:
+    the first leaver that does). ``row_of_job`` is updated in place; returns (free, whether anything
+    changed)."""
     _, feasible, use, t_min = data.minimum
     share = (use * inverse_capacity(data.rows.cap)).max(axis=1) if data.rows.R else np.zeros(len(use))
     smallest = np.full(data.J, math.inf)
@@ -688,6 +689,8 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
             total = float(t_min[list(trial.values())].sum())
             if best is None or (got - 1, -total) > (best[0], -best[1]):
                 best = (got - 1, total, trial, slack)
+            if first:
+                break
     if best is None:
         return free, False
     row_of_job.clear()
@@ -703,9 +706,9 @@ def _free_after(data: AllocationModel, config: dict[int, tuple[int, int]]) -> np
 
 def _raise_count(data: AllocationModel, config: dict[int, tuple[int, int]],
                  most: int) -> dict[int, tuple[int, int]] | None:
-    """``config`` (rows at their minimum configurations) with more jobs by :func:`_one_for_more`
-    (up to RELOCATE_PASSES passes while it admits fewer than ``most``, within the relocating
-    moves' budget), or None when no such move applies."""
+    """``config`` (rows at their minimum configurations) with more jobs by :func:`_one_for_more`,
+    each time the first leaver that admits two (up to RELOCATE_PASSES passes while it admits fewer
+    than ``most``, within the relocating moves' budget), or None when no such move applies."""
     mins = data.minimum[0]
     free = _free_after(data, config)
     if np.any(free < 0):
@@ -716,7 +719,7 @@ def _raise_count(data: AllocationModel, config: dict[int, tuple[int, int]],
     for _ in range(RELOCATE_PASSES):
         if len(row_of_job) >= most:
             break
-        free, more = _one_for_more(data, row_of_job, free, budget)
+        free, more = _one_for_more(data, row_of_job, free, budget, first=True)
         if not more:
             break
         changed = True
