@@ -38,7 +38,7 @@ from schedopt.allocation.price_guided import allocate_at_prices, dual_admission,
 from schedopt.allocation.problem import (AllocationData, ChoiceSet, compile_allocation, count_minimal,
                                          enumerate_choices, lagrangian_proof, min_configuration)
 from schedopt.allocation.admission import admit as admit_by_rule, all_fit_at_minimum
-from schedopt.allocation.typed import typed_admission
+from schedopt.allocation.typed import lp_guided_pass, raise_count, typed_admission
 from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
@@ -87,8 +87,9 @@ def _incumbent_config(model: AllocationModel, heuristic: Heuristic) -> dict[int,
     """The heuristic's plan {row: counts}: an admitted set at its minimums (on plain rows the
     heuristics' default admission; on typed rows the type-aware first pass, each job on the
     type where its minimum runs fastest, no exchange, or, when that admits fewer than the
-    admission LP allows, the pass with the LP's jobs first if it admits more: stage 1 is skipped
-    when the count meets the LP's), then grown (:func:`_grow`)."""
+    admission LP allows, the pass with the LP's jobs first if it admits more, then one-for-two
+    trades while below the LP's count: stage 1 is skipped when the count meets the LP's), then
+    grown (:func:`_grow`)."""
     if model.plain:
         start = admit_by_rule(model.rows)[1]
     else:
@@ -96,6 +97,8 @@ def _incumbent_config(model: AllocationModel, heuristic: Heuristic) -> dict[int,
         if len(start) < model.J and len(start) < admitted_bound(model)[0]:  # the admission LP's jobs first may fit more
             counted = typed_admission(model, "aware", preference=-admitted_bound(model)[2], exchange=False)
             start = counted if len(counted) > len(start) else start
+        if len(start) < admitted_bound(model)[0]:  # still below the LP's count: one job paused for two
+            start = raise_count(model, start, admitted_bound(model)[0]) or start
     return _grow(model, start, heuristic) if start else {}
 
 
@@ -130,6 +133,11 @@ def _reduce(model: AllocationModel, cs: ChoiceSet, row_of: np.ndarray, metrics: 
     rounded = round_lp(model.by_job, cs, lag.x, admit=admit)
     if rounded is not None:
         candidates.append({int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded})
+    if not model.plain:  # the typed greedy's LP-guided pass: often the optimum, which the LP then proves
+        guided, _ = lp_guided_pass(model, np.bincount(row_of, weights=lag.x, minlength=len(model.job)),
+                              model.J if admit is None else admit)
+        if guided and len(guided) >= (model.J if admit is None else admit):  # a plan reduced-cost fixing may use
+            candidates.append(greedy_allocate(model.rows, guided, keep_running=False)[0])
     best = min(candidates, key=lambda c: (-len(c), model.rows.total_time_s(c)))
     keep = fix_by_reduced_cost(cs, lag, model.rows.total_time_s(best))
     if int(keep.sum()) > PRICED_INCUMBENT_ABOVE and model.rows.closed_form_cost and not clock.expired():

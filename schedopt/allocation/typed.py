@@ -407,7 +407,7 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     if not start:
         return {}, {"tasks_added": 0}, None
     if weight is not None and len(start) < admitted_bound(data)[0]:  # fewer than the LP's count: trade one for two
-        raised = _raise_count(data, start, admitted_bound(data)[0])
+        raised = raise_count(data, start, admitted_bound(data)[0])
         if raised is not None:
             start, origin = raised, origin + ", then one job paused for two"
     count = len(start)
@@ -434,11 +434,7 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         return c[0], {**c[1], "accelerator_plan": c[2], "proven_at": c[2]}, lp
 
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
-    quick, quick_origin = typed_admission(data, choice, preference=-mass, limit=count, exchange=False), "LP-guided"
-    if len(quick) < count:  # the LP's jobs first fit fewer than the count: trade one for two
-        raised = _raise_count(data, quick, count)
-        if raised is not None:
-            quick, quick_origin = raised, quick_origin + ", then one job paused for two"
+    quick, quick_origin = lp_guided_pass(data, mass, count)
     candidates = [(*grow(quick), quick_origin)]
     if proven(candidates[0]):  # no candidate below can do better: stop here
         return done(candidates[0])
@@ -698,13 +694,26 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
     return best[3], True
 
 
+def lp_guided_pass(data: AllocationModel, mass: np.ndarray, count: int) -> tuple[dict[int, tuple[int, int]], str]:
+    """The LP-guided pass at the minimum configurations: the jobs the LP admits first, each on the
+    type holding most of its LP weight ``mass`` (V,: the LP's x summed per row) among those it
+    still fits, at most ``count`` jobs; made up to ``count`` by one-for-two trades
+    (:func:`raise_count`) when it fits fewer. Returns {row: (c0, c1)} and how it was made."""
+    plan, how = typed_admission(data, "aware", preference=-mass, limit=count, exchange=False), "LP-guided"
+    if len(plan) < count:
+        raised = raise_count(data, plan, count)
+        if raised is not None:
+            plan, how = raised, how + ", then one job paused for two"
+    return plan, how
+
+
 def _free_after(data: AllocationModel, config: dict[int, tuple[int, int]]) -> np.ndarray:
     """The capacity (T·R + quotas,) left by ``config``'s rows at their minimum configurations."""
     use = data.minimum[2]
     return capacity_limit(data.rows.cap) - (use[list(config)].sum(axis=0) if config else 0.0)
 
 
-def _raise_count(data: AllocationModel, config: dict[int, tuple[int, int]],
+def raise_count(data: AllocationModel, config: dict[int, tuple[int, int]],
                  most: int) -> dict[int, tuple[int, int]] | None:
     """``config`` (rows at their minimum configurations) with more jobs by :func:`_one_for_more`,
     each time the first leaver that admits two (up to RELOCATE_PASSES passes while it admits fewer
