@@ -178,6 +178,14 @@ def _step_times(speed: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray
 
 #: a table's task counts may span at most this many configurations (its dense grid)
 MAX_TABLE_CELLS = 4_000_000
+#: tables of at most SHARED_GRID_POINTS points whose grid has at most SHARED_GRID_CELLS cells share
+#: one read-only grid per distinct (interpolate, points): a workload's jobs repeat a few measured
+#: tables, and each round of a simulation parses them anew; at most SHARED_GRIDS grids are kept
+#: (then the cache starts over), under 32 MB
+SHARED_GRID_POINTS = 64
+SHARED_GRID_CELLS = 1024
+SHARED_GRIDS = 4096
+_SHARED_GRIDS: dict[tuple[Any, ...], np.ndarray] = {}
 
 
 class TableSpeed(_Form):
@@ -226,10 +234,28 @@ class TableSpeed(_Form):
 
     def _grid(self) -> np.ndarray:
         """Step time in seconds on the dense grid of counts, shape (max_c0 + 1,
-        max_c1 + 1) (one role: c1 = 0 only); inf where not allowed. Cached."""
+        max_c1 + 1) (one role: c1 = 0 only); inf where not allowed. Cached, and shared
+        (read-only) between small tables of the same points (:data:`SHARED_GRIDS`)."""
         grid = self.__dict__.get("_grid_cache")
         if grid is not None:
             return grid
+        key = None
+        if len(self.points) <= SHARED_GRID_POINTS:
+            key = (self.interpolate, tuple(map(tuple, self.points)))
+            grid = _SHARED_GRIDS.get(key)
+            if grid is not None:
+                self.__dict__["_grid_cache"] = grid
+                return grid
+        grid = self._build_grid()
+        grid.flags.writeable = False
+        if key is not None and grid.size <= SHARED_GRID_CELLS:
+            if len(_SHARED_GRIDS) >= SHARED_GRIDS:
+                _SHARED_GRIDS.clear()
+            _SHARED_GRIDS[key] = grid
+        self.__dict__["_grid_cache"] = grid
+        return grid
+
+    def _build_grid(self) -> np.ndarray:
         pts = np.asarray(self.points, dtype=float)
         if self.n_roles == 1:
             n, f = pts[:, 0].astype(np.int64), pts[:, 1]
@@ -257,7 +283,6 @@ class TableSpeed(_Form):
                 grid[np.ix_(every_p, every_w)] = _step_times(*planes)
             else:
                 grid[p, w] = _step_times(f)
-        self.__dict__["_grid_cache"] = grid
         return grid
 
     def content_key(self) -> tuple[Any, ...]:

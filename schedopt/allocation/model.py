@@ -177,12 +177,16 @@ def compile_typed(instance: Instance) -> AllocationModel:
     cap = capacity_vector(instance)
     quotas = quota_rows(instance)
     demand = np.zeros((V, 2, len(cap)))
+    per_job: dict[int, tuple[np.ndarray, list[tuple[int, int]]]] = {}  # a job's rows share its roles and demand
     for v, job in enumerate(jobs):
-        for k, rname in enumerate(job.role_names):
-            role = job.roles[rname]
-            lo[v, k], hi[v, k] = role.min, role.max_count
-        per_task = instance.role_demand(job)  # (roles, R)
-        demand[v, : len(job.roles)] = wide_use(instance, int(job_of_a[v]), int(kind_a[v]), per_task, quotas)
+        i = int(job_of_a[v])
+        if i not in per_job:
+            per_job[i] = (instance.role_demand(job),  # (roles, R)
+                          [(job.roles[r].min, job.roles[r].max_count) for r in job.role_names])
+        per_task, bounds = per_job[i]
+        for k, (least, most) in enumerate(bounds):
+            lo[v, k], hi[v, k] = least, most
+        demand[v, : len(bounds)] = wide_use(instance, i, int(kind_a[v]), per_task, quotas)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if len(cap) else np.zeros((V, 2))
     running = np.full((V, 2), -1, dtype=np.int64)
