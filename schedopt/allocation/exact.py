@@ -38,7 +38,7 @@ from schedopt.allocation.price_guided import allocate_at_prices, dual_admission,
 from schedopt.allocation.problem import (AllocationData, ChoiceSet, compile_allocation, count_minimal,
                                          enumerate_choices, lagrangian_proof, min_configuration)
 from schedopt.allocation.admission import admit as admit_by_rule, all_fit_at_minimum
-from schedopt.allocation.typed import lp_guided_pass, raise_count, typed_admission
+from schedopt.allocation.typed import count_start, lp_guided_pass, typed_admission
 from schedopt.deadline import Deadline, check_time_limit
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
@@ -93,12 +93,7 @@ def _incumbent_config(model: AllocationModel, heuristic: Heuristic) -> dict[int,
     if model.plain:
         start = admit_by_rule(model.rows)[1]
     else:
-        start = typed_admission(model, "aware", exchange=False)
-        if len(start) < model.J and len(start) < admitted_bound(model)[0]:  # the admission LP's jobs first may fit more
-            counted = typed_admission(model, "aware", preference=-admitted_bound(model)[2], exchange=False)
-            start = counted if len(counted) > len(start) else start
-        if len(start) < admitted_bound(model)[0]:  # still below the LP's count: one job paused for two
-            start = raise_count(model, start, admitted_bound(model)[0]) or start
+        start = count_start(model)[0]
     return _grow(model, start, heuristic) if start else {}
 
 

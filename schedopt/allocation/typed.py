@@ -396,20 +396,11 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     if choice != "aware" or not lp_guided:
         config, counters = grow(typed_admission(data, choice))
         return config, counters, None
-    # the count: the fastest-type pass, or the admission LP's jobs first when that admits more
-    start, origin = typed_admission(data, choice, exchange=False), "fastest at minimum"
-    weight = None
-    if len(start) < data.J:
-        weight = admitted_bound(data)[2]
-        counted = typed_admission(data, choice, preference=-weight, exchange=False)
-        if len(counted) > len(start):
-            start, origin = counted, "admission-LP-guided"
+    start, origin = count_start(data)
     if not start:
         return {}, {"tasks_added": 0}, None
-    if weight is not None and len(start) < admitted_bound(data)[0]:  # fewer than the LP's count: trade one for two
-        raised = raise_count(data, start, admitted_bound(data)[0])
-        if raised is not None:
-            start, origin = raised, origin + ", then one job paused for two"
+    # the admission LP's weights, when some job was paused by the first pass
+    weight = admitted_bound(data)[2] if origin != "fastest at minimum" or len(start) < data.J else None
     count = len(start)
     rows_cs, cs, row_of = data.choices
     admit = None if count == data.J else count
@@ -692,6 +683,25 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
     row_of_job.clear()
     row_of_job.update(best[2])
     return best[3], True
+
+
+def count_start(data: AllocationModel) -> tuple[dict[int, tuple[int, int]], str]:
+    """The most jobs the cheap passes admit, at their minimum configurations: the fastest-type
+    pass (:func:`typed_admission`, no exchange); the admission LP's jobs first when that admits
+    more; then one-for-two trades (:func:`raise_count`) while below the admission LP's count.
+    Returns {row: (c0, c1)} and how it was made."""
+    start, origin = typed_admission(data, "aware", exchange=False), "fastest at minimum"
+    if len(start) < data.J:
+        most, _, weight = admitted_bound(data)
+        if len(start) < most:
+            counted = typed_admission(data, "aware", preference=-weight, exchange=False)
+            if len(counted) > len(start):
+                start, origin = counted, "admission-LP-guided"
+        if start and len(start) < most:
+            raised = raise_count(data, start, most)
+            if raised is not None:
+                start, origin = raised, origin + ", then one job paused for two"
+    return start, origin
 
 
 def lp_guided_pass(data: AllocationModel, mass: np.ndarray, count: int) -> tuple[dict[int, tuple[int, int]], str]:
