@@ -384,11 +384,12 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     idle) and keeps the LP's rounding when it is better; the LP is returned for the
     plan's bound.
 
-    The order is the cheapest first: the admitted count from one pass in the admission LP's
-    order (when the fastest-type pass leaves jobs paused), the Σ-time LP over plans admitting
-    as many, and the LP-guided pass; the local search (:func:`_exchange`), the re-typing and
-    the relocating moves run only while no candidate is proven: it stops at the first the LP
-    proves optimal within the exact backends' gap (MIP_REL_GAP; counter ``proven_at``).
+    The order is the cheapest first: the admitted count (:func:`count_start`), the Σ-time LP
+    over plans admitting as many, and the LP-guided pass (:func:`lp_guided_pass`); the local
+    search (:func:`_exchange`), the other candidates, the re-typing and the relocating moves
+    run only while no candidate is proven: it stops at the first the LP proves optimal within
+    the exact backends' gap (MIP_REL_GAP; counter ``proven_at``), and above SETTLE_ABOVE_JOBS
+    admitted jobs at the exchanged LP-guided plan once it is certified within SETTLED_GAP.
     Returns {row: (c0, c1)}, counters, the LP (or None)."""
     def grow(start: dict[int, tuple[int, int]]) -> tuple[dict[int, tuple[int, int]], dict[str, Any]]:
         return greedy_allocate(data.rows, start, keep_running=False, **greedy) if start else ({}, {"tasks_added": 0})
