@@ -28,6 +28,9 @@ from schedopt.backends.lp import solve_lp_colwise
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.tolerances import IMPROVE_TOL, LP_ZERO, capacity_limit, with_ties
 
+#: up to this many configurations the master LP starts with all of them (one HiGHS run, no pricing rounds)
+ALL_COLUMNS_UP_TO = 2000
+
 
 @dataclass
 class LagrangeResult:
@@ -93,6 +96,8 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
         active[s.start + int(np.argmin(dominant[s]))] = True
     if seed_columns:
         active[np.asarray(seed_columns, dtype=np.int64)] = True
+    if K <= ALL_COLUMNS_UP_TO:
+        active[:] = True
     scale = max(1.0, float(np.abs(cs.cost).max())) if K else 1.0
     lam, nu = np.zeros(data.R), 0.0
     x_full = np.zeros(K)
