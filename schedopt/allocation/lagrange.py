@@ -88,16 +88,15 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
     J, K = data.J, cs.K
     owners = np.nonzero(np.diff(cs.start) > 0)[0]
     dominant = (cs.use / np.where(data.cap > 0, data.cap, np.inf)).max(axis=1) if data.R else np.zeros(K)
-    # initial columns: each job's cheapest and its smallest, and the seed plan
-    active = np.zeros(K, dtype=bool)
-    for j in owners:
-        s = cs.of(j)
-        active[s.start + int(np.argmin(cs.cost[s]))] = True
-        active[s.start + int(np.argmin(dominant[s]))] = True
-    if seed_columns:
-        active[np.asarray(seed_columns, dtype=np.int64)] = True
-    if K <= ALL_COLUMNS_UP_TO:
-        active[:] = True
+    # initial columns: every one when there are few; else each job's cheapest and its smallest, and the seed plan
+    active = np.full(K, K <= ALL_COLUMNS_UP_TO)
+    if not active.all():
+        for j in owners:
+            s = cs.of(j)
+            active[s.start + int(np.argmin(cs.cost[s]))] = True
+            active[s.start + int(np.argmin(dominant[s]))] = True
+        if seed_columns:
+            active[np.asarray(seed_columns, dtype=np.int64)] = True
     scale = max(1.0, float(np.abs(cs.cost).max())) if K else 1.0
     lam, nu = np.zeros(data.R), 0.0
     x_full = np.zeros(K)
