@@ -140,3 +140,65 @@ def test_a_branch_plan_survives_its_file(tmp_path) -> None:
     leaves = branch_leaves(inst, loaded.certificate.bound.tree)  # the file's numbers are rounded (tidy)
     assert len(leaves) == len(branch_leaves(inst, plan.certificate.bound.tree))
     assert not check(inst, loaded, strict=True)
+
+
+def _node_lps(seed: int, admit_less: int):
+    """A typed tiny instance's configurations, its warm-started node LP and the from-scratch one."""
+    import numpy as np
+
+    from schedopt.allocation.branching import _Configurations, _NodeLp
+    from schedopt.allocation.certificates import (capacity_of, configuration_blocks, job_arrays,
+                                                  remaining_time_grid)
+
+    inst = random_typed_instance(seed)
+    blocks = list(configuration_blocks(inst, remaining_time_grid, job_arrays(inst)))
+    conf = _Configurations(inst, remaining_time_grid, blocks)
+    J = len(inst.jobs)
+    admit = None if admit_less == 0 else max(0, J - admit_less)
+    return np, conf, J, capacity_of(inst), admit, _NodeLp(conf, J, capacity_of(inst), admit)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("admit_less", [0, 1, 3])
+def test_the_warm_node_lp_solves_each_node_as_from_scratch(seed: int, admit_less: int) -> None:
+    """The node LP re-solved from the last node's basis (issue 50 §3) has the value of the LP solved
+    from scratch at every node of a random walk over column masks and admitted jobs, and says
+    infeasible where it is (a mask leaving fewer jobs than ``admit``, or a job that must run none)."""
+    from schedopt.allocation.branching import _lp_prices
+
+    np, conf, J, cap, admit, node_lp = _node_lps(seed, admit_less)
+    rng = np.random.default_rng(seed)
+    K = len(conf.owner)
+    for _ in range(12):
+        mask = rng.random(K) < rng.choice([0.5, 0.8, 1.0])
+        must = (rng.random(J) < 0.3) if admit is not None else np.ones(J, dtype=bool)
+        status, lam, nu, x, value = node_lp.solve(mask, must, 10.0)
+        ref = _lp_prices(conf, mask, must, J, cap, admit, 10.0)
+        assert status == ref[0], (status, ref[0])
+        if status == "optimal":
+            scale = 1e-7 * max(1.0, float(conf.cost.max()))  # HiGHS's primal tolerance times a cost
+            assert value == pytest.approx(float(conf.cost[mask] @ ref[3]), rel=1e-7, abs=scale)
+            assert value == pytest.approx(float(conf.cost[mask] @ x), rel=1e-7, abs=scale)
+        if status == "infeasible":
+            assert lam is not None and (lam.sum() + nu) > 0  # overflow prices: they price the node out
+
+
+def test_a_node_short_of_jobs_to_admit_is_priced_out() -> None:
+    """A node whose allowed configurations leave fewer jobs than ``admit`` is infeasible by the
+    admission row, not capacity: its overflow LP prices that row (it failed as 'a node's LP failed'
+    before the row had a slack) and the scaled prices make the replayed bound rise without limit."""
+    from schedopt.allocation.branching import _lp_prices
+    from schedopt.allocation.certificates import Domain, lagrangian_cost_bound, remaining_time_grid
+
+    np, conf, J, cap, admit, node_lp = _node_lps(3, 1)
+    inst = random_typed_instance(3)
+    mask = conf.owner >= 2  # jobs 0 and 1 cannot run: at most J - 2 < admit = J - 1 admitted
+    must = np.zeros(J, dtype=bool)
+    for got in (node_lp.solve(mask, must, 10.0)[:4], _lp_prices(conf, mask, must, J, cap, admit, 10.0)):
+        status, lam, nu, _ = got
+        assert status == "infeasible" and nu > 0
+        dom = Domain.everything(inst)
+        dom.types[:2] = False
+        low = lagrangian_cost_bound(inst, lam, remaining_time_grid, admit=admit, nu=nu, domain=dom)
+        high = lagrangian_cost_bound(inst, 1e6 * lam, remaining_time_grid, admit=admit, nu=1e6 * nu, domain=dom)
+        assert high > low + 1e5

@@ -148,6 +148,21 @@ class IncrementalLp:
         self._h.changeColsBounds(len(index), np.asarray(index, dtype=np.int32), np.asarray(lower, dtype=float),
                                  np.asarray(upper, dtype=float))
 
+    def set_row_bounds(self, index: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        """New bounds on the rows ``index``; the next :meth:`solve` starts from the last basis."""
+        self._h.changeRowsBounds(len(index), np.asarray(index, dtype=np.int32), np.asarray(lower, dtype=float),
+                                 np.asarray(upper, dtype=float))
+
+    def set_costs(self, index: np.ndarray, cost: np.ndarray) -> None:
+        """New objective coefficients on the columns ``index``."""
+        self._h.changeColsCost(len(index), np.asarray(index, dtype=np.int32), np.asarray(cost, dtype=float))
+
+    def set_time_limit(self, seconds: float | None) -> None:
+        """The next solve stops after ``seconds`` (None: no limit); :meth:`solve`'s status says so.
+        HiGHS compares its limit with the instance's run time summed over every solve so far."""
+        limit = INF if seconds is None else self._h.getRunTime() + max(1e-3, float(seconds))
+        self._h.setOptionValue("time_limit", limit)
+
     def pass_dense(self, cost: np.ndarray, rows: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
                    col_upper: np.ndarray) -> None:
         """Replace the model by min cost·x s.t. rows·x <= row_upper (dense, (m, n)), bounds on x."""
