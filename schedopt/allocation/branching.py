@@ -361,11 +361,18 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         if status == "error" or lam is None:
             return stop("a node's LP failed")
         if status == "infeasible":  # scale the overflow prices until they price the node out
+            # L(sλ, sν) is concave in s, at least L(0) + s·(overflow) for large s: the first try is
+            # where the line through L(0) and L(λ, ν) reaches the target, then ×4 until it does
+            at_one = bound_at(lam, nu, dom)
             scale = 1.0
-            while scale < 1e30 and bound_at(scale * lam, scale * nu, dom) < target:
+            if at_one < target:
+                at_zero = bound_at(0.0 * lam, 0.0, dom)
+                slope = at_one - at_zero
+                scale = max(2.0, 1.05 * (target - at_zero) / slope) if slope > 0 else 10.0
+            while scale > 1.0 and scale < 1e30 and bound_at(scale * lam, scale * nu, dom) < target:
                 if time.perf_counter() - started > time_limit_s:
                     return stop(f"time budget ({time_limit_s:.2f} s) spent")
-                scale *= 10.0
+                scale *= 4.0
             lam, nu = scale * lam, scale * nu
         found = bound_at(lam, nu, dom)
         if root_bound is None:

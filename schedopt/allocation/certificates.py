@@ -229,8 +229,11 @@ def _job_prices(instance: Instance, data: JobArrays, prices: np.ndarray, t: int)
         return np.broadcast_to(prices[:R], (J, R)).copy()
     T = len(instance.accelerators)
     out = np.broadcast_to(prices[t * R:(t + 1) * R], (J, R)).copy()
+    queued = np.unique(data.queue[data.queue >= 0])
+    if not len(queued):
+        return out
     quotas = quota_rows(instance)
-    for q in np.unique(data.queue[data.queue >= 0]):
+    for q in queued:
         hit = np.flatnonzero(quotas.member[:, q] & quotas.types[:, t])
         if len(hit):
             extra = np.zeros(R)
