@@ -230,3 +230,30 @@ def test_the_knapsack_like_gavel_optimum_gets_a_tree() -> None:
     assert proven.objective.gap <= 1e-5
     report = check_report(inst, proven, strict=True)
     assert report.ok and not report.unverified
+
+
+@pytest.mark.parametrize("solver", ["optimus-milp", "optimus-cpsat"])
+def test_branch_proof_false_states_the_backends_word(solver: str) -> None:
+    """``branch_proof=false`` skips the search (a latency-bound caller's choice): the same plan, its
+    optimum stated on the backend's word, which plain ``check`` accepts and ``--strict`` names
+    (`gavel` 40 × 10 seed 1, whose optimum the default proves by a tree)."""
+    import schedopt
+    from schedopt.generate import generate_instance
+    from tests.conftest import SHARED_DATA
+
+    with pytest.raises(schedopt.InputError, match="branch_proof"):
+        schedopt.solve(random_tiny_instance(0), solver, branch_proof="no")
+    try:
+        inst = generate_instance("gavel", jobs=40, servers=10, seed=1, data_dir=SHARED_DATA)
+    except schedopt.InputError as exc:
+        pytest.skip(f"needs ../shared/data (Gavel's throughputs, not redistributed): {str(exc).splitlines()[0]}")
+    plan = schedopt.solve(inst, solver, seed=0, time_limit=60)
+    assert plan.options["branch_proof"] is True
+    if plan.certificate.bound.kind == "branch-lagrangian":  # found within the search's budget (0.4 s here)
+        assert not check(inst, plan, strict=True)
+    quick = schedopt.solve(inst, solver, seed=0, time_limit=60, branch_proof=False)
+    assert quick.allocation == plan.allocation and quick.status == plan.status
+    assert quick.certificate.bound.kind == "backend" and quick.options["branch_proof"] is False
+    assert not check(inst, quick)
+    report = check_report(inst, quick, strict=True)
+    assert any("branch and bound" in str(v) for v in report.unverified + report.violations)

@@ -249,10 +249,11 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
                 seed: int | None, options: dict[str, Any],
                 compile: Callable[[Instance], AllocationData] = compile_allocation,
-                heuristic: Heuristic = _optimus_greedy) -> Plan:
+                heuristic: Heuristic = _optimus_greedy, branch_proof: bool = True) -> Plan:
     """Solve the multiple-choice allocation model of ``instance`` (``compile`` turns a plain
     instance into arrays; typed, queued and spread ones take the typed rows) with
-    ``backend``, anytime; ``heuristic`` grows the plain incumbent."""
+    ``backend``, anytime; ``heuristic`` grows the plain incumbent. ``branch_proof``: search a
+    branch certificate for an optimum only the backend proves (docs/certificates.md)."""
     check_time_limit(time_limit, name)
     clock = Deadline(time_limit)
     started = clock.started
@@ -454,6 +455,6 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     term = s2.termination if admit_proven else Termination.TIME_LIMIT
     bound, proof = settled_bound(instance, total(found), len(found), lp_bound=bound_lp, lp_proof=lp_proof,
                                  stage=s2, backend_proof=backend_proof, proven=proven, clock=clock, metrics=metrics,
-                                 branch=compile is compile_allocation)
+                                 branch=branch_proof and compile is compile_allocation)
     return plan(found, status, term, bound=bound, admitted_bound=most, proof=proof,
                 admitted_proof=admitted_proof)

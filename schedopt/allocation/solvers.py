@@ -40,6 +40,14 @@ def _objective(solver: str, objective: str | None) -> str | None:
     return objective
 
 
+def _branch_proof(solver: str, value: Any) -> bool:
+    """The ``branch_proof`` option checked: whether an optimum only the backend proves gets a search
+    for a branch certificate (up to twice the solve's time; False: the backend's word is stated)."""
+    if not isinstance(value, bool):
+        raise InputError(solver, f"branch_proof: expected true or false, got {value!r}")
+    return value
+
+
 def _posed(instance: Instance, objective: str | None) -> Instance:
     """The instance with the objective the solver was asked for (None: its own)."""
     return instance if objective is None else instance.with_objective(objective)
@@ -97,17 +105,20 @@ class OptimusMilp:
     """Exact multiple-choice model of Optimus eq. 5-8 (Pyomo + HiGHS)."""
 
     def __init__(self, *, rel_gap: float = MIP_REL_GAP, threads: int = 1, presolve: bool = False,
-                 objective: str | None = None):
+                 objective: str | None = None, branch_proof: bool = True):
         self.objective = _objective("optimus-milp", objective)
         self.rel_gap = float(rel_gap)
         self.threads = int(threads)
         self.presolve = bool(presolve)
+        self.branch_proof = _branch_proof("optimus-milp", branch_proof)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         instance = _posed(instance, self.objective)
         backend = HighsBackend(self.rel_gap, self.threads, self.presolve)
-        options = _with_objective({"rel_gap": self.rel_gap, "threads": self.threads, "presolve": self.presolve}, self.objective)
-        return solve_exact(backend, self.name, instance, time_limit=time_limit, seed=seed, options=options)
+        options = _with_objective({"rel_gap": self.rel_gap, "threads": self.threads, "presolve": self.presolve,
+                                   "branch_proof": self.branch_proof}, self.objective)
+        return solve_exact(backend, self.name, instance, time_limit=time_limit, seed=seed, options=options,
+                           branch_proof=self.branch_proof)
 
 
 @register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",),
@@ -115,14 +126,17 @@ class OptimusMilp:
 class OptimusCpSat:
     """Exact multiple-choice model of Optimus eq. 5-8 (OR-Tools CP-SAT, integer-scaled)."""
 
-    def __init__(self, *, workers: int = 1, objective: str | None = None):
+    def __init__(self, *, workers: int = 1, objective: str | None = None, branch_proof: bool = True):
         self.objective = _objective("optimus-cpsat", objective)
         self.workers = int(workers)
+        self.branch_proof = _branch_proof("optimus-cpsat", branch_proof)
 
     def solve(self, instance: Instance, *, time_limit: float | None = None, seed: int | None = None) -> Plan:
         instance = _posed(instance, self.objective)
         return solve_exact(CpSatBackend(self.workers), self.name, instance, time_limit=time_limit, seed=seed,
-                     options=_with_objective({"workers": self.workers}, self.objective))
+                           options=_with_objective({"workers": self.workers, "branch_proof": self.branch_proof},
+                                                   self.objective),
+                           branch_proof=self.branch_proof)
 
 
 @register("optimus-lagrange", problem="allocation", exact=False, backend="numpy", supports_time_limit=True,
