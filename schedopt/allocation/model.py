@@ -71,6 +71,12 @@ class AllocationModel:
         group per job over its types)."""
         return self.plain and self.rows.closed_form_cost
 
+    @property
+    def own_cost(self) -> bool:
+        """Whether the rows' cost is the allocation problem's own (remaining time under the
+        instance's objective, as its certificates price it), not another problem's (SLAQ's)."""
+        return type(self.rows).time_s is AllocationData.time_s
+
     @cached_property
     def resource_names(self) -> list[str]:
         """The capacity rows' names, as certificates' prices name them."""

@@ -91,8 +91,17 @@ def queue_usage(model: AllocationModel, config: dict[int, tuple[int, int]]) -> d
     return out
 
 
+#: a heuristic plan's certified gap above which the branch search (``branch_budget_s``) runs; below
+#: it the LP's bound is kept (the exact backends' own gap)
+BRANCH_ABOVE_GAP = 1e-4
+#: the search's second target when no tree proves the plan's value: within this share of it
+#: (issue 50 §4: a certified bound within 1 % where the plan is)
+BRANCH_WITHIN = 0.0099
+
+
 def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, lp: LpBound | None = None,
-                dual: Any = None) -> tuple[float | None, Proof | None, int | None, Proof | None, dict[str, Any]]:
+                dual: Any = None, branch_budget_s: float | None = None
+                ) -> tuple[float | None, Proof | None, int | None, Proof | None, dict[str, Any]]:
     """A plan's certified bounds: the admission LP's bound on the admitted count and, when
     the plan admits that many, the LP bound on Σ cost among plans admitting as many:
     the Lagrangian dual in price space (no configurations listed) where the model prices
@@ -100,7 +109,10 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     ``lp``: an LP already solved, reused when its admission row matches; ``dual``: a
     :class:`~schedopt.allocation.dual.DualResult` over every job, reused when every job
     is admitted. Where the LP leaves a gap on listed rows (above ``tolerances.SETTLED_GAP``), the
-    knapsack bound (``knapsack.py``) is tried and stated when higher. Returns (bound, its proof, admitted bound, its proof, metrics)."""
+    knapsack bound (``knapsack.py``) is tried and stated when higher; where a gap above
+    BRANCH_ABOVE_GAP is left and ``branch_budget_s`` is given, a branch certificate
+    (``branching.py``) of the plan's value, else of BRANCH_WITHIN below it, is searched for within
+    that many seconds. Returns (bound, its proof, admitted bound, its proof, metrics)."""
     from schedopt.allocation.relaxation import from_dual, relax_in_price_space
 
     if model.J == 0:
@@ -131,21 +143,57 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     started = time.perf_counter()
     got = knapsack_proof(model.instance, lp.proof, lp_bound=lp.bound, target=value)
     if got is not None and improves(lp.bound, got[0]) and got[0] <= value + BOUND_NOISE * max(1.0, abs(value)):
-        return got[0], got[1], most, admitted_proof, {"bound_method": KNAPSACK_METHOD, "bound_lp": lp.bound,
-                                                      "bound_seconds": time.perf_counter() - started}
-    return lp.bound, lp.proof, most, admitted_proof, {"bound_method": "lagrangian (LP, column generation)"}
+        bound, proof, metrics = got[0], got[1], {"bound_method": KNAPSACK_METHOD, "bound_lp": lp.bound,
+                                                 "bound_seconds": time.perf_counter() - started}
+    else:
+        bound, proof, metrics = lp.bound, lp.proof, {"bound_method": "lagrangian (LP, column generation)"}
+    gap = relative_gap(value, bound)
+    if branch_budget_s is not None and gap is not None and gap > BRANCH_ABOVE_GAP and model.own_cost:
+        tree = _branch_bound(model.instance, value, admit, gap, branch_budget_s, metrics)
+        if tree is not None and improves(bound, tree[0]) and tree[0] <= value + BOUND_NOISE * max(1.0, abs(value)):
+            bound, proof = tree
+    return bound, proof, most, admitted_proof, metrics
+
+
+def _branch_bound(instance: Instance, value: float, admit: int | None, gap: float, budget_s: float,
+                  metrics: dict[str, Any]) -> tuple[float, Proof] | None:
+    """A branch certificate of ``value`` (then, when none is found and the plan's ``gap`` is above
+    BRANCH_WITHIN, of ``value`` less BRANCH_WITHIN) within ``budget_s`` seconds in all; ``metrics``
+    says what was found."""
+    from schedopt.allocation.branching import branch_proof  # the search, imported when a plan needs it
+
+    started = time.perf_counter()
+    targets = [value] + ([value - BRANCH_WITHIN * abs(value)] if gap > BRANCH_WITHIN else [])
+    why: dict[str, Any] = {}
+    for target in targets:
+        left = budget_s - (time.perf_counter() - started)
+        if left <= 0:
+            break
+        why = {}
+        got = branch_proof(instance, target, admit=admit, time_limit_s=left, why=why)
+        if got is not None:
+            bound, proof, info = got
+            metrics.update(info)
+            metrics["bound_method"] = ("branch-lagrangian (the plan's value)" if target == value else
+                                       f"branch-lagrangian (within {BRANCH_WITHIN:.2%} of the plan's value)")
+            return bound, proof
+    metrics["branch_certificate"] = (f"none found ({why.get('stopped', 'no budget')} after "
+                                     f"{time.perf_counter() - started:.2f} s): the LP's bound stands")
+    return None
 
 
 def heuristic_plan(model: AllocationModel, config: dict[int, tuple[int, int]], *, solver: str, started: float,
                    seed: int | None, options: dict[str, Any], metrics: dict[str, Any], bound: bool = True,
-                   lp: LpBound | None = None, dual: Any = None) -> Plan:
+                   lp: LpBound | None = None, dual: Any = None, branch_budget_s: float | None = None) -> Plan:
     """A heuristic's Plan of {row: (c0, c1)}, with the certified bounds when ``bound``
-    (:func:`plan_bounds`), each with its certificate (the prices) for ``schedopt check``
+    (:func:`plan_bounds`; ``branch_budget_s``: seconds for a branch certificate where the LP
+    leaves a gap), each with its certificate (the prices) for ``schedopt check``
     to replay. An empty plan claims infeasibility only when no job can run alone (a
     heuristic may just not admit any)."""
     value_bound = proof = most = admitted_proof = None
     if bound:
-        value_bound, proof, most, admitted_proof, more = plan_bounds(model, config, lp=lp, dual=dual)
+        value_bound, proof, most, admitted_proof, more = plan_bounds(model, config, lp=lp, dual=dual,
+                                                                      branch_budget_s=branch_budget_s)
         metrics = {**metrics, **more}
     status = Status.HEURISTIC if config or model.J == 0 or len(cannot_run(model)) < model.J else Status.INFEASIBLE
     return build_plan(model, solver=solver, config=config, status=status,

@@ -7,6 +7,7 @@ lexicographic drivers (``exact.py``, ``typed.py``) with a backend (``milp.py``,
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -25,7 +26,7 @@ from schedopt.allocation.repair import exact_repair
 from schedopt.allocation.model import AllocationModel, admitted_bound, compile_typed
 from schedopt.allocation.problem import compile_allocation
 from schedopt.allocation.typed import TYPE_CHOICES, typed_greedy
-from schedopt.deadline import Deadline
+from schedopt.deadline import Deadline, proof_budget_s
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan
@@ -48,6 +49,15 @@ def _branch_proof(solver: str, value: Any) -> bool:
     return value
 
 
+def _branch_budget(search: bool, started: float, time_limit: float | None) -> float | None:
+    """Seconds a heuristic's plan may spend on a branch certificate (None: no search): as an exact
+    solve's, :func:`~schedopt.deadline.proof_budget_s` of the heuristic's time so far, within its limit."""
+    if not search:
+        return None
+    spent = time.perf_counter() - started
+    return proof_budget_s(spent, math.inf if time_limit is None else time_limit - spent)
+
+
 def _posed(instance: Instance, objective: str | None) -> Instance:
     """The instance with the objective the solver was asked for (None: its own)."""
     return instance if objective is None else instance.with_objective(objective)
@@ -63,8 +73,10 @@ class OptimusGreedy:
     """Optimus §4.1 marginal-gain greedy (eq. 9), with the LP-relaxation bound."""
 
     def __init__(self, *, stop_rule: StopRule = "skip", priority_factor: float = 0.95, bound: bool = True,
-                 admission: str = DEFAULT_ADMISSION, accelerator_choice: str = "aware", objective: str | None = None):
+                 admission: str = DEFAULT_ADMISSION, accelerator_choice: str = "aware", objective: str | None = None,
+                 branch_proof: bool = False):
         self.objective = _objective("optimus-greedy", objective)
+        self.branch_proof = _branch_proof("optimus-greedy", branch_proof)
         if accelerator_choice not in TYPE_CHOICES:
             raise InputError("optimus-greedy", f"accelerator_choice: expected one of {', '.join(TYPE_CHOICES)}, got {accelerator_choice!r}")
         self.accelerator_choice = accelerator_choice
@@ -88,15 +100,18 @@ class OptimusGreedy:
                                                 priority_factor=self.priority_factor)
             counters.update({"heuristic_seconds": time.perf_counter() - started, "accelerator_choice": self.accelerator_choice})
             return heuristic_plan(model, config, solver=self.name, started=started, seed=seed, bound=self.bound, lp=lp,
-                                  options=_with_objective({**options, "accelerator_choice": self.accelerator_choice},
-                                                          self.objective), metrics=counters)
+                                  options=_with_objective({**options, "accelerator_choice": self.accelerator_choice,
+                                                           "branch_proof": self.branch_proof}, self.objective),
+                                  metrics=counters, branch_budget_s=_branch_budget(self.branch_proof, started, time_limit))
         data = compile_allocation(instance)
         _, start = admit(data, self.admission)
         config, counters = greedy_allocate(data, start, stop_rule=self.stop_rule, priority_factor=self.priority_factor)
         greedy_s = time.perf_counter() - started
         return heuristic_plan(AllocationModel.of_jobs(data), config, solver=self.name, started=started, seed=seed,
-                              options=_with_objective({**options, "admission": self.admission}, self.objective),
-                              metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound)
+                              options=_with_objective({**options, "admission": self.admission,
+                                                       "branch_proof": self.branch_proof}, self.objective),
+                              metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound,
+                              branch_budget_s=_branch_budget(self.branch_proof, started, time_limit))
 
 
 @register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True,
@@ -145,8 +160,9 @@ class OptimusLagrange:
     """Dual-price rounding, eq. 9 filling and local search (shift and trade moves), with the certified bound."""
 
     def __init__(self, *, admission: str = DEFAULT_ADMISSION, max_moves: int = 2000, bound: bool = True,
-                 repair: bool = True, objective: str | None = None):
+                 repair: bool = True, objective: str | None = None, branch_proof: bool = True):
         self.objective = _objective("optimus-lagrange", objective)
+        self.branch_proof = _branch_proof("optimus-lagrange", branch_proof)
         check_admission("optimus-lagrange", admission)
         if max_moves < 0:
             raise InputError("optimus-lagrange", f"max_moves: expected an integer >= 0, got {max_moves!r}")
@@ -193,11 +209,12 @@ class OptimusLagrange:
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"  # the clock, not max_moves, ended the search
         return heuristic_plan(AllocationModel.of_jobs(data), config, solver=self.name, started=started, seed=seed,  # type: ignore[attr-defined]
-                              options=self._options(), metrics=metrics, bound=self.bound, dual=dual)
+                              options=self._options(), metrics=metrics, bound=self.bound, dual=dual,
+                              branch_budget_s=_branch_budget(self.branch_proof, started, time_limit))
 
     def _options(self) -> dict[str, Any]:
         return _with_objective({"admission": self.admission, "max_moves": self.max_moves, "bound": self.bound,
-                                "repair": self.repair}, self.objective)
+                                "repair": self.repair, "branch_proof": self.branch_proof}, self.objective)
 
     def _solve_typed(self, instance: Instance, *, clock: Deadline, seed: int | None) -> Plan:
         """Accelerator types and quotas (typed.py): the type-aware greedy's types and
@@ -234,7 +251,8 @@ class OptimusLagrange:
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"
         return heuristic_plan(data, config, solver=self.name, started=clock.started, seed=seed,  # type: ignore[attr-defined]
-                              options=self._options(), metrics=metrics, bound=self.bound, lp=lp)
+                              options=self._options(), metrics=metrics, bound=self.bound, lp=lp,
+                              branch_budget_s=_branch_budget(self.branch_proof, clock.started, clock.limit_s))
 
 
 def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:
