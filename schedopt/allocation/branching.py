@@ -355,7 +355,6 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             continue
         left = time_limit_s - (time.perf_counter() - started)
         status, lam, nu, x, lp_value = node_lp.solve(mask, dom.admitted, left)
-        gap = max(target - lp_value, TINY)
         if status == "time":
             return stop(f"time budget ({time_limit_s:.2f} s) spent in a node's LP")
         if status == "error" or lam is None:
@@ -393,6 +392,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         if not candidates:  # an integral LP optimum below the target: the incumbent is not optimal
             return stop("an integral LP optimum below the target")
         best, best_score = candidates[0], -math.inf
+        gap = max(target - lp_value, TINY)  # the node's LP value to the target (a feasible node: finite)
         if len(candidates) > 1:  # strong branching: the split whose two children's LPs rise the most
             for split in candidates[:STRONG_CANDIDATES]:
                 rises = []
