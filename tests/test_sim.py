@@ -66,6 +66,20 @@ def test_every_plan_checks_and_runs_are_deterministic(scheduler: str) -> None:
     assert a.unfinished == 0 and all(o.completion_s > o.arrival_s for o in a.jobs.values())
 
 
+def test_the_simulator_asks_for_no_bound_and_no_proof_search() -> None:
+    """Certified bounds and the branch-certificate search change no plan: the simulator turns both
+    off (``bound``, ``branch_proof``) unless the caller sets them, for heuristics and exact solvers."""
+    wl = generate_instance("optimus-workload", jobs=6, servers=4, seed=3, max_tasks=4)
+    seen: list[dict] = []
+    for scheduler in ("optimus-milp", "optimus-lagrange"):
+        simulate(wl, scheduler, seed=5, observer=lambda t, view, plan, reward: seen.append(plan.options))
+        assert seen and seen[-1]["branch_proof"] is False
+    assert seen[-1]["bound"] is False
+    simulate(wl, "optimus-milp", seed=5, options={"branch_proof": True},
+             observer=lambda t, view, plan, reward: seen.append(plan.options))
+    assert seen[-1]["branch_proof"] is True
+
+
 def test_joint_scheduler_with_placement_checks() -> None:
     wl = generate_instance("optimus-workload", jobs=10, servers=6, seed=4, max_tasks=8)
     r = simulate(wl, "optimus-greedy", placement="optimus-placement", check_plans=True)

@@ -188,10 +188,14 @@ def simulate(workload: Instance, scheduler: Any, *, placement: str | None = None
         if info.problem not in ("allocation", "quality"):
             raise InputError("--scheduler", f'"{scheduler}" solves problem "{info.problem}"; the simulator needs an allocation solver')
         opts = dict(options or {})
-        if "bound" in solver_info(scheduler).options and "bound" not in opts and placement is None:
-            opts["bound"] = False  # certified bounds cost time and do not change the plan
+        # certified bounds and the search for a replayable proof cost time and do not change the plan
+        quiet = ("bound", "branch_proof")
+        for key in quiet:
+            if key in solver_info(scheduler).options and key not in opts and placement is None:
+                opts[key] = False
         if placement is not None:  # likewise for either part of a joint solver
-            opts = {f"{part}.bound": False for part in (scheduler, placement) if "bound" in solver_info(part).options}
+            opts = {f"{part}.{key}": False for part in (scheduler, placement) for key in quiet
+                    if key in solver_info(part).options}
         solver = get_solver(name, **opts)
     else:  # a solver object (e.g. a DL2 policy being trained)
         solver, scheduler = scheduler, scheduler.name
