@@ -69,6 +69,9 @@ REPAIR_SKIP_GAP = 1e-4
 SETTLED_GAP = 1e-2
 #: a branch search targets the incumbent's value less this relative margin (within OPTIMAL_GAP)
 BRANCH_TARGET_MARGIN = 1e-6
+#: a heuristic plan's certified gap above which it searches a branch certificate
+#: (``allocation/plans.plan_bounds``, ``branch_budget_s``); below it the LP's bound is kept
+BRANCH_ABOVE_GAP = 1e-4
 #: Dorm: a class round stops at this relative gap (the packing loses far more)
 DORM_ROUND_GAP = 1e-4
 #: Dorm's column generation: a column enters when its reduced cost is below -PRICE_TOL

@@ -21,7 +21,7 @@ from schedopt.errors import InputError
 from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
 from schedopt.plan import Certificate, Objective, Plan, Proof, Status, Termination, relative_gap
-from schedopt.tolerances import BOUND_NOISE, improves
+from schedopt.tolerances import BOUND_NOISE, BRANCH_ABOVE_GAP, improves
 
 
 def build_plan(model: AllocationModel, *, solver: str, config: dict[int, tuple[int, int]], status: Status,
@@ -91,9 +91,6 @@ def queue_usage(model: AllocationModel, config: dict[int, tuple[int, int]]) -> d
     return out
 
 
-#: a heuristic plan's certified gap above which the branch search (``branch_budget_s``) runs; below
-#: it the LP's bound is kept (the exact backends' own gap)
-BRANCH_ABOVE_GAP = 1e-4
 #: the search's second target when no tree proves the plan's value: within this share of it
 #: (issue 50 §4: a certified bound within 1 % where the plan is)
 BRANCH_WITHIN = 0.0099
