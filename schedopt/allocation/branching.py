@@ -123,9 +123,7 @@ class _NodeLp:
         self.lp.set_time_limit(time_limit_s)
         res = self.lp.solve()
         if res.optimal:
-            lam = np.maximum(-res.row_dual[:self.R], 0.0)
-            nu = max(float(res.row_dual[-1]), 0.0) if self.admit is not None else 0.0
-            return "optimal", lam, nu, res.x[:self.K][mask], res.objective
+            return "optimal", *self._prices(res), res.x[:self.K][mask], res.objective
         if res.status == "Time limit reached":
             return "time", None, 0.0, None, math.nan
         if res.status != "Infeasible":
@@ -142,9 +140,13 @@ class _NodeLp:
         self.lp.set_col_bounds(np.arange(K, K + S), np.zeros(S), np.zeros(S))
         if not res.optimal or res.objective <= 0:
             return self._from_scratch(mask, must, time_limit_s)
+        return "infeasible", *self._prices(res), None, math.inf
+
+    def _prices(self, res: Any) -> tuple[np.ndarray, float]:
+        """λ (capacity rows) and ν (the admission row; 0 without it) from HiGHS's row duals: a
+        binding <= row of a minimisation has a dual <= 0, a binding >= row one >= 0."""
         lam = np.maximum(-res.row_dual[:self.R], 0.0)
-        nu = max(float(res.row_dual[-1]), 0.0) if self.admit is not None else 0.0
-        return "infeasible", lam, nu, None, math.inf
+        return lam, (max(float(res.row_dual[-1]), 0.0) if self.admit is not None else 0.0)
 
     def _from_scratch(self, mask: np.ndarray, must: np.ndarray, time_limit_s: float
                       ) -> tuple[str, np.ndarray | None, float, np.ndarray | None, float]:
