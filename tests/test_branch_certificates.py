@@ -287,3 +287,20 @@ def test_heuristic_plans_carry_branch_certificates_below_the_optimum(solver: str
             assert plan.objective.admitted == admitted
             assert plan.objective.bound <= optimum + 1e-6 * max(1.0, abs(optimum))
     assert trees >= 5
+
+
+def test_hopeless_reads_the_rate_since_the_root_and_the_recent_rate() -> None:
+    """A dive is given up when, at its rate since the root or over its last RATE_WINDOW levels, it
+    would need more than PROJECTED_DEPTH_LIMIT levels to close the root's gap (issue 50 §3: dives
+    that closed a third of the gap at the first split and under 1 % a level after it ran 1-3 s)."""
+    from schedopt.allocation.branching import HOPELESS_FROM_DEPTH, PROJECTED_DEPTH_LIMIT, RATE_WINDOW, hopeless
+
+    assert not hopeless(HOPELESS_FROM_DEPTH - 1, 0.0)  # too shallow to judge
+    assert hopeless(10, 10 / PROJECTED_DEPTH_LIMIT - 0.01)  # the rate since the root is too slow
+    assert not hopeless(10, 10 / PROJECTED_DEPTH_LIMIT + 0.01)
+    # 40 % closed, 0.5 % a level lately: 120 levels more
+    assert hopeless(RATE_WINDOW + 1, 0.40, 0.40 - 0.005 * RATE_WINDOW)
+    # 40 % closed, 5 % a level lately: 12 more levels
+    assert not hopeless(RATE_WINDOW + 1, 0.40, 0.40 - 0.05 * RATE_WINDOW)
+    assert hopeless(RATE_WINDOW + 1, 0.40, 0.40)  # no progress at all lately
+    assert not hopeless(RATE_WINDOW + 1, 1.0, 0.95)  # closed: a leaf, whatever the rate
