@@ -119,3 +119,37 @@ def test_plain_rows_are_the_jobs_and_typed_rows_name_their_types() -> None:
     assert set(model.resource_names[:4]) == {"cpu@v100", "gpu@v100", "cpu@k80", "gpu@k80"}
     plain = AllocationModel.of_jobs(compile_allocation(random_tiny_instance(3)))
     assert plain.plain and plain.by_job is plain.rows
+
+
+def _rowwise_instances():
+    from schedopt.testing.instances import random_objective_instance, random_rigid_typed_instance
+    for seed in SEEDS:
+        yield from (random_tiny_instance(seed), random_typed_instance(seed), random_rigid_typed_instance(seed),
+                    random_quota_instance(seed), random_restart_instance(seed), random_objective_instance(seed))
+
+
+def test_times_at_gives_the_floats_time_s_gives() -> None:
+    """The vectorised job time (the model's minimum, the rigid jobs' one configuration) is the
+    same float as time_s one row at a time: at every row's least counts and at random counts in
+    and out of bounds (restart costs and the objective's offsets included)."""
+    rng = np.random.default_rng(0)
+    for inst in _rowwise_instances():
+        rows = compile_model(inst).rows
+        v = np.arange(rows.J)
+        for c0, c1 in ((rows.lo[:, 0], rows.lo[:, 1]), (rng.integers(1, 6, rows.J), rng.integers(1, 6, rows.J))):
+            want = [float(rows.time_s(j, int(a), int(b))) for j, a, b in zip(v, c0, c1)]
+            assert rows.times_at(v, c0, c1).tolist() == want, inst.name
+
+
+def test_the_rigid_jobs_one_configuration_is_the_enumerated_one() -> None:
+    """enumerate_choices given each job's least configuration (rigid jobs taken at once) gives the
+    configurations, costs and uses enumerating every job gives."""
+    from schedopt.allocation.problem import enumerate_choices
+
+    for inst in _rowwise_instances():
+        model = compile_model(inst)
+        mins, ok, _, t_min = model.minimum
+        fast = enumerate_choices(model.rows, least=(mins, ok, t_min))
+        slow = enumerate_choices(model.rows)
+        for field in ("job", "counts", "cost", "use", "start"):
+            assert np.array_equal(getattr(fast, field), getattr(slow, field)), (inst.name, field)

@@ -20,7 +20,7 @@ import numpy as np
 from schedopt.backends.lp import LpResult, solve_lp_colwise
 from schedopt.errors import InputError
 from schedopt.allocation.problem import (AllocationData, allowed_on_grid, fits, job_configurations, min_configuration,
-                                         pareto_prune, use_of)
+                                         pareto_prune, step_times_at, use_of)
 from schedopt.tolerances import capacity_limit, floor_count, with_ties
 
 #: the admitted jobs (sorted) and their starting configurations (p_j, w_j)
@@ -33,12 +33,17 @@ def minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarray
     bound (vectorised); tables are searched one job at a time."""
     mins = data.lo.copy()
     ok = np.ones(data.J, dtype=bool)
-    for j in range(data.J):
-        if data.jobs[j].speed.measured:
-            c = min_configuration(data, j)
-            ok[j] = c is not None
-            if c is not None:
-                mins[j] = c
+    measured = np.array([job.speed.measured for job in data.jobs], dtype=bool)
+    search = np.flatnonzero(measured)
+    if type(data).time_s is AllocationData.time_s and len(search):
+        # a table allowed at its least counts has them as its minimum (min_configuration's first test, at once)
+        c1 = np.where(data.n_roles[search] == 2, data.lo[search, 1], 0)
+        search = search[~np.isfinite(step_times_at(data, search, data.lo[search, 0], c1))]
+    for j in search.tolist():
+        c = min_configuration(data, j)
+        ok[j] = c is not None
+        if c is not None:
+            mins[j] = c
     return mins, ok
 
 

@@ -28,10 +28,10 @@ import numpy as np
 
 from schedopt.allocation.admission import admission_lp, minimum_use
 from schedopt.allocation.problem import (AllocationData, ChoiceSet, compile_allocation, enumerate_choices,
-                                         min_configuration, use_of, with_objective_terms)
+                                         min_configuration, role_arrays, use_of, with_objective_terms)
 from schedopt.allocation.problem import cannot_run as cannot_run_plain
 from schedopt.allocation.relaxation import relax_by_columns
-from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names, wide_use
+from schedopt.allocation.rows import capacity_vector, queue_index, quota_rows, typed_resource_names
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance
 from schedopt.plan import Proof
@@ -97,8 +97,9 @@ class AllocationModel:
         (V, T·R) and its time t at that minimum (V,; inf where it cannot run)."""
         rows = self.rows
         mins, ok, use = minimum_use(rows)
-        t_min = np.array([float(rows.time_s(v, int(mins[v, 0]), int(mins[v, 1]))) if ok[v] else math.inf
-                          for v in range(len(use))])
+        t_min = np.full(len(use), math.inf)
+        at = np.flatnonzero(ok)
+        t_min[at] = rows.times_at(at, mins[at, 0], mins[at, 1])
         return mins, ok & np.isfinite(t_min), use, t_min
 
     @cached_property
@@ -155,58 +156,59 @@ class AllocationModel:
 
 def compile_typed(instance: Instance) -> AllocationModel:
     """The rows of a typed instance; raises :class:`InputError` when a job lacks
-    remaining steps or a speed on every type of the cluster."""
+    remaining steps or a speed on every type of the cluster. Row v is job ``job[v]`` on
+    type ``kind[v]``: the job's own arrays (:func:`role_arrays`) repeated per row, its
+    use widened to that type's capacity rows and the quota rows its queue counts in."""
     kinds = instance.accelerators
     problems: list[FieldProblem] = []
-    jobs, job_of, kind_of, start = [], [], [], [0]
+    job_of, kind_of, start, Q_job = [], [], [0], []
     for i, job in enumerate(instance.jobs):
         if job.remaining_steps is None:
             problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "required by the allocation problem"))
         if job.speed is None and not job.speed_by_accelerator:
             problems.append(FieldProblem(f"jobs[{i}].speed", "required by the allocation problem (or speed_by_accelerator)"))
         for t, kind in enumerate(kinds):
-            speed = instance.speed_on(job, kind)
-            if speed is None:
-                continue
-            jobs.append(instance.job_on(job, kind))
-            job_of.append(i)
-            kind_of.append(t)
-        start.append(len(jobs))
+            if instance.speed_on(job, kind) is not None:
+                job_of.append(i)
+                kind_of.append(t)
+        start.append(len(job_of))
+        Q_job.append(float(job.remaining_steps or 0.0))
     if problems:
         raise InputError(instance.source, problems)
-    V = len(jobs)
     job_of_a, kind_a = np.array(job_of, dtype=np.int64), np.array(kind_of, dtype=np.int64)
-    n_roles = np.array([len(j.roles) for j in jobs], dtype=int)
-    lo = np.zeros((V, 2), dtype=np.int64)
-    hi = np.zeros((V, 2), dtype=np.int64)
-
+    V, T, R = len(job_of_a), len(kinds), len(instance.resources)
+    per_job = role_arrays(instance)  # (J, ...) in canonical role order; one-role jobs use slot 0
+    per_task = per_job["demand"][job_of_a]  # (V, 2, R)
     cap = capacity_vector(instance)
     quotas = quota_rows(instance)
-    demand = np.zeros((V, 2, len(cap)))
-    per_job: dict[int, tuple[np.ndarray, list[tuple[int, int]]]] = {}  # a job's rows share its roles and demand
-    for v, job in enumerate(jobs):
-        i = int(job_of_a[v])
-        if i not in per_job:
-            per_job[i] = (instance.role_demand(job),  # (roles, R)
-                          [(job.roles[r].min, job.roles[r].max_count) for r in job.role_names])
-        per_task, bounds = per_job[i]
-        for k, (least, most) in enumerate(bounds):
-            lo[v, k], hi[v, k] = least, most
-        demand[v, : len(bounds)] = wide_use(instance, i, int(kind_a[v]), per_task, quotas)
+    on_type = np.zeros((V, 2, T, R))  # each row's use of the resources of its own type
+    on_type[np.arange(V), :, kind_a, :] = per_task
+    on_quota = np.zeros((V, 2, quotas.Q))
+    if quotas.Q:  # a quota row counts a row's use when the job's queue is a member and the row's type counts in it
+        index = queue_index(instance)
+        queue = np.array([-1 if job.queue is None else index[job.queue] for job in instance.jobs], dtype=np.int64)[job_of_a]
+        counts = np.zeros((V, quotas.Q), dtype=bool)
+        queued = queue >= 0
+        counts[queued] = quotas.member[:, queue[queued]].T & quotas.types[:, kind_a[queued]].T
+        on_quota = per_task[:, :, quotas.resource] * counts[:, None, :]
+    demand = np.concatenate([on_type.reshape(V, 2, T * R), on_quota], axis=2)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if len(cap) else np.zeros((V, 2))
+    jobs = [instance.job_on(instance.jobs[i], kinds[t]) for i, t in zip(job_of, kind_of)]
     running = np.full((V, 2), -1, dtype=np.int64)
     restart = np.zeros(V)
-    for v, job in enumerate(jobs):  # each row's running counts (another type's rows: none matches, job_on)
+    for v in np.flatnonzero(np.repeat([instance.running_counts(job) is not None for job in instance.jobs],
+                                      np.diff(start))).tolist():
+        job = jobs[v]  # each row's running counts (another type's rows: none matches, job_on)
         counts = instance.running_counts(job)
         if counts is not None:
             names = job.role_names
             running[v] = (counts[names[0]], counts[names[1]] if len(names) == 2 else 0)
             restart[v] = instance.restart_cost_s(job)
     paying = bool(np.any((running[:, 0] >= 0) & (restart > 0)))
-    rows = AllocationData(instance=instance, jobs=jobs, n_roles=n_roles, lo=lo, hi=hi, demand=demand,
-                          Q=np.array([float(j.remaining_steps or 0.0) for j in jobs]), cap=cap, share=share,
-                          arrival=np.array([j.arrival for j in jobs]),
+    rows = AllocationData(instance=instance, jobs=jobs, n_roles=per_job["n_roles"][job_of_a], lo=per_job["lo"][job_of_a],
+                          hi=per_job["hi"][job_of_a], demand=demand, Q=np.array(Q_job)[job_of_a] if V else np.zeros(0),
+                          cap=cap, share=share, arrival=per_job["arrival"][job_of_a] if V else np.zeros(0),
                           running=running if paying else None, restart_s=restart if paying else None)
     rows = with_objective_terms(rows, instance, job_of_a)
     return AllocationModel(instance=instance, rows=rows, job=job_of_a, kind=kind_a, job_start=np.array(start, dtype=np.int64))

@@ -113,6 +113,24 @@ class AllocationData:
             t = job_time_s(float(self.Q[j]), step, float(self.restart_s[j]), self.changed(j, c0, c1))  # type: ignore[index]
         return t if self.offset is None else t + float(self.offset[j])  # inf stays inf
 
+    def times_at(self, rows: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+        """:meth:`time_s` of each job of ``rows`` (n,) at its own counts ``c0``, ``c1`` (n,), seconds
+        (n,), the same floats one call each gives; measured tables read their grids once per grid."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if type(self).time_s is not AllocationData.time_s:  # another cost (SLAQ's): its own time_s
+            return np.array([float(self.time_s(v, int(a), int(b))) for v, a, b in zip(rows, c0, c1)], dtype=float)
+        step = step_times_at(self, rows, np.asarray(c0, dtype=np.int64), np.asarray(c1, dtype=np.int64))
+        t = training_s(self.Q[rows], step) if len(rows) else np.zeros(0)
+        if self.running is not None and self.restart_s is not None:
+            pays = self.restart_mask()[rows]
+            t = t + np.where(pays & self.changed_at(rows, c0, c1), self.restart_s[rows], 0.0)
+        return t if self.offset is None else t + self.offset[rows]
+
+    def changed_at(self, rows: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+        """:meth:`changed` of each job of ``rows`` (n,) at its own counts (n,)."""
+        assert self.running is not None
+        return (np.asarray(c0) != self.running[rows, 0]) | (np.asarray(c1) != self.running[rows, 1])
+
     def total_time_s(self, config: dict[int, tuple[int, int]]) -> float:
         """Σ_j t_j over ``config`` (job -> (c0, c1)), seconds: :meth:`time_s` summed in
         Python floats (a plan's objective; one scalar lookup per job)."""
@@ -386,20 +404,23 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
     """The multiple-choice configurations of ``jobs`` (default: all). ``least``: each job's
     minimum configuration (J, 2), whether it is allowed (J,) and its time there (J,), when the
     caller has them: a rigid job (one allowed count per role) has that one configuration."""
-    jobs = np.arange(data.J) if jobs is None else np.asarray(jobs)
+    jobs = np.arange(data.J) if jobs is None else np.asarray(jobs, dtype=np.int64)
     wanted = set(jobs.tolist())
     batched = _one_role_batch(data, jobs)
+    # rigid jobs (one allowed count per role) given their least configuration: that one
+    # configuration each, at its time there (none where it is not allowed), all at once
+    rigid = np.zeros(data.J, dtype=bool)
     if least is not None:
         mins, allowed, t_least = least
-        rigid = (data.lo[:, 0] == data.hi[:, 0]) & ((data.n_roles != 2) | (data.lo[:, 1] == data.hi[:, 1]))
-        for j in np.flatnonzero(rigid).tolist():
-            if j in wanted and j not in batched:
-                batched[j] = ((mins[j:j + 1].astype(np.int64), t_least[j:j + 1]) if allowed[j]
-                              else (np.zeros((0, 2), dtype=np.int64), np.zeros(0)))
+        rigid[jobs] = (data.lo[jobs, 0] == data.hi[jobs, 0]) & ((data.n_roles[jobs] != 2) | (data.lo[jobs, 1] == data.hi[jobs, 1]))
+        if batched:
+            rigid[list(batched)] = False
+        rigid_jobs = np.flatnonzero(rigid & allowed)
     pruned = data.__dict__.setdefault("_pruned_tables", {})  # _shared_table_key -> counts, step times, enumerated
-    parts_counts, parts_cost, scale, sizes = [], [], np.ones(data.J), np.zeros(data.J, dtype=np.int64)
+    parts_counts, parts_cost, parts_owner = [], [], []
+    scale, sizes = np.ones(data.J), np.zeros(data.J, dtype=np.int64)
     enumerated = 0
-    for j in range(data.J):
+    for j in sorted(wanted - set(np.flatnonzero(rigid).tolist())):
         if j in batched:
             counts, cost = batched[j]
             enumerated += len(cost)
@@ -407,7 +428,7 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
                 before = np.minimum.accumulate(np.concatenate([[np.inf], cost[:-1]]))
                 keep = cost < before
                 counts, cost = counts[keep], cost[keep]
-        elif j in wanted and (shared := _shared_table_key(data, j)) is not None:
+        elif (shared := _shared_table_key(data, j)) is not None:
             # a measured table seen before with the same bounds: its pruned configurations and step times
             # are the same, and the cost is Q_j times the step time (pruning is unchanged by that scale)
             if (shared, prune) not in pruned:
@@ -420,20 +441,31 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
             counts, cost, total = pruned[shared, prune]
             scale[j] = data.Q[j]
             enumerated += total
-        elif j in wanted:
+        else:
             counts, cost = job_configurations(data, j)
             enumerated += len(cost)
             if prune:
                 keep = pareto_prune(counts, cost)
                 counts, cost = counts[keep], cost[keep]
-        else:
-            continue
         parts_counts.append(counts)
-        parts_cost.append(cost)
+        parts_cost.append(cost * scale[j] if scale[j] != 1.0 else cost)
+        parts_owner.append(np.full(len(cost), j, dtype=np.int64))
         sizes[j] = len(cost)
+    if least is not None and len(rigid_jobs):
+        enumerated += len(rigid_jobs)
+        sizes[rigid_jobs] = 1
+        parts_counts.append(mins[rigid_jobs].astype(np.int64))
+        parts_cost.append(t_least[rigid_jobs].astype(float))
+        parts_owner.append(rigid_jobs)
     job = np.repeat(np.arange(data.J, dtype=np.int64), sizes)
-    counts = np.concatenate(parts_counts).astype(np.int64, copy=False) if parts_counts else np.zeros((0, 2), dtype=np.int64)
-    cost = np.concatenate(parts_cost) * scale[job] if parts_cost else np.zeros(0)
+    if parts_counts:
+        counts = np.concatenate(parts_counts).astype(np.int64, copy=False)
+        cost = np.concatenate(parts_cost).astype(float, copy=False)
+        if least is not None and len(rigid_jobs) < len(cost):  # the looped jobs', then the rigid ones: by job
+            order = np.argsort(np.concatenate(parts_owner), kind="stable")
+            counts, cost = counts[order], cost[order]
+    else:
+        counts, cost = np.zeros((0, 2), dtype=np.int64), np.zeros(0)
     use = (counts[:, :, None] * data.demand[job]).sum(axis=1) if len(job) else np.zeros((0, data.R))
     return ChoiceSet(job=job, counts=counts, cost=cost, use=use, start=np.concatenate([[0], np.cumsum(sizes)]),
                      enumerated=enumerated)
@@ -478,6 +510,23 @@ def _one_role_batch(data: AllocationData, jobs: np.ndarray) -> dict[int, tuple[n
         ok = np.isfinite(cost[seg])
         counts = np.stack([c0[seg][ok], np.zeros(int(ok.sum()), dtype=np.int64)], axis=1).astype(np.int64)
         out[j] = (counts, cost[seg][ok])
+    return out
+
+
+def step_times_at(data: AllocationData, rows: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+    """Step time (s) of each job of ``rows`` (n,) at its own counts ``c0``, ``c1`` (n,), the
+    floats ``speed.step_time_s`` gives (measured tables read straight from their grids); inf
+    where not allowed."""
+    out = np.empty(len(rows))
+    jobs = data.jobs
+    for i, (v, a, b) in enumerate(zip(rows.tolist(), c0.tolist(), c1.tolist())):
+        speed = jobs[v].speed
+        if speed.measured:
+            grid = speed._grid()
+            b = 0 if speed.n_roles == 1 else b
+            out[i] = grid.item(a, b) if 0 <= a < grid.shape[0] and 0 <= b < grid.shape[1] else math.inf
+        else:
+            out[i] = float(speed.step_time_s(a, b))
     return out
 
 

@@ -257,18 +257,6 @@ def capacity_vector(instance: Instance) -> np.ndarray:
     return np.concatenate([instance.accelerator_capacity.reshape(-1), quota_rows(instance).rhs])
 
 
-def wide_use(instance: Instance, job_index: int, t: int, use: np.ndarray, rows: Any = None) -> np.ndarray:
-    """A job's use (n, R) of the resources on type t, as its use of every capacity row (n, T·R + Q);
-    ``rows``: the instance's :func:`quota_rows`, when the caller has them."""
-    rows = quota_rows(instance) if rows is None else rows
-    T, R = len(instance.accelerators), len(instance.resources)
-    out = np.zeros((use.shape[0], T * R + rows.Q))
-    out[:, t * R:(t + 1) * R] = use
-    queue = instance.jobs[job_index].queue
-    out[:, T * R:] = quota_use(rows, queue_index(instance)[queue] if queue is not None else None, t, use)
-    return out
-
-
 def accelerator_usage(instance: Instance, allocation: dict[str, dict[str, int]],
                       accelerators: dict[str, str | None]) -> np.ndarray:
     """Σ tasks·demand per (type, resource), shape (types, resources); a job of
