@@ -289,18 +289,25 @@ PROJECTED_DEPTH_LIMIT = MAX_BRANCH_DEPTH
 RATE_WINDOW = 6
 
 
-def hopeless(depth: int, closed: float, earlier: float | None = None) -> bool:
+def hopeless(depth: int, closed: float, earlier: float | None = None, *, level_s: float = 0.0,
+             left_s: float = math.inf) -> bool:
     """Whether a dive at ``depth`` that has closed the fraction ``closed`` of the root's gap cannot
     reach the target within :data:`PROJECTED_DEPTH_LIMIT` levels at its rate so far, or (``earlier``:
-    the fraction its ancestor :data:`RATE_WINDOW` levels up had closed) at its recent rate."""
-    if depth < HOPELESS_FROM_DEPTH:
+    the fraction its ancestor :data:`RATE_WINDOW` levels up had closed) at its recent rate; or, at
+    ``level_s`` seconds a level so far, not within the ``left_s`` seconds the search has left (the
+    dive alone: a tree needs at least its levels)."""
+    if depth < HOPELESS_FROM_DEPTH or closed >= 1.0:
         return False
     if closed * PROJECTED_DEPTH_LIMIT < depth:
         return True
-    if earlier is None or closed >= 1.0:
-        return False
-    rate = (closed - earlier) / RATE_WINDOW
-    return rate <= 0.0 or depth + (1.0 - closed) / rate > PROJECTED_DEPTH_LIMIT
+    rates = [closed / depth]
+    if earlier is not None:
+        rates.append((closed - earlier) / RATE_WINDOW)
+    rate = min(rates)
+    if rate <= 0.0:
+        return True
+    levels = (1.0 - closed) / rate
+    return depth + levels > PROJECTED_DEPTH_LIMIT or levels * level_s > left_s
 
 
 def branch_proof(instance: Instance, value: float, *, admit: int | None = None, cost: CostGrid = remaining_time_grid,
@@ -357,6 +364,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     stack: list[tuple[dict[str, Any], Domain, int, tuple[float, ...]]] = [(root, Domain.everything(instance), 0, ())]
     leaves, least = 0, math.inf
     root_bound: float | None = None
+    root_s = started
     while stack:
         if time.perf_counter() - started > time_limit_s:
             return stop(f"time budget ({time_limit_s:.2f} s) spent")
@@ -393,13 +401,16 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
                 scale *= 4.0
             lam, nu = scale * lam, scale * nu
         found = bound_at(lam, nu, dom)
+        now = time.perf_counter()
         if root_bound is None:
-            root_bound = found
+            root_bound, root_s = found, now  # the dives' levels are timed from the root's bound
         closed = (found - root_bound) / max(target - root_bound, TINY)
-        if hopeless(depth, closed, closures[0] if len(closures) == RATE_WINDOW else None):
+        earlier = closures[0] if len(closures) == RATE_WINDOW else None
+        level_s = (now - root_s) / max(depth, 1)
+        if depth and hopeless(depth, closed, earlier, level_s=level_s, left_s=time_limit_s - (now - started)):
             return stop(f"hopeless: a dive at depth {depth} closed {closed:.1%} of the root's gap"
-                        + (f" ({closed - closures[0]:.1%} in its last {RATE_WINDOW} levels)"
-                           if len(closures) == RATE_WINDOW else ""))
+                        + (f" ({closed - earlier:.1%} in its last {RATE_WINDOW} levels)" if earlier is not None else "")
+                        + f", {level_s:.2f} s a level")
         if found >= target:
             node["prices"] = {r: float(v) for r, v in zip(names, lam) if v > 0}
             if not every:
