@@ -182,3 +182,23 @@ def test_budget_prices_need_the_plans_thresholds(table2_plan) -> None:
     bare.options = {k: v for k, v in bare.options.items() if k not in ("fairness_threshold", "adjustment_threshold")}
     messages = [v.message for v in check(inst, bare, strict=True)]
     assert any("thresholds" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_shared_node_pool_never_states_less_than_the_replay(seed: int) -> None:
+    """server_values with a pool of nodes shared by the classes (a solver short of time) gives each
+    class at least the value the replay's own search gives (so the stated bound passes it), and the
+    replay's values once the pool is large enough."""
+    from schedopt.partition.certificates import server_values
+
+    inst = random_partition_instance(seed)
+    data = compile_partition(inst)
+    shapes, shape_of = container_shapes(data)
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        pi = rng.uniform(0, 1, len(shapes)) * (rng.uniform(size=len(shapes)) < 0.8)
+        replay = server_values(data, shapes, shape_of, pi)
+        for pool in (1, 50, 2_000, 10_000_000):
+            pooled = server_values(data, shapes, shape_of, pi, pool=pool)
+            assert np.all(pooled >= replay - 1e-12), (pool, pooled, replay)
+        assert np.allclose(server_values(data, shapes, shape_of, pi, pool=10_000_000), replay, rtol=0, atol=1e-12)

@@ -71,17 +71,41 @@ def shape_prices(data: PartitionData, prices: dict[str, float] | None) -> tuple[
     return shapes, shape_of, pi
 
 
+#: a shared node pool (:func:`server_values`) first gives each server class this many nodes
+FIRST_PASS_NODES = 20_000
+
+
 def server_values(data: PartitionData, shapes: np.ndarray, shape_of: np.ndarray, pi: np.ndarray,
-                  node_limit: int = BEST_PACKING_NODES) -> np.ndarray:
+                  node_limit: int = BEST_PACKING_NODES, pool: int | None = None) -> np.ndarray:
     """(S,) upper bounds on V_j(π), the most priced shapes one server holds (exact unless
     the knapsack search hits its node limit, then its open bound); a shape at most
-    Σ n_max of its applications per server."""
+    Σ n_max of its applications per server. ``pool`` (a solver short of time): at most this
+    many nodes over all classes, each class first searched to :data:`FIRST_PASS_NODES`, then
+    the unfinished ones, in turn, to what the pool has left (never past ``node_limit`` a class:
+    a replay, which searches each to ``node_limit``, finds a value no higher)."""
     most = np.bincount(shape_of, weights=data.n_max, minlength=len(shapes)) if data.A else np.zeros(len(shapes))
     out = np.zeros(data.S)
     if not np.any(pi > 0):
         return out
-    for members in data.server_classes():
-        out[members] = best_packing(shapes, pi, data.cap[members[0]], most, node_limit=node_limit)[2]
+    classes = data.server_classes()
+    if pool is None:
+        for members in classes:
+            out[members] = best_packing(shapes, pi, data.cap[members[0]], most, node_limit=node_limit)[2]
+        return out
+    first = min(node_limit, FIRST_PASS_NODES, max(1, pool // max(1, len(classes))))
+    left, open_classes = pool, []
+    for members in classes:
+        value, _, upper = best_packing(shapes, pi, data.cap[members[0]], most, node_limit=first)
+        out[members] = upper
+        left -= first
+        if upper > value:
+            open_classes.append(members)
+    for members in open_classes:
+        if left <= first:
+            break
+        reach = min(node_limit, left)
+        out[members] = min(float(out[members[0]]), best_packing(shapes, pi, data.cap[members[0]], most, node_limit=reach)[2])
+        left -= reach
     return out
 
 
@@ -106,17 +130,19 @@ def app_terms(data: PartitionData, reduced: np.ndarray, fair: np.ndarray, lam1: 
 
 def dorm_lagrangian_bound(data: PartitionData, prices: dict[str, float] | None, fairness_price: float | None,
                           adjustment_price: float | None, thresholds: tuple[float, float] | None, *,
-                          node_limit: int = BEST_PACKING_NODES) -> float:
+                          node_limit: int = BEST_PACKING_NODES, pool: int | None = None) -> float:
     """The bound the module docstring states; ``thresholds`` (θ1, θ2): the plan claims P2 with
     them (None: a plan without Dorm's budgets, λ1 = λ2 = 0 required). The replay searches each
     knapsack to :data:`~schedopt.packing.BEST_PACKING_NODES` nodes; a smaller ``node_limit`` (a
     solver short of time) gives a bound at least as high (the best-first search's open bound
-    only falls as it goes), so a stated bound computed so still passes the replay."""
+    only falls as it goes), so a stated bound computed so still passes the replay; so does one
+    searched with a shared ``pool`` of nodes (:func:`server_values`)."""
     lam1, lam2 = finite_nonneg(fairness_price, "fairness_price"), finite_nonneg(adjustment_price, "adjustment_price")
     if thresholds is None and (lam1 or lam2):
         raise ValueError("budget prices on a plan that states no fairness/adjustment thresholds")
     shapes, shape_of, pi = shape_prices(data, prices)
-    return bound_from(data, shape_of, pi, server_values(data, shapes, shape_of, pi, node_limit), lam1, lam2, thresholds)
+    return bound_from(data, shape_of, pi, server_values(data, shapes, shape_of, pi, node_limit, pool), lam1, lam2,
+                      thresholds)
 
 
 def bound_from(data: PartitionData, shape_of: np.ndarray, pi: np.ndarray, values: np.ndarray, lam1: float,

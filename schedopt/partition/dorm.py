@@ -240,7 +240,7 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
         # class mode with many shapes keeps column generation's (Farley's) bound: there one server's
         # knapsack over the priced shapes is more than the replay can search
         share = None if time_limit is None else LAGRANGE_SHARE * time_limit
-        lagrangian = dorm_lagrangian(data, theta, time_limit=share, seed=seed)
+        lagrangian = dorm_lagrangian(data, theta, time_limit=share, bound_time_s=share or 0.0, seed=seed)
         if lagrangian is not None:
             metrics.update(lagrangian.info)
         else:

@@ -28,7 +28,7 @@ import numpy as np
 
 from schedopt.backends.lp import INF, IncrementalLp, solve_milp_dense
 from schedopt.deadline import Deadline
-from schedopt.packing import BEST_PACKING_NODES, best_packing, item_key
+from schedopt.packing import best_packing, item_key
 from schedopt.partition.certificates import bound_from, dorm_lagrangian_bound
 from schedopt.partition.problem import PartitionData, budgets, container_shapes, drf_containers
 from schedopt.plan import Proof
@@ -67,11 +67,13 @@ def _counts(lo: int, hi: int, fair: int, prev: int | None) -> np.ndarray:
 
 
 def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None, *,
-                    time_limit: float | None = None, seed: int | None = None) -> DormLagrangian | None:
+                    time_limit: float | None = None, bound_time_s: float = 0.0,
+                    seed: int | None = None) -> DormLagrangian | None:
     """The ``dorm-lagrangian`` bound on P2 with ``thresholds`` (θ1, θ2) (None: capacity and
     n_max only, a baseline's plans). Stops when no packing prices out or at ``time_limit``
     seconds (then the best round's prices: still a proven bound, above the LP's); None when no
-    LP was solved in time."""
+    LP was solved in time. Under a time limit the bound's final knapsack search gets what the
+    column generation left of it, and ``bound_time_s`` seconds more when it converged."""
     clock = Deadline(time_limit)
     t0 = time.perf_counter()
     shapes, shape_of = container_shapes(data)
@@ -157,12 +159,13 @@ def dorm_lagrangian(data: PartitionData, thresholds: tuple[float, float] | None,
                   prices={item_key(data.instance.resources, shapes[t]): float(pi[t]) for t in np.flatnonzero(pi > 0)},
                   fairness_price=lam1 if p2 else None, adjustment_price=lam2 if with_adjust else None)
     # the bound as check replays it (the full knapsack search on every class; under a time limit
-    # as many nodes as the time left allows: the bound is then at least the replay's)
+    # the nodes the time left allows, shared by the classes, and ``bound_time_s`` more once the
+    # prices are final (converged): the bound is then at least the replay's)
     left = clock.remaining()
-    nodes = BEST_PACKING_NODES if left is None else int(min(BEST_PACKING_NODES, max(
-        PRICE_NODES, NODES_PER_SECOND * max(left, 0.0) / max(1, C))))
+    extra = bound_time_s if converged else 0.0
+    pool = None if left is None else int(max(PRICE_NODES * C, NODES_PER_SECOND * (max(left, 0.0) + extra)))
     bound = dorm_lagrangian_bound(data, proof.prices, proof.fairness_price, proof.adjustment_price, thresholds,
-                                  node_limit=nodes)
+                                  pool=pool)
     return DormLagrangian(float(bound), proof,
                           {"lagrangian_rounds": rounds, "lagrangian_seconds": time.perf_counter() - t0,
                            "lagrangian_converged": converged})
