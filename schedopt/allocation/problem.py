@@ -120,10 +120,13 @@ class AllocationData:
         if type(self).time_s is not AllocationData.time_s:  # another cost (SLAQ's): its own time_s
             return np.array([float(self.time_s(v, int(a), int(b))) for v, a, b in zip(rows, c0, c1)], dtype=float)
         step = step_times_at(self, rows, np.asarray(c0, dtype=np.int64), np.asarray(c1, dtype=np.int64))
-        t = training_s(self.Q[rows], step) if len(rows) else np.zeros(0)
-        if self.running is not None and self.restart_s is not None:
+        if not len(rows):
+            return np.zeros(0)
+        if self.running is None or self.restart_s is None:
+            t = training_s(self.Q[rows], step)
+        else:  # ρ_j only for the jobs that pay it (restarts), where the counts change
             pays = self.restart_mask()[rows]
-            t = t + np.where(pays & self.changed_at(rows, c0, c1), self.restart_s[rows], 0.0)
+            t = job_time_s(self.Q[rows], step, np.where(pays, self.restart_s[rows], 0.0), pays & self.changed_at(rows, c0, c1))
         return t if self.offset is None else t + self.offset[rows]
 
     def changed_at(self, rows: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
@@ -515,18 +518,13 @@ def _one_role_batch(data: AllocationData, jobs: np.ndarray) -> dict[int, tuple[n
 
 def step_times_at(data: AllocationData, rows: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
     """Step time (s) of each job of ``rows`` (n,) at its own counts ``c0``, ``c1`` (n,), the
-    floats ``speed.step_time_s`` gives (measured tables read straight from their grids); inf
-    where not allowed."""
+    floats ``speed.step_time_s`` gives (measured tables by their scalar lookup); inf where not
+    allowed."""
     out = np.empty(len(rows))
     jobs = data.jobs
     for i, (v, a, b) in enumerate(zip(rows.tolist(), c0.tolist(), c1.tolist())):
         speed = jobs[v].speed
-        if speed.measured:
-            grid = speed._grid()
-            b = 0 if speed.n_roles == 1 else b
-            out[i] = grid.item(a, b) if 0 <= a < grid.shape[0] and 0 <= b < grid.shape[1] else math.inf
-        else:
-            out[i] = float(speed.step_time_s(a, b))
+        out[i] = speed.scalar_step_time()(a, b) if speed.measured else float(speed.step_time_s(a, b))
     return out
 
 
