@@ -2,8 +2,8 @@
 
 Run: .venv/bin/python benchmarks/bench_check_cost.py [--quick]
 
-Per family (formula speeds `optimus`, measured table speeds `dl2`; the latter reads
---data-dir) and size (1,000-16,000 jobs, servers = jobs / 4: contended), one
+Per family (formula speeds `optimus`, measured table speeds `dl2`, and typed `gavel`: K80/P100/V100
+servers, a speed per type; the last two read --data-dir) and size (1,000-16,000 jobs, servers = jobs / 4: contended), one
 instance per seed; `optimus-greedy` and `optimus-milp` (T = 60 s) solve it, then
 `check_report(strict=True)` recomputes the objective and constraints and replays
 every certificate. Each cell is the median over the seeds [worst]; the ratio is
@@ -37,13 +37,13 @@ def cell(values: list[float], fmt: str = "{:.2f}") -> str:
 def main(quick: bool = False) -> None:
     seeds, sizes = (SEEDS[:1], SIZES[:2]) if quick else (SEEDS, SIZES)
     rows = []
-    for family in ("optimus", "dl2"):
+    for family in ("optimus", "dl2", "gavel"):
         for jobs in sizes:
             runs: dict[str, list[tuple[float, float, bool]]] = {s: [] for s in SOLVERS}
             for seed in seeds:
                 try:
                     inst = generate_instance(family, jobs=jobs, servers=jobs // 4, seed=seed)
-                except InputError as exc:  # dl2 reads the shared data folder
+                except InputError as exc:  # dl2 and gavel read the shared data folder
                     print(f"skipped {family}: {exc}", file=sys.stderr)
                     break
                 for solver in SOLVERS:
