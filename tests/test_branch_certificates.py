@@ -307,3 +307,14 @@ def test_hopeless_reads_the_rate_since_the_root_and_the_recent_rate() -> None:
     # 40 % closed at 5 % a level: 12 more levels; at 0.1 s a level they need 1.2 s
     assert hopeless(RATE_WINDOW + 1, 0.40, 0.40 - 0.05 * RATE_WINDOW, level_s=0.1, left_s=1.0)
     assert not hopeless(RATE_WINDOW + 1, 0.40, 0.40 - 0.05 * RATE_WINDOW, level_s=0.1, left_s=1.5)
+
+
+def test_a_counted_configuration_total_spares_the_enumeration() -> None:
+    """A caller that has counted more allowed configurations than the search takes (the exact
+    driver's pruned ones) gets its answer at once, without enumerating the instance."""
+    from schedopt.allocation.branching import MAX_CONFIGURATIONS
+
+    inst = random_typed_instance(0)
+    why: dict = {}
+    assert branch_proof(inst, 1.0, allowed_at_least=MAX_CONFIGURATIONS + 1, why=why) is None
+    assert "allowed configurations" in why["stopped"] and why["seconds"] < 0.05

@@ -311,12 +311,14 @@ def hopeless(depth: int, closed: float, earlier: float | None = None, *, level_s
 
 
 def branch_proof(instance: Instance, value: float, *, admit: int | None = None, cost: CostGrid = remaining_time_grid,
-                 time_limit_s: float = 10.0, max_leaves: int = MAX_LEAVES,
+                 time_limit_s: float = 10.0, max_leaves: int = MAX_LEAVES, allowed_at_least: int = 0,
                  why: dict[str, Any] | None = None) -> tuple[float, Proof, dict[str, Any]] | None:
     """A ``branch-lagrangian`` proof that no plan admitting at least ``admit`` jobs (every
     job: None) costs less than ``value`` (less :data:`BRANCH_TARGET_MARGIN`): (bound, proof,
     diagnostics), or None when none is found within ``time_limit_s`` and ``max_leaves``
-    (or the instance is too large); ``why["stopped"]`` then says why, with the seconds spent."""
+    (or the instance is too large: ``allowed_at_least``, the allowed configurations the caller
+    has counted already, spares the enumeration then); ``why["stopped"]`` then says why, with
+    the seconds spent."""
     started = time.perf_counter()
 
     def stop(reason: str) -> None:
@@ -327,6 +329,8 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     J = len(instance.jobs)
     if J == 0:
         return stop("no jobs")
+    if allowed_at_least > MAX_CONFIGURATIONS:
+        return stop(f"at least {allowed_at_least:,} allowed configurations (at most {MAX_CONFIGURATIONS:,})")
     if configuration_count(instance) > MAX_ENUMERATED:
         return stop(f"more than {MAX_ENUMERATED:,} configurations to enumerate")
     data = job_arrays(instance)
@@ -449,7 +453,8 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
 
 
 def certify_optimum(instance: Instance, value: float, admitted: int, bound: float, proof: Proof, *,
-                    spent_s: float, left_s: float, metrics: dict[str, Any]) -> tuple[float, Proof]:
+                    spent_s: float, left_s: float, metrics: dict[str, Any], allowed_at_least: int = 0
+                    ) -> tuple[float, Proof]:
     """What an exact driver states for an optimum only its backend proved: a branch
     certificate anyone can replay, when :func:`branch_proof` finds one within
     :func:`~schedopt.deadline.proof_budget_s` of a solve that took ``spent_s`` (``left_s``: what its time limit
@@ -457,7 +462,7 @@ def certify_optimum(instance: Instance, value: float, admitted: int, bound: floa
     J = len(instance.jobs)
     why: dict[str, Any] = {}
     got = branch_proof(instance, value, admit=admitted if admitted < J else None,
-                       time_limit_s=proof_budget_s(spent_s, left_s), why=why)
+                       time_limit_s=proof_budget_s(spent_s, left_s), allowed_at_least=allowed_at_least, why=why)
     if got is None:
         metrics["branch_certificate"] = (f"none found ({why.get('stopped', 'stopped')} after "
                                          f"{why.get('seconds', 0.0):.2f} s): the backend's bound stands")

@@ -54,13 +54,14 @@ def no_plan_message(stage: str, result: StageResult) -> str:
 
 def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: float, lp_proof: Proof,
                   stage: StageResult, backend_proof: Proof, proven: bool, clock: Deadline, metrics: dict[str, Any],
-                  branch: bool = True) -> tuple[float, Proof]:
+                  branch: bool = True, allowed_at_least: int = 0) -> tuple[float, Proof]:
     """The bound an exact driver states after stage 2, and its proof, for a plan of ``value``
     admitting ``admitted`` jobs: the larger of the LP's bound (its prices prove it) and the
     backend's (only the backend proves it); the LP's when it is within REPLAYABLE_GAP of the
     value (anyone can replay it); for an optimum only the backend proved, the knapsack bound
     (``knapsack.py``) when it is within REPLAYABLE_GAP, else a branch certificate when one is found
-    in the search's budget (``branch``; allocation's own cost only)."""
+    in the search's budget (``branch``; allocation's own cost only; ``allowed_at_least``: the
+    allowed configurations the driver counted, which may rule the search out at once)."""
     bound = lp_bound if stage.bound is None else max(lp_bound, stage.bound)
     proof = lp_proof if bound <= lp_bound else backend_proof
     if proof is backend_proof:
@@ -81,5 +82,6 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
                 return got
         left = clock.remaining()
         return certify_optimum(instance, value, admitted, bound, proof, spent_s=clock.spent(),
-                               left_s=math.inf if left is None else left, metrics=metrics)
+                               left_s=math.inf if left is None else left, metrics=metrics,
+                               allowed_at_least=allowed_at_least)
     return bound, proof
