@@ -207,8 +207,8 @@ def compile_typed(instance: Instance) -> AllocationModel:
             restart[v] = instance.restart_cost_s(job)
     paying = bool(np.any((running[:, 0] >= 0) & (restart > 0)))
     rows = AllocationData(instance=instance, jobs=jobs, n_roles=per_job["n_roles"][job_of_a], lo=per_job["lo"][job_of_a],
-                          hi=per_job["hi"][job_of_a], demand=demand, Q=np.array(Q_job)[job_of_a] if V else np.zeros(0),
-                          cap=cap, share=share, arrival=per_job["arrival"][job_of_a] if V else np.zeros(0),
+                          hi=per_job["hi"][job_of_a], demand=demand, Q=np.array(Q_job, dtype=float)[job_of_a],
+                          cap=cap, share=share, arrival=per_job["arrival"][job_of_a],
                           running=running if paying else None, restart_s=restart if paying else None)
     rows = with_objective_terms(rows, instance, job_of_a)
     return AllocationModel(instance=instance, rows=rows, job=job_of_a, kind=kind_a, job_start=np.array(start, dtype=np.int64))

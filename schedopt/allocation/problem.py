@@ -115,7 +115,7 @@ class AllocationData:
 
     def times_at(self, rows: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
         """:meth:`time_s` of each job of ``rows`` (n,) at its own counts ``c0``, ``c1`` (n,), seconds
-        (n,), the same floats one call each gives; measured tables read their grids once per grid."""
+        (n,), the same floats one call each gives (:func:`step_times_at`, then the job time's terms at once)."""
         rows = np.asarray(rows, dtype=np.int64)
         if type(self).time_s is not AllocationData.time_s:  # another cost (SLAQ's): its own time_s
             return np.array([float(self.time_s(v, int(a), int(b))) for v, a, b in zip(rows, c0, c1)], dtype=float)
@@ -418,10 +418,10 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
         rigid[jobs] = (data.lo[jobs, 0] == data.hi[jobs, 0]) & ((data.n_roles[jobs] != 2) | (data.lo[jobs, 1] == data.hi[jobs, 1]))
         if batched:
             rigid[list(batched)] = False
-        rigid_jobs = np.flatnonzero(rigid & allowed)
+    rigid_jobs = np.flatnonzero(rigid & allowed) if least is not None else np.zeros(0, dtype=np.int64)
     pruned = data.__dict__.setdefault("_pruned_tables", {})  # _shared_table_key -> counts, step times, enumerated
     parts_counts, parts_cost, parts_owner = [], [], []
-    scale, sizes = np.ones(data.J), np.zeros(data.J, dtype=np.int64)
+    sizes = np.zeros(data.J, dtype=np.int64)
     enumerated = 0
     for j in sorted(wanted - set(np.flatnonzero(rigid).tolist())):
         if j in batched:
@@ -441,8 +441,8 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
                     keep = pareto_prune(counts, cost)
                     counts, cost = counts[keep], cost[keep]
                 pruned[shared, prune] = (counts, cost / float(data.Q[j]), total)
-            counts, cost, total = pruned[shared, prune]
-            scale[j] = data.Q[j]
+            counts, step, total = pruned[shared, prune]
+            cost = step * data.Q[j]
             enumerated += total
         else:
             counts, cost = job_configurations(data, j)
@@ -451,10 +451,10 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
                 keep = pareto_prune(counts, cost)
                 counts, cost = counts[keep], cost[keep]
         parts_counts.append(counts)
-        parts_cost.append(cost * scale[j] if scale[j] != 1.0 else cost)
+        parts_cost.append(cost)
         parts_owner.append(np.full(len(cost), j, dtype=np.int64))
         sizes[j] = len(cost)
-    if least is not None and len(rigid_jobs):
+    if len(rigid_jobs):
         enumerated += len(rigid_jobs)
         sizes[rigid_jobs] = 1
         parts_counts.append(mins[rigid_jobs].astype(np.int64))
@@ -464,7 +464,7 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
     if parts_counts:
         counts = np.concatenate(parts_counts).astype(np.int64, copy=False)
         cost = np.concatenate(parts_cost).astype(float, copy=False)
-        if least is not None and len(rigid_jobs) < len(cost):  # the looped jobs', then the rigid ones: by job
+        if 0 < len(rigid_jobs) < len(cost):  # the looped jobs', then the rigid ones: by job
             order = np.argsort(np.concatenate(parts_owner), kind="stable")
             counts, cost = counts[order], cost[order]
     else:
