@@ -318,3 +318,15 @@ def test_a_counted_configuration_total_spares_the_enumeration() -> None:
     why: dict = {}
     assert branch_proof(inst, 1.0, allowed_at_least=MAX_CONFIGURATIONS + 1, why=why) is None
     assert "allowed configurations" in why["stopped"] and why["seconds"] < 0.05
+
+
+def test_the_model_knows_its_allowed_configurations_once_enumerated() -> None:
+    """AllocationModel.allowed_at_least: 0 before the choices are enumerated, then their count (each
+    pruned configuration is an allowed one: never more than the search's own count)."""
+    from schedopt.allocation.model import compile_model
+
+    model = compile_model(random_typed_instance(3))
+    assert model.allowed_at_least == 0
+    rows_cs, cs, _ = model.choices
+    assert model.allowed_at_least == cs.K == rows_cs.K > 0
+    assert model.allowed_at_least <= rows_cs.enumerated

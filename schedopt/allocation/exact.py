@@ -456,7 +456,6 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     bound, proof = settled_bound(instance, total(found), len(found), lp_bound=bound_lp, lp_proof=lp_proof,
                                  stage=s2, backend_proof=backend_proof, proven=proven, clock=clock, metrics=metrics,
                                  branch=branch_proof and compile is compile_allocation,
-                                 # the pruned configurations are allowed ones: at least that many
-                                 allowed_at_least=int(metrics.get("after_pruning", 0)))
+                                 allowed_at_least=model.allowed_at_least)
     return plan(found, status, term, bound=bound, admitted_bound=most, proof=proof,
                 admitted_proof=admitted_proof)

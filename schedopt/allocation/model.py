@@ -77,6 +77,13 @@ class AllocationModel:
         instance's objective, as its certificates price it), not another problem's (SLAQ's)."""
         return type(self.rows).time_s is AllocationData.time_s
 
+    @property
+    def allowed_at_least(self) -> int:
+        """How many allowed configurations the model knows of without enumerating more: its pruned
+        choices when they were enumerated (each one allowed), else 0."""
+        got = self.__dict__.get("choices")
+        return int(got[0].K) if got is not None else 0
+
     @cached_property
     def resource_names(self) -> list[str]:
         """The capacity rows' names, as certificates' prices name them."""

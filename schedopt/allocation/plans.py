@@ -146,17 +146,17 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
         bound, proof, metrics = lp.bound, lp.proof, {"bound_method": "lagrangian (LP, column generation)"}
     gap = relative_gap(value, bound)
     if branch_budget_s is not None and gap is not None and gap > BRANCH_ABOVE_GAP and model.own_cost:
-        tree = _branch_bound(model.instance, value, admit, gap, branch_budget_s, metrics)
+        tree = _branch_bound(model.instance, value, admit, gap, branch_budget_s, metrics, model.allowed_at_least)
         if tree is not None and improves(bound, tree[0]) and tree[0] <= value + BOUND_NOISE * max(1.0, abs(value)):
             bound, proof = tree
     return bound, proof, most, admitted_proof, metrics
 
 
 def _branch_bound(instance: Instance, value: float, admit: int | None, gap: float, budget_s: float,
-                  metrics: dict[str, Any]) -> tuple[float, Proof] | None:
+                  metrics: dict[str, Any], allowed_at_least: int = 0) -> tuple[float, Proof] | None:
     """A branch certificate of ``value`` (then, when none is found and the plan's ``gap`` is above
     BRANCH_WITHIN, of ``value`` less BRANCH_WITHIN) within ``budget_s`` seconds in all; ``metrics``
-    says what was found."""
+    says what was found (``allowed_at_least``: :attr:`AllocationModel.allowed_at_least`)."""
     from schedopt.allocation.branching import branch_proof  # the search, imported when a plan needs it
 
     started = time.perf_counter()
@@ -167,7 +167,8 @@ def _branch_bound(instance: Instance, value: float, admit: int | None, gap: floa
         if left <= 0:
             break
         why = {}
-        got = branch_proof(instance, target, admit=admit, time_limit_s=left, why=why)
+        got = branch_proof(instance, target, admit=admit, time_limit_s=left, allowed_at_least=allowed_at_least,
+                           why=why)
         if got is not None:
             bound, proof, info = got
             metrics.update(info)
