@@ -383,9 +383,13 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if admit_proven:
             most = k_min
             admitted_proof = count_proof if count <= k_min and count_proof is not None else backend_proof
-        elif s1.bound is not None:
+        elif s1.bound is not None and count_proof is None:
             most = max(k_min, floor_count(s1.bound))
-            admitted_proof = count_proof if count <= most and count_proof is not None else backend_proof
+            admitted_proof = backend_proof
+        elif s1.bound is not None:  # not proven: the LP's replayable count is stated, the backend's kept beside it
+            most = max(k_min, count)
+            admitted_proof = count_proof
+            metrics["backend_admitted_bound"] = max(k_min, floor_count(s1.bound))
         else:
             most = max(k_min, count)
             admitted_proof = count_proof
@@ -431,9 +435,10 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     s2 = backend.solve_stage(view, cs, stage="time", every_job=every_job, min_admitted=k_min,
                              time_limit=left(), seed=seed, hint=model.indices(best, cs, row_of_reduced) or None)
     metrics.update(s2.info)
-    # the LP's prices prove its bound; a higher bound only the backend's branch and bound proved
-    bound = bound_lp if s2.bound is None else max(bound_lp, s2.bound)
-    proof = lp_proof if bound <= bound_lp else backend_proof
+    # the LP's prices prove its bound; a higher bound only the backend's branch and bound proved,
+    # stated only for an optimum the backend proves (settled_bound), else kept in the metrics
+    if s2.bound is not None and s2.bound > bound_lp:
+        metrics["backend_bound"] = s2.bound
     found = None if s2.solution is None else config_of(s2.solution, cs, row_of_reduced)
     best_cost = total(best)
     if (s2.termination == Termination.OPTIMAL and found is not None and s2.bound is not None and best
@@ -446,8 +451,8 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     if found is None or worse(total(found), best_cost):
         if s2.termination == Termination.ERROR:
             metrics["backend_note"] = no_plan_message("stage 2 (min Σ cost)", s2)
-        return stopped("in stage 2 (min Σ cost)", bound=bound, admitted_bound=most, admit_proven=admit_proven,
-                       proof=proof,
+        return stopped("in stage 2 (min Σ cost)", bound=bound_lp, admitted_bound=most, admit_proven=admit_proven,
+                       proof=lp_proof,
                        term=s2.termination if s2.termination != Termination.OPTIMAL else Termination.TIME_LIMIT,
                        note="stage 2 (min Σ cost) did not improve on the incumbent in time; the incumbent is returned")
     proven = s2.termination == Termination.OPTIMAL and admit_proven

@@ -56,9 +56,10 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
                   stage: StageResult, backend_proof: Proof, proven: bool, clock: Deadline, metrics: dict[str, Any],
                   branch: bool = True, allowed_at_least: int = 0) -> tuple[float, Proof]:
     """The bound an exact driver states after stage 2, and its proof, for a plan of ``value``
-    admitting ``admitted`` jobs: the larger of the LP's bound (its prices prove it) and the
-    backend's (only the backend proves it); the LP's when it is within REPLAYABLE_GAP of the
-    value (anyone can replay it); for an optimum only the backend proved, the knapsack bound
+    admitting ``admitted`` jobs: the LP's (its prices prove it; anyone can replay it) unless the
+    backend proved the plan optimal and the LP leaves more than REPLAYABLE_GAP (a tighter
+    backend bound the plan does not state is kept in ``metrics.backend_bound``). For an
+    optimum only the backend proved, the knapsack bound
     (``knapsack.py``) when it is within REPLAYABLE_GAP, else a branch certificate when one is found
     in the search's budget (``branch``; allocation's own cost only; ``allowed_at_least``: the
     allowed configurations the driver counted, which may rule the search out at once)."""
@@ -66,7 +67,9 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
     proof = lp_proof if bound <= lp_bound else backend_proof
     if proof is backend_proof:
         lp_gap = relative_gap(value, lp_bound)
-        if lp_gap is not None and lp_gap <= REPLAYABLE_GAP:
+        if not proven or (lp_gap is not None and lp_gap <= REPLAYABLE_GAP):
+            # a plan the backend did not prove optimal states the LP's bound (anyone can replay it),
+            # as does one the LP already proves; the backend's tighter word is kept beside it
             metrics["backend_bound"] = stage.bound
             return lp_bound, lp_proof
     if proof is backend_proof and proven and branch:

@@ -236,7 +236,8 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     # without one, only when the backend has not proven optimality (below)
     incumbent = None if impossible or time_limit is None else _drf_incumbent(data, model, name, opts, started, seed)
     lagrangian = None
-    if not impossible and (not by_classes or len(container_shapes(data)[0]) <= MAX_SHAPES):
+    priceable = not by_classes or len(container_shapes(data)[0]) <= MAX_SHAPES
+    if not impossible and priceable:
         # class mode with many shapes keeps column generation's (Farley's) bound: there one server's
         # knapsack over the priced shapes is more than the replay can search
         share = None if time_limit is None else LAGRANGE_SHARE * time_limit
@@ -261,8 +262,10 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
     if res.termination != Termination.INFEASIBLE:
         # the replayable bounds: the servers' packings and both budgets priced (dorm-lagrangian),
         # else the cluster total's relaxation. The backend's is stated instead only when it alone
-        # proves the plan optimal (check --strict then names it) or, without a dorm-lagrangian
-        # bound, when it is tighter; either way it is kept in metrics.backend_bound
+        # proves the plan optimal (check --strict then names it) or, in class mode with more shapes
+        # than the replay prices (no dorm-lagrangian attempted), when it is tighter; either way it
+        # is kept in metrics.backend_bound. A plan the replay could price states a replayable
+        # bound even when the backend's is tighter: its claims are then all checkable
         relaxed, relaxed_proof = utilization_relaxation(data)
         replayable = (relaxed, relaxed_proof)
         priced = lagrangian is not None and lagrangian.bound < relaxed
@@ -271,9 +274,8 @@ def solve_dorm(backend: DormBackend, name: str, instance: Instance, *, theta: tu
         if res.bound is not None:
             metrics["backend_bound"] = res.bound
         if (backend_proved and not _meets(data, found, replayable[0])) or (
-                not priced and res.bound is not None and res.bound < replayable[0]):
-            # without a dorm-lagrangian bound (class mode, or its column generation stopped short of
-            # the cluster total's) the backend's (or column generation's) is stated when tighter
+                not priceable and res.bound is not None and res.bound < replayable[0]):
+            # class mode with many shapes: the backend's (or column generation's) is stated when tighter
             by = getattr(backend, "label", type(backend).__name__)
             if any(k.startswith("colgen_") for k in res.info):
                 by += " (column generation: Farley's bound on the pattern LP)"

@@ -159,7 +159,8 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
         admitted_bound, cert = None, None
         if status == Status.OPTIMAL or bound is not None or count_proven:
             admitted_bound, bound, cert = _certified(data, count_cm, objective, where, bound, count_proven,
-                                                     getattr(backend, "label", name), metrics, clock, searched[0])
+                                                     getattr(backend, "label", name), metrics, clock, searched[0],
+                                                     proven=status == Status.OPTIMAL)
             if status == Status.OPTIMAL and placed < data.J and admitted_bound != placed:
                 status = Status.FEASIBLE
                 message = "the placed count is not proven the most"
@@ -239,9 +240,12 @@ def solve_placement_exact(backend: PlacementBackend, name: str, instance: Instan
 
 def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective, where: list[JobPlacement | None],
                bound: float | None, count_proven: bool, backend: str, metrics: dict[str, Any],
-               clock: Deadline, threshold: Threshold | None = None) -> tuple[int | None, float | None, Certificate | None]:
+               clock: Deadline, threshold: Threshold | None = None, proven: bool = True,
+               ) -> tuple[int | None, float | None, Certificate | None]:
     """(admitted bound, bound, certificate) for an exact plan: pattern certificates from the class
-    model's LP where they prove the claims, else the backend's proof of what it proved.
+    model's LP where they prove the claims, else the backend's proof of what it proved (for a
+    plan not ``proven`` optimal, only when no pattern bound was found: the backend's tighter bound
+    is then kept in ``metrics.backend_bound``).
     ``threshold``: a max T_j threshold search already made (used when it is for as many jobs)."""
     placed = sum(pl is not None for pl in where)
     value = objective_value(data, where, objective)
@@ -286,6 +290,10 @@ def _certified(data: PlacementData, cm: ClassModel | None, objective: Objective,
             bound = min(pattern_bound, value)  # type: ignore[type-var]
             bound_proof = bound_proof.model_copy(update={"value": bound})  # type: ignore[union-attr]
         elif pattern_bound is not None and pattern_bound > bound:
+            bound = pattern_bound
+        elif pattern_bound is not None and bound_proof is not None and not proven:
+            # stopped short of a proof: the replayable bound is stated, the backend's tighter one kept
+            metrics["backend_bound"] = bound
             bound = pattern_bound
         else:
             bound_proof = Proof(kind="backend", backend=backend)
