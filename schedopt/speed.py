@@ -308,7 +308,10 @@ class TableSpeed(_Form):
         return out
 
     def scalar_step_time(self) -> Any:
-        """A fast ``step_time_s(c0, c1)`` for Python ints (the greedy's inner loop)."""
+        """A fast ``step_time_s(c0, c1)`` for Python ints (the greedy's inner loop). Cached."""
+        cached = self.__dict__.get("_scalar_cache")
+        if cached is not None:
+            return cached
         grid = self._grid()
         n0, n1 = grid.shape
         item = grid.item  # a Python float per lookup, without converting the whole grid
@@ -318,6 +321,7 @@ class TableSpeed(_Form):
         def step_time(c0: int, c1: int) -> float:
             c1 = 0 if one else c1
             return item(c0, c1) if 0 <= c0 < n0 and 0 <= c1 < n1 else inf
+        self.__dict__["_scalar_cache"] = step_time
         return step_time
 
     def configuration_array(self) -> np.ndarray:

@@ -127,7 +127,8 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
             lo = np.full(data.R + len(owners) + 1, -np.inf)
             hi = np.concatenate([cap_hi, np.ones(len(owners)), [-float(admit)]])
         res = solve_lp_colwise(cs.cost[cols] / scale, start, index, value, row_lower=lo, row_upper=hi,
-                               col_lower=np.zeros(len(cols)), col_upper=np.ones(len(cols)))
+                               col_lower=np.zeros(len(cols)), col_upper=np.ones(len(cols)),
+                               presolve=K > ALL_COLUMNS_UP_TO)  # every column at once: presolve costs more than it saves
         if not res.optimal:
             raise RuntimeError(f"master LP failed: {res.status}")
         marg = res.row_dual * scale
