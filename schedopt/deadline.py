@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 
 #: the deadline contract: a call returns within T + max(OVERRUN_FLOOR_S, OVERRUN_SHARE · T)
 OVERRUN_FLOOR_S, OVERRUN_SHARE = 0.3, 0.15
-#: what an exact driver spends searching a replayable proof (a branch certificate) after its solve:
-#: PROOF_SHARE times the solve so far, at least PROOF_MIN_S, never past the solve's time limit
+#: what exact placement spends searching a replayable proof (a pattern-branch certificate) after its
+#: solve: PROOF_SHARE times the solve so far, at least PROOF_MIN_S, never past the solve's time limit
+#: (allocation's branch search counts node LPs instead: branching.node_lp_budget)
 #: (0.25 s before issue 48's last instance: its 26-leaf tree takes 0.4 s after a 0.1 s solve)
 PROOF_SHARE, PROOF_MIN_S = 2.0, 0.6
 

@@ -304,9 +304,9 @@ def test_hopeless_reads_the_rate_since_the_root_and_the_recent_rate() -> None:
     assert not hopeless(RATE_WINDOW + 1, 0.40, 0.40 - 0.05 * RATE_WINDOW)
     assert hopeless(RATE_WINDOW + 1, 0.40, 0.40)  # no progress at all lately
     assert not hopeless(RATE_WINDOW + 1, 1.0, 0.95)  # closed: a leaf, whatever the rate
-    # 40 % closed at 5 % a level: 12 more levels; at 0.1 s a level they need 1.2 s
-    assert hopeless(RATE_WINDOW + 1, 0.40, 0.40 - 0.05 * RATE_WINDOW, level_s=0.1, left_s=1.0)
-    assert not hopeless(RATE_WINDOW + 1, 0.40, 0.40 - 0.05 * RATE_WINDOW, level_s=0.1, left_s=1.5)
+    # 40 % closed at 5 % a level: 12 more levels; at 17 node LPs a level they need 204
+    assert hopeless(RATE_WINDOW + 1, 0.40, 0.40 - 0.05 * RATE_WINDOW, per_level=17, left=150)
+    assert not hopeless(RATE_WINDOW + 1, 0.40, 0.40 - 0.05 * RATE_WINDOW, per_level=17, left=250)
 
 
 def test_a_counted_configuration_total_spares_the_enumeration() -> None:

@@ -29,7 +29,6 @@ from schedopt.allocation.certificates import (MAX_BRANCH_DEPTH, CostGrid, Domain
                                               remaining_time_grid, resource_names)
 from schedopt.allocation.rows import quota_rows
 from schedopt.claims import TooLargeToReplay
-from schedopt.deadline import proof_budget_s
 from schedopt.instance import Instance
 from schedopt.plan import Proof
 from schedopt.tolerances import BRANCH_TARGET_MARGIN, LP_ZERO, TINY
@@ -42,6 +41,19 @@ MAX_CONFIGURATIONS = 20_000
 MAX_ENUMERATED = 500_000
 #: the most leaves a certificate the search builds may have
 MAX_LEAVES = 2_000
+#: the search's budget in node LPs (strong branching's included), not seconds, so the same instance
+#: gets the same certificate on any machine (a plan that passes `check --strict` here passes on CI):
+#: NODE_LP_WORK configuration-LPs (node LPs × the allowed configurations each holds), at least
+#: MIN_NODE_LPS and at most MAX_NODE_LPS. Calibrated against the seconds budget it replaces (twice
+#: the solve): on 1,000 typed `gavel` jobs (about 3,000 configurations, 2-4 ms a warm node LP, 17 a
+#: level with strong branching) 1,000 node LPs, 2-4 s; on 40 jobs the cap, under 1 s
+NODE_LP_WORK = 3_000_000
+MIN_NODE_LPS, MAX_NODE_LPS = 100, 2_000
+
+
+def node_lp_budget(configurations: int) -> int:
+    """Node LPs the search may solve over ``configurations`` allowed configurations."""
+    return int(min(MAX_NODE_LPS, max(MIN_NODE_LPS, NODE_LP_WORK // max(1, configurations))))
 
 
 class _Configurations:
@@ -182,7 +194,7 @@ def _lp_prices(conf: _Configurations, mask: np.ndarray, must: np.ndarray, J: int
         marg = -np.asarray(res.ineqlin.marginals)
         return np.maximum(marg[:R], 0.0), (max(float(marg[-1]), 0.0) if admit is not None else 0.0)
 
-    options = {"time_limit": max(1e-3, time_limit_s)}
+    options = {"time_limit": max(1e-3, time_limit_s)} if math.isfinite(time_limit_s) else {}
     res = linprog(conf.cost[idx], A_ub=a_ub, b_ub=b_ub_all, A_eq=a_eq, b_eq=b_eq, bounds=(0, 1), method="highs",
                   options=options)
     if res.status == 0:
@@ -289,12 +301,12 @@ PROJECTED_DEPTH_LIMIT = MAX_BRANCH_DEPTH
 RATE_WINDOW = 6
 
 
-def hopeless(depth: int, closed: float, earlier: float | None = None, *, level_s: float = 0.0,
-             left_s: float = math.inf) -> bool:
+def hopeless(depth: int, closed: float, earlier: float | None = None, *, per_level: float = 0.0,
+             left: float = math.inf) -> bool:
     """Whether a dive at ``depth`` that has closed the fraction ``closed`` of the root's gap cannot
     reach the target within :data:`PROJECTED_DEPTH_LIMIT` levels at its rate so far, or (``earlier``:
     the fraction its ancestor :data:`RATE_WINDOW` levels up had closed) at its recent rate; or, at
-    ``level_s`` seconds a level so far, not within the ``left_s`` seconds the search has left (the
+    ``per_level`` node LPs a level so far, not within the ``left`` node LPs the search has left (the
     dive alone: a tree needs at least its levels)."""
     if depth < HOPELESS_FROM_DEPTH or closed >= 1.0:
         return False
@@ -307,23 +319,28 @@ def hopeless(depth: int, closed: float, earlier: float | None = None, *, level_s
     if rate <= 0.0:
         return True
     levels = (1.0 - closed) / rate
-    return depth + levels > PROJECTED_DEPTH_LIMIT or levels * level_s > left_s
+    return depth + levels > PROJECTED_DEPTH_LIMIT or levels * per_level > left
 
 
 def branch_proof(instance: Instance, value: float, *, admit: int | None = None, cost: CostGrid = remaining_time_grid,
-                 time_limit_s: float = 10.0, max_leaves: int = MAX_LEAVES, allowed_at_least: int = 0,
-                 why: dict[str, Any] | None = None) -> tuple[float, Proof, dict[str, Any]] | None:
+                 max_node_lps: int | None = None, time_limit_s: float = math.inf, max_leaves: int = MAX_LEAVES,
+                 allowed_at_least: int = 0, why: dict[str, Any] | None = None
+                 ) -> tuple[float, Proof, dict[str, Any]] | None:
     """A ``branch-lagrangian`` proof that no plan admitting at least ``admit`` jobs (every
     job: None) costs less than ``value`` (less :data:`BRANCH_TARGET_MARGIN`): (bound, proof,
-    diagnostics), or None when none is found within ``time_limit_s`` and ``max_leaves``
-    (or the instance is too large: ``allowed_at_least``, the allowed configurations the caller
+    diagnostics), or None when none is found within ``max_node_lps`` node LPs (None:
+    :func:`node_lp_budget` of the instance's allowed configurations), ``max_leaves`` and
+    ``time_limit_s`` (a caller's time limit: only then may the outcome depend on the machine),
+    or the instance is too large (``allowed_at_least``, the allowed configurations the caller
     has counted already, spares the enumeration then); ``why["stopped"]`` then says why, with
-    the seconds spent."""
+    the seconds and node LPs spent."""
     started = time.perf_counter()
+    lps = 0  # node LPs solved so far
+    budget = max_node_lps  # set from the configurations once they are enumerated, when None
 
     def stop(reason: str) -> None:
         if why is not None:
-            why.update(stopped=reason, seconds=time.perf_counter() - started)
+            why.update(stopped=reason, seconds=time.perf_counter() - started, node_lps=lps, node_lp_budget=budget)
         return None
 
     J = len(instance.jobs)
@@ -341,6 +358,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     conf = _Configurations(instance, cost, blocks)
     if len(conf.owner) == 0 or len(conf.owner) > MAX_CONFIGURATIONS:
         return stop(f"{len(conf.owner):,} allowed configurations (at most {MAX_CONFIGURATIONS:,})")
+    budget = node_lp_budget(len(conf.owner)) if budget is None else int(budget)
     cap = capacity_of(instance)
     names = resource_names(instance)
     kinds = instance.accelerators
@@ -368,10 +386,12 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     stack: list[tuple[dict[str, Any], Domain, int, tuple[float, ...]]] = [(root, Domain.everything(instance), 0, ())]
     leaves, least = 0, math.inf
     root_bound: float | None = None
-    root_s = started
+    root_lps = 0
     while stack:
         if time.perf_counter() - started > time_limit_s:
-            return stop(f"time budget ({time_limit_s:.2f} s) spent")
+            return stop(f"time limit ({time_limit_s:.2f} s) reached")
+        if lps >= budget:
+            return stop(f"{budget:,} node LPs")
         if leaves >= max_leaves:
             return stop(f"{max_leaves:,} leaves")
         node, dom, depth, closures = stack.pop()
@@ -386,8 +406,9 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             continue
         left = time_limit_s - (time.perf_counter() - started)
         status, lam, nu, x, lp_value = node_lp.solve(mask, dom.admitted, left)
+        lps += 1
         if status == "time":
-            return stop(f"time budget ({time_limit_s:.2f} s) spent in a node's LP")
+            return stop(f"time limit ({time_limit_s:.2f} s) reached in a node's LP")
         if status == "error" or lam is None:
             return stop("a node's LP failed")
         if status == "infeasible":  # scale the overflow prices until they price the node out
@@ -401,20 +422,19 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
                 scale = max(2.0, 1.05 * (target - at_zero) / slope) if slope > 0 else 10.0
             while scale > 1.0 and scale < 1e30 and bound_at(scale * lam, scale * nu, dom) < target:
                 if time.perf_counter() - started > time_limit_s:
-                    return stop(f"time budget ({time_limit_s:.2f} s) spent")
+                    return stop(f"time limit ({time_limit_s:.2f} s) reached")
                 scale *= 4.0
             lam, nu = scale * lam, scale * nu
         found = bound_at(lam, nu, dom)
-        now = time.perf_counter()
         if root_bound is None:
-            root_bound, root_s = found, now  # the dives' levels are timed from the root's bound
+            root_bound, root_lps = found, lps  # the dives' levels are counted from the root's bound
         closed = (found - root_bound) / max(target - root_bound, TINY)
         earlier = closures[0] if len(closures) == RATE_WINDOW else None
-        level_s = (now - root_s) / max(depth, 1)
-        if depth and hopeless(depth, closed, earlier, level_s=level_s, left_s=time_limit_s - (now - started)):
+        per_level = (lps - root_lps) / max(depth, 1)
+        if depth and hopeless(depth, closed, earlier, per_level=per_level, left=budget - lps):
             return stop(f"hopeless: a dive at depth {depth} closed {closed:.1%} of the root's gap"
                         + (f" ({closed - earlier:.1%} in its last {RATE_WINDOW} levels)" if earlier is not None else "")
-                        + f", {level_s:.2f} s a level")
+                        + f", {per_level:.0f} node LPs a level, {budget - lps:,} left")
         if found >= target:
             node["prices"] = {r: float(v) for r, v in zip(names, lam) if v > 0}
             if not every:
@@ -434,11 +454,12 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
                 rises = []
                 for _, child in _children(instance, conf, split, dom)[1]:
                     if time.perf_counter() - started > time_limit_s:
-                        return stop(f"time budget ({time_limit_s:.2f} s) spent")
+                        return stop(f"time limit ({time_limit_s:.2f} s) reached")
                     left = time_limit_s - (time.perf_counter() - started)
                     got = node_lp.solve(mask_of(child), child.admitted, left, prices=False)
+                    lps += 1
                     if got[0] == "time":
-                        return stop(f"time budget ({time_limit_s:.2f} s) spent in a node's LP")
+                        return stop(f"time limit ({time_limit_s:.2f} s) reached in a node's LP")
                     rises.append(max(got[4] - lp_value, 0.0))
                 score = max(rises[0], RISE_FLOOR * gap) * max(rises[1], RISE_FLOOR * gap)
                 if score > best_score:
@@ -449,20 +470,19 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         stack += [(node.setdefault(key, {}), child, depth + 1, below) for key, child in kids]
     seconds = time.perf_counter() - started
     proof = Proof(kind="branch-lagrangian", value=least, tree=root, admit=k_admit)
-    return least, proof, {"branch_leaves": leaves, "branch_seconds": seconds}
+    return least, proof, {"branch_leaves": leaves, "branch_seconds": seconds, "branch_node_lps": lps}
 
 
 def certify_optimum(instance: Instance, value: float, admitted: int, bound: float, proof: Proof, *,
-                    spent_s: float, left_s: float, metrics: dict[str, Any], allowed_at_least: int = 0
-                    ) -> tuple[float, Proof]:
+                    left_s: float, metrics: dict[str, Any], allowed_at_least: int = 0) -> tuple[float, Proof]:
     """What an exact driver states for an optimum only its backend proved: a branch
-    certificate anyone can replay, when :func:`branch_proof` finds one within
-    :func:`~schedopt.deadline.proof_budget_s` of a solve that took ``spent_s`` (``left_s``: what its time limit
-    leaves); else the backend's ``bound`` and ``proof`` unchanged. ``metrics`` says which."""
+    certificate anyone can replay, when :func:`branch_proof` finds one within its node-LP budget
+    (and the ``left_s`` seconds the solve's time limit leaves); else the backend's ``bound`` and
+    ``proof`` unchanged. ``metrics`` says which."""
     J = len(instance.jobs)
     why: dict[str, Any] = {}
     got = branch_proof(instance, value, admit=admitted if admitted < J else None,
-                       time_limit_s=proof_budget_s(spent_s, left_s), allowed_at_least=allowed_at_least, why=why)
+                       time_limit_s=left_s, allowed_at_least=allowed_at_least, why=why)
     if got is None:
         metrics["branch_certificate"] = (f"none found ({why.get('stopped', 'stopped')} after "
                                          f"{why.get('seconds', 0.0):.2f} s): the backend's bound stands")

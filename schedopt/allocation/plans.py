@@ -155,20 +155,24 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
 def _branch_bound(instance: Instance, value: float, admit: int | None, gap: float, budget_s: float,
                   metrics: dict[str, Any], allowed_at_least: int = 0) -> tuple[float, Proof] | None:
     """A branch certificate of ``value`` (then, when none is found and the plan's ``gap`` is above
-    BRANCH_WITHIN, of ``value`` less BRANCH_WITHIN) within ``budget_s`` seconds in all; ``metrics``
-    says what was found (``allowed_at_least``: :attr:`AllocationModel.allowed_at_least`)."""
+    BRANCH_WITHIN, of ``value`` less BRANCH_WITHIN) within one search's node-LP budget in all (what
+    the first target leaves goes to the second) and ``budget_s`` seconds (a time limit; inf: none);
+    ``metrics`` says what was found (``allowed_at_least``: :attr:`AllocationModel.allowed_at_least`)."""
     from schedopt.allocation.branching import branch_proof  # the search, imported when a plan needs it
 
     started = time.perf_counter()
     targets = [value] + ([value - BRANCH_WITHIN * abs(value)] if gap > BRANCH_WITHIN else [])
     why: dict[str, Any] = {}
+    lps_left: int | None = None  # None: the search's own budget
     for target in targets:
         left = budget_s - (time.perf_counter() - started)
-        if left <= 0:
+        if left <= 0 or (lps_left is not None and lps_left <= 0):
             break
         why = {}
-        got = branch_proof(instance, target, admit=admit, time_limit_s=left, allowed_at_least=allowed_at_least,
-                           why=why)
+        got = branch_proof(instance, target, admit=admit, max_node_lps=lps_left, time_limit_s=left,
+                           allowed_at_least=allowed_at_least, why=why)
+        if got is None and why.get("node_lp_budget") is not None:
+            lps_left = int(why["node_lp_budget"]) - int(why["node_lps"])
         if got is not None:
             bound, proof, info = got
             metrics.update(info)

@@ -26,7 +26,7 @@ from schedopt.allocation.repair import exact_repair
 from schedopt.allocation.model import AllocationModel, admitted_bound, compile_typed
 from schedopt.allocation.problem import compile_allocation
 from schedopt.allocation.typed import TYPE_CHOICES, typed_greedy
-from schedopt.deadline import Deadline, proof_budget_s
+from schedopt.deadline import Deadline
 from schedopt.gcpause import paused_gc
 from schedopt.errors import InputError
 from schedopt.instance import Instance
@@ -44,19 +44,18 @@ def _objective(solver: str, objective: str | None) -> str | None:
 
 def _branch_proof(solver: str, value: Any) -> bool:
     """The ``branch_proof`` option checked: whether an optimum only the backend proves gets a search
-    for a branch certificate (up to twice the solve's time; False: the backend's word is stated)."""
+    for a branch certificate (within its node-LP budget, branching.node_lp_budget; False: the backend's word is stated)."""
     if not isinstance(value, bool):
         raise InputError(solver, f"branch_proof: expected true or false, got {value!r}")
     return value
 
 
 def _branch_budget(search: bool, started: float, time_limit: float | None) -> float | None:
-    """Seconds a heuristic's plan may spend on a branch certificate (None: no search): as an exact
-    solve's, :func:`~schedopt.deadline.proof_budget_s` of the heuristic's time so far, within its limit."""
+    """Seconds a heuristic's plan may spend on a branch certificate (None: no search): what its time
+    limit leaves (inf without one); the search's own budget is counted in node LPs, as an exact solve's."""
     if not search:
         return None
-    spent = time.perf_counter() - started
-    return proof_budget_s(spent, math.inf if time_limit is None else time_limit - spent)
+    return math.inf if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
 
 
 def _posed(instance: Instance, objective: str | None) -> Instance:

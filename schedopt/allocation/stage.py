@@ -84,7 +84,7 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
                 metrics["backend_bound"] = stage.bound
                 return got
         left = clock.remaining()
-        return certify_optimum(instance, value, admitted, bound, proof, spent_s=clock.spent(),
+        return certify_optimum(instance, value, admitted, bound, proof,
                                left_s=math.inf if left is None else left, metrics=metrics,
                                allowed_at_least=allowed_at_least)
     return bound, proof

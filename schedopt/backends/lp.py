@@ -5,6 +5,7 @@ about 60 ms, ``scipy.optimize`` about 290 ms)."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import threading
@@ -160,7 +161,7 @@ class IncrementalLp:
     def set_time_limit(self, seconds: float | None) -> None:
         """The next solve stops after ``seconds`` (None: no limit); :meth:`solve`'s status says so.
         HiGHS compares its limit with the instance's run time summed over every solve so far."""
-        limit = INF if seconds is None else self._h.getRunTime() + max(1e-3, float(seconds))
+        limit = INF if seconds is None or not math.isfinite(seconds) else self._h.getRunTime() + max(1e-3, float(seconds))
         self._h.setOptionValue("time_limit", limit)
 
     def pass_dense(self, cost: np.ndarray, rows: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,

@@ -43,6 +43,8 @@ TINY_TIME_LIMIT_S = 10.0
 #: seconds and leaves the certification pass gives the branch search per open allocation record
 CERTIFY_BUDGET_S = 120.0
 CERTIFY_MAX_LEAVES = 20_000
+#: ... and node LPs (a solve's search takes branching.node_lp_budget's; offline, the seconds bound it)
+CERTIFY_MAX_NODE_LPS = 1_000_000
 #: the MILP's time limit in the hard pass: an open record still open after it is tagged HARD_TAG
 HARD_TIME_LIMIT_S = 600.0
 HARD_TAG = "hard"
@@ -274,7 +276,7 @@ def certify_open(stage: Path, budget_s: float = CERTIFY_BUDGET_S, data_dir: Any 
         J = len(instance.jobs)
         admitted = plan.objective.admitted or 0
         got = branch_proof(instance, record.best_known, admit=admitted if admitted < J else None,
-                           time_limit_s=budget_s, max_leaves=CERTIFY_MAX_LEAVES)
+                           time_limit_s=budget_s, max_leaves=CERTIFY_MAX_LEAVES, max_node_lps=CERTIFY_MAX_NODE_LPS)
         if got is None:
             log.info("%s: no branch certificate found (budget %.0f s)", entry.id, budget_s)
             continue
