@@ -232,6 +232,36 @@ def test_the_knapsack_like_gavel_optimum_gets_a_tree() -> None:
     assert report.ok and not report.unverified
 
 
+def test_the_search_is_budgeted_in_node_lps_so_its_certificate_does_not_depend_on_the_machine() -> None:
+    """The same instance gives the same tree, in the same node LPs, within the budget; a budget too
+    small for the tree stops the search and says so in node LPs (seconds never decide it, so a plan
+    that passes `--strict` on one machine passes on a slower one)."""
+    import schedopt
+    from schedopt.allocation.branching import MAX_NODE_LPS, MIN_NODE_LPS, node_lp_budget
+    from schedopt.generate import generate_instance
+    from tests.conftest import SHARED_DATA
+
+    assert node_lp_budget(1) == MAX_NODE_LPS and node_lp_budget(10**9) == MIN_NODE_LPS
+    assert node_lp_budget(3_000) == 1_000
+    try:
+        inst = generate_instance("gavel", jobs=40, servers=10, seed=1, data_dir=SHARED_DATA)
+    except schedopt.InputError as exc:
+        pytest.skip(f"needs ../shared/data (Gavel's throughputs, not redistributed): {str(exc).splitlines()[0]}")
+    plan = schedopt.solve(inst, "optimus-milp", seed=0, branch_proof=False)
+    admitted = plan.objective.admitted
+    admit = admitted if admitted < len(inst.jobs) else None
+    first = branch_proof(inst, plan.objective.value, admit=admit)
+    again = branch_proof(inst, plan.objective.value, admit=admit)
+    assert first is not None and again is not None
+    assert first[1].tree == again[1].tree and first[0] == again[0]
+    assert first[2]["branch_node_lps"] == again[2]["branch_node_lps"] <= MAX_NODE_LPS
+    why: dict = {}
+    short = first[2]["branch_node_lps"] // 2
+    assert branch_proof(inst, plan.objective.value, admit=admit, max_node_lps=short, why=why) is None
+    assert why["stopped"] == f"{short:,} node LPs" or why["stopped"].startswith("hopeless")
+    assert why["node_lps"] <= short
+
+
 @pytest.mark.parametrize("solver", ["optimus-milp", "optimus-cpsat"])
 def test_branch_proof_false_states_the_backends_word(solver: str) -> None:
     """``branch_proof=false`` skips the search (a latency-bound caller's choice): the same plan, its
@@ -249,8 +279,8 @@ def test_branch_proof_false_states_the_backends_word(solver: str) -> None:
         pytest.skip(f"needs ../shared/data (Gavel's throughputs, not redistributed): {str(exc).splitlines()[0]}")
     plan = schedopt.solve(inst, solver, seed=0, time_limit=60)
     assert plan.options["branch_proof"] is True
-    if plan.certificate.bound.kind == "branch-lagrangian":  # found within the search's budget (0.4 s here)
-        assert not check(inst, plan, strict=True)
+    assert plan.certificate.bound.kind == "branch-lagrangian"  # within the search's node-LP budget, on any machine
+    assert not check(inst, plan, strict=True)
     quick = schedopt.solve(inst, solver, seed=0, time_limit=60, branch_proof=False)
     assert quick.allocation == plan.allocation and quick.status == plan.status
     assert quick.certificate.bound.kind == "backend" and quick.options["branch_proof"] is False
