@@ -10,16 +10,9 @@ from dataclasses import dataclass, field
 
 #: the deadline contract: a call returns within T + max(OVERRUN_FLOOR_S, OVERRUN_SHARE · T)
 OVERRUN_FLOOR_S, OVERRUN_SHARE = 0.3, 0.15
-#: what exact placement spends searching a replayable proof (a pattern-branch certificate) after its
-#: solve: PROOF_SHARE times the solve so far, at least PROOF_MIN_S, never past the solve's time limit
-#: (allocation's branch search counts node LPs instead: branching.node_lp_budget)
-#: (0.25 s before issue 48's last instance: its 26-leaf tree takes 0.4 s after a 0.1 s solve)
-PROOF_SHARE, PROOF_MIN_S = 2.0, 0.6
-
-
-def proof_budget_s(elapsed_s: float, left_s: float) -> float:
-    """Seconds a proof search may take after a solve of ``elapsed_s``, ``left_s`` of its limit left."""
-    return max(0.0, min(left_s, max(PROOF_MIN_S, PROOF_SHARE * elapsed_s)))
+#: proof searches after a solve (allocation's branch certificates, placement's pattern-branch) are
+#: budgeted in node LPs, not seconds (branching.node_lp_budget, relaxation.branch_nodes): the same
+#: instance gets the same certificate on any machine; only a caller's time limit stops them sooner
 
 
 @dataclass

@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from schedopt.deadline import Deadline, check_time_limit, proof_budget_s
+from schedopt.deadline import Deadline, check_time_limit
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, build_class_model
@@ -312,8 +312,9 @@ def _branch_proof(data: PlacementData, cm: ClassModel, objective: str, where: li
                   bound: float | None, pattern_bound: float | None, count_bound: int | None, metrics: dict[str, Any],
                   clock: Deadline) -> tuple[float, Proof] | None:
     """A ``pattern-branch`` proof of an optimum the backend proved and the class LP's prices do not
-    (an integrality gap), searched within twice the solve's time so far (at least 0.25 s, never
-    past its time limit); its count must be proven the most (or every job placed). None otherwise."""
+    (an integrality gap), searched within its node-LP budget (``relaxation.branch_nodes``: the same
+    certificate on any machine; never past the solve's time limit); its count must be proven the most
+    (or every job placed). None otherwise."""
     placed = sum(pl is not None for pl in where)
     gap = relative_gap(value, bound) if bound is not None else None
     if gap is None or gap > OPTIMAL_GAP or (placed < data.J and count_bound != placed):
@@ -325,7 +326,7 @@ def _branch_proof(data: PlacementData, cm: ClassModel, objective: str, where: li
     try:
         got = branch_certificate(data, cm, objective, np.array([pl is not None for pl in where], dtype=bool),
                                  value - BRANCH_TARGET_MARGIN * max(1.0, abs(value)),
-                                 Deadline(proof_budget_s(clock.spent(), math.inf if left is None else left)))
+                                 Deadline(left))
     except TooLargeToReplay:
         got = None
     metrics["branch_certificate"] = (f"a tree in {time.perf_counter() - started:.2f} s" if got is not None else
