@@ -55,7 +55,8 @@ def _branch_budget(search: bool, started: float, time_limit: float | None) -> fl
     limit leaves (inf without one); the search's own budget is counted in node LPs, as an exact solve's."""
     if not search:
         return None
-    return math.inf if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
+    left = Deadline(time_limit, started).remaining()
+    return math.inf if left is None else max(0.0, left)
 
 
 def _posed(instance: Instance, objective: str | None) -> Instance:
