@@ -383,16 +383,14 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if admit_proven:
             most = k_min
             admitted_proof = count_proof if count <= k_min and count_proof is not None else backend_proof
-        elif s1.bound is not None and count_proof is None:
+        elif s1.bound is not None and count_proof is None:  # no LP count: only the backend's bounds it
             most = max(k_min, floor_count(s1.bound))
             admitted_proof = backend_proof
-        elif s1.bound is not None:  # not proven: the LP's replayable count is stated, the backend's kept beside it
+        else:  # not proven: the LP's replayable count is stated, a backend's kept beside it
             most = max(k_min, count)
             admitted_proof = count_proof
-            metrics["backend_admitted_bound"] = max(k_min, floor_count(s1.bound))
-        else:
-            most = max(k_min, count)
-            admitted_proof = count_proof
+            if s1.bound is not None:
+                metrics["backend_admitted_bound"] = max(k_min, floor_count(s1.bound))
         if k_min == 0:
             return plan({}, Status.INFEASIBLE, Termination.INFEASIBLE, admitted_bound=most,
                         admitted_proof=admitted_proof, message="no job fits the cluster at its minimum")
