@@ -31,6 +31,7 @@ import schedopt  # noqa: E402
 from benchmarks import tables  # noqa: E402
 from schedopt.generate import generate_instance  # noqa: E402
 from schedopt.sim import simulate  # noqa: E402
+from schedopt.sim.bounds import jct_lower_bounds_s  # noqa: E402
 
 JCT = "jct_weighted_time"
 SCHEDULERS = [("optimus-greedy", {}, "optimus-greedy (type-aware)"),
@@ -44,6 +45,8 @@ LOADS = [1.0, 3.0, 6.0]
 #: stored results' name suffix: "-quick" for --quick runs, which the docs do not show
 SUFFIX = ""
 INTERVAL_S = 3600.0  # Gavel's rounds are 6 min; jobs run 0.5-167 h, so hour rounds keep runs short
+RESTART_S = 60.0  # simulate()'s default restart overhead
+BOUND = "lower bound: each job alone on its best type from the first tick after it arrives"
 
 
 def _loaded(inst: schedopt.Instance, load: float) -> schedopt.Instance:
@@ -63,11 +66,15 @@ def simulations(jobs: int, servers: int, seeds: int, data_dir: str, *, name: str
     for load in LOADS:
         for seed in range(seeds):
             wl = _loaded(generate_instance("gavel", jobs=jobs, servers=servers, seed=seed, data_dir=data_dir), load)
+            lb = jct_lower_bounds_s(wl, interval_s=INTERVAL_S, restart_overhead_s=RESTART_S)  # schedopt/sim/bounds.py
+            jct.setdefault((BOUND, load), []).append(float(lb.mean()) / 3600)
+            ends = [j.arrival + b for j, b in zip(wl.jobs, lb)]
+            mk.setdefault((BOUND, load), []).append((max(ends) - min(j.arrival for j in wl.jobs)) / 3600)
             for solver, options, label in SCHEDULERS:
                 if label in skip:
                     continue
                 t0 = time.perf_counter()
-                r = simulate(wl, solver, options=options, seed=seed, interval_s=INTERVAL_S)
+                r = simulate(wl, solver, options=options, seed=seed, interval_s=INTERVAL_S, restart_overhead_s=RESTART_S)
                 wall.setdefault((label, load), []).append(time.perf_counter() - t0)
                 assert r.finished == len(wl.jobs), (label, load, seed, r.finished)
                 jct.setdefault((label, load), []).append(r.avg_jct_s / 3600)
@@ -82,6 +89,8 @@ def simulations(jobs: int, servers: int, seeds: int, data_dir: str, *, name: str
         cells = [f"{statistics.median(jct[label, x]):.2f} [{max(jct[label, x]):.2f}]" for x in LOADS]
         cells += [f"{statistics.median(mk[label, x]):.1f} [{max(mk[label, x]):.1f}]" for x in LOADS]
         rows.append([label, *cells, f"{statistics.median([s for x in LOADS for s in wall[label, x]]):.1f}"])
+    rows.append([BOUND, *[f"{statistics.median(jct[BOUND, x]):.2f} [{max(jct[BOUND, x]):.2f}]" for x in LOADS],
+                 *[f"{statistics.median(mk[BOUND, x]):.1f} [{max(mk[BOUND, x]):.1f}]" for x in LOADS], "—"])
     aware, blind = SCHEDULERS[0][2], SCHEDULERS[1][2]
     notes = []
     for x in (LOADS if blind not in skip else []):
@@ -95,6 +104,11 @@ def simulations(jobs: int, servers: int, seeds: int, data_dir: str, *, name: str
                 notes.append(f"load {x}: {label} ÷ {other} average JCT, median {statistics.median(ratios):.2f}× "
                              f"(seeds: {', '.join(f'{r:.2f}' for r in ratios)}; ratio of medians "
                              f"{statistics.median(jct[label, x]) / statistics.median(jct[other, x]):.2f}×)")
+    for other in (aware, "gavel-las"):
+        for x in LOADS:
+            ratios = [a / b for a, b in zip(jct[BOUND, x], jct[other, x])]
+            notes.append(f"load {x}: the lower bound ÷ {other} average JCT (the least ratio any scheduler can reach), "
+                         f"median {statistics.median(ratios):.2f}× (seeds: {', '.join(f'{r:.2f}' for r in ratios)})")
     name = name + SUFFIX
     tables.save(name, columns=columns, rows=rows, seeds=list(range(seeds)), notes=notes,
                 command=f"benchmarks/bench_heterogeneous.py --only {'sim' if jobs == 60 else 'contended'} "
@@ -211,9 +225,12 @@ def figure(out: Path) -> None:
     loads = [float(c.rsplit(" ", 1)[-1]) for c in doc["columns"] if c.startswith("avg JCT")]
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for row, m in zip(doc["rows"], ["o", "s", "^", "D", "v", "P", "X"]):
+    for row, m in zip(doc["rows"], ["o", "s", "^", "D", "v", "P", "X", "*"]):
         label = row[0]
         ys = [float(cell.split()[0]) for cell in row[1:1 + len(loads)]]  # "median [worst]"
+        if label == BOUND:  # no scheduler reaches below it
+            ax.plot(loads, ys, color="black", linestyle=":", label="lower bound (alone, best type)")
+            continue
         ax.plot(loads, ys, marker=m, label=label, linestyle="--" if "blind" in label else "-")
     ax.set_xlabel("arrival rate (× the gavel family's own: 1.8 jobs/h per 108 GPUs)")
     ax.set_ylabel("average JCT (h), median over seeds")
