@@ -38,6 +38,20 @@ TYPE_CHOICES = ("aware", "blind")
 
 #: most improving moves and swaps of :func:`_exchange` (each O(jobs · types))
 EXCHANGE_MOVES = 2000
+#: jobs tested at once by the local search's first window (doubling while none moves)
+FIRST_WINDOW = 16
+#: array elements one window of :func:`_first_swap` may hold (paused rows · admitted jobs · resources)
+SWAP_WINDOW_ELEMENTS = 2_000_000
+
+
+def _windows(start: int, stop: int, most: int | None = None):
+    """Half-open windows [lo, hi) covering [start, stop): FIRST_WINDOW wide, doubling up to ``most``."""
+    size = FIRST_WINDOW
+    while start < stop:
+        end = min(stop, start + size)
+        yield start, end
+        start = end
+        size = size * 2 if most is None else max(1, min(size * 2, most))
 
 
 def typed_admission(data: AllocationModel, choice: str = "aware", preference: np.ndarray | None = None,
@@ -142,9 +156,13 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
     or swap a paused job in for a costlier admitted one whose room (on any type) it fits in (the swap saving the
     most for each paused job, cheapest paused job first). Moves first, then swaps,
     until neither improves or ``limit`` moves are made (``scan``: the cheapest paused jobs
-    tried for a swap in each pass; None: all)."""
-    mins, feasible, use, t_min = data.minimum
-    job_rows = [slice(int(data.job_start[j]), int(data.job_start[j + 1])) for j in range(data.J)]
+    tried for a swap in each pass; None: all).
+
+    Each pass visits the jobs one at a time in its order, and a job's move changes what the
+    next ones see; nothing changes between two moves, so every job up to the next move is
+    tested at once (:func:`_first_faster`, :func:`_first_swap`): the same moves, in the same
+    order, in a few array operations per move instead of a few per job."""
+    mins, _, use, t_min = data.minimum
     row_of_job = {int(data.job[v]): v for v in chosen}
     free = free.copy()
     fastest = _fastest(data)
@@ -152,73 +170,123 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
     improved = True
     while improved and moves < limit:
         improved = False
-        for j in sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]):  # move to a faster type with room
-            v = row_of_job[j]
-            if not fastest[j] < t_min[v] - IMPROVE_TOL:
-                continue  # on its fastest type already
-            room = free + use[v]
-            s = job_rows[j]
-            better = (s.start + np.flatnonzero(feasible[s] & (t_min[s] < t_min[v] - IMPROVE_TOL)
-                                               & np.all(use[s] <= room, axis=1))).tolist()
-            if better:
-                u = min(better, key=lambda r: (t_min[r], r))
-                free = room - use[u]
-                row_of_job[j] = u
-                moves += 1
-                improved = True
+        order = np.array(sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]), dtype=np.int64)
+        if len(order):  # a job on its fastest type already never moves
+            order = order[fastest[order] < t_min[[row_of_job[j] for j in order.tolist()]] - IMPROVE_TOL]
+        at = 0
+        while at < len(order):  # move to a faster type with room
+            k = u = -1
+            for lo, hi in _windows(at, len(order)):
+                k, u = _first_faster(data, order[lo:hi], row_of_job, free)
+                if k >= 0:
+                    k += lo - at
+                    break
+            if k < 0:
+                break
+            j = int(order[at + k])
+            free = free + use[row_of_job[j]] - use[u]
+            row_of_job[j] = u
+            moves += 1
+            improved = True
+            at += k + 1
         moves, free, swapped = _trade_types(data, row_of_job, free, moves, limit)
         improved |= swapped
-        paused = [j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])]
-        state: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # rebuilt after each change
-        for p in sorted(paused, key=lambda j: fastest[j])[:scan]:
-            if state is None:
-                admitted, a_rows = _admitted_rows(row_of_job)
-                room_all = free[None, :] + use[a_rows]
-                state = (admitted, a_rows, t_min[a_rows], room_all,
-                         room_all.max(axis=0) if len(admitted) else free)
-            admitted, a_rows, a_cost, room, roomiest = state  # room (A, T·R): what each admitted job's leaving frees
-            if not len(admitted):
+        paused = np.array([j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])], dtype=np.int64)
+        paused = paused[np.argsort(fastest[paused], kind="stable")][:scan]
+        at = 0
+        while at < len(paused):
+            if not row_of_job:
                 break
-            s = job_rows[p]
-            direct = (s.start + np.flatnonzero(feasible[s] & np.all(use[s] <= free, axis=1))).tolist()
-            if direct:  # room freed by the moves: admit it outright (one more job)
-                u = min(direct, key=lambda r: (t_min[r], r))
+            stop = at + 1 if moves >= limit else len(paused)  # past the limit: one more job, as one at a time
+            widest = max(1, SWAP_WINDOW_ELEMENTS // max(1, len(row_of_job) * data.row_on.shape[1] * len(free)))
+            k, action = -1, (-1, -1)
+            for lo, hi in _windows(at, stop, widest):
+                k, action = _first_swap(data, paused[lo:hi], row_of_job, free)
+                if k >= 0:
+                    k += lo - at
+                    break
+            if k < 0:
+                break
+            p, u, a = int(paused[at + k]), action[0], action[1]
+            if a < 0:  # room freed by the moves: admit it outright (one more job)
                 free = free - use[u]
-                row_of_job[p] = u
-                moves += 1
-                improved = True
-                state = None
-                continue
-            best: tuple[float, int, int] | None = None  # (saving, row of p, index into admitted)
-            for u in range(s.start, s.stop):
-                if not feasible[u] or np.any(use[u] > roomiest):  # no admitted job's leaving makes room for it
-                    continue
-                dearer = np.flatnonzero(a_cost > t_min[u] + IMPROVE_TOL)  # the room test only where it saves
-                ok = dearer[np.all(use[u][None, :] <= room[dearer], axis=1)]
-                if len(ok):
-                    i = int(ok[np.argmax(a_cost[ok])])  # the costliest admitted job it can replace (the first of ties)
-                    saving = float(a_cost[i] - t_min[u])
-                    if best is None or saving > best[0]:
-                        best = (saving, u, i)
-            if best is not None:
-                _, u, i = best
-                a = int(admitted[i])
-                free = room[i] - use[u]
+            else:
+                free = free + use[row_of_job[a]] - use[u]
                 del row_of_job[a]
-                row_of_job[p] = u
-                moves += 1
-                improved = True
-                state = None
+            row_of_job[p] = u
+            moves += 1
+            improved = True
+            at += k + 1
             if moves >= limit:
                 break
     return {v: (int(mins[v, 0]), int(mins[v, 1])) for v in row_of_job.values()}
+
+
+def _first_faster(data: AllocationModel, jobs: np.ndarray, row_of_job: dict[int, int],
+                  free: np.ndarray) -> tuple[int, int]:
+    """The first of admitted ``jobs`` with a row on a faster type that fits ``free`` plus what its
+    own row frees, and that row (its fastest such, the first type of ties); (-1, -1): none."""
+    _, _, use, t_min = data.minimum
+    rows = np.array([row_of_job[j] for j in jobs.tolist()], dtype=np.int64)
+    there = data.row_on[jobs]  # (n, types), -1: cannot run there
+    to = np.where(there >= 0, there, 0)
+    room = free[None, :] + use[rows]  # (n, T·R + quotas)
+    ok = (there >= 0) & (t_min[to] < (t_min[rows] - IMPROVE_TOL)[:, None])
+    ok &= np.all(use[to] <= room[:, None, :], axis=2)
+    has = np.flatnonzero(ok.any(axis=1))
+    if not len(has):
+        return -1, -1
+    k = int(has[0])
+    t = np.where(ok[k], t_min[to[k]], math.inf)
+    return k, int(to[k][int(np.argmin(t))])
+
+
+def _first_swap(data: AllocationModel, paused: np.ndarray, row_of_job: dict[int, int],
+                free: np.ndarray) -> tuple[int, tuple[int, int]]:
+    """The first of ``paused`` jobs that enters now: outright on its fastest row that fits
+    ``free`` (``(k, (row, -1))``), else in place of the costliest admitted job whose leaving makes
+    room for one of its rows and that costs more there, the row saving the most (the first of
+    ties): ``(k, (row, job paused))``. ``(-1, (-1, -1))``: none."""
+    _, _, use, t_min = data.minimum
+    admitted, a_rows = _admitted_rows(row_of_job)
+    a_cost = t_min[a_rows]
+    room = free[None, :] + use[a_rows]  # (A, T·R + quotas): what each admitted job's leaving frees
+    roomiest = room.max(axis=0)
+    there = data.row_on[paused]  # (P, types)
+    to = np.where(there >= 0, there, 0)
+    can = there >= 0
+    direct = can & np.all(use[to] <= free, axis=2)
+    maybe = can & ~direct.any(axis=1)[:, None] & np.all(use[to] <= roomiest, axis=2)
+    pp, tt = np.nonzero(maybe)  # the rows an admitted job's leaving may make room for
+    u = to[pp, tt]
+    fit = (a_cost[None, :] > (t_min[u] + IMPROVE_TOL)[:, None]) & np.all(use[u][:, None, :] <= room[None, :, :], axis=2)
+    swap = np.zeros(len(paused), dtype=bool)
+    swap[pp[fit.any(axis=1)]] = True
+    acts = np.flatnonzero(direct.any(axis=1) | swap)
+    if not len(acts):
+        return -1, (-1, -1)
+    k = int(acts[0])
+    if direct[k].any():
+        t = np.where(direct[k], t_min[to[k]], math.inf)
+        return k, (int(to[k][int(np.argmin(t))]), -1)
+    best: tuple[float, int, int] | None = None  # (saving, row, index into admitted)
+    for m in np.flatnonzero(pp == k).tolist():  # its rows in type order, as one at a time
+        ok = np.flatnonzero(fit[m])
+        if len(ok):
+            i = int(ok[np.argmax(a_cost[ok])])  # the costliest admitted job it can replace (the first of ties)
+            saving = float(a_cost[i] - t_min[u[m]])
+            if best is None or saving > best[0]:
+                best = (saving, int(u[m]), i)
+    assert best is not None
+    return k, (best[1], int(admitted[best[2]]))
 
 
 def _trade_types(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray, moves: int,
                  limit: int = EXCHANGE_MOVES) -> tuple[int, np.ndarray, bool]:
     """Two admitted jobs on different types trade types when the trade fits and
     lowers Σ t at their minimum configurations (the costliest job first, its best
-    trade); ``row_of_job`` is updated in place. Returns (moves, free, whether any)."""
+    trade); ``row_of_job`` is updated in place. Returns (moves, free, whether any).
+    The jobs are visited in that order, those up to the next trade tested at once."""
     _, _, use, t_min = data.minimum
     row_on = data.row_on
     jobs = np.array(sorted(row_of_job, key=lambda j: -t_min[row_of_job[j]]), dtype=np.int64)
@@ -241,21 +309,28 @@ def _trade_types(data: AllocationModel, row_of_job: dict[int, int], free: np.nda
     table = table + table.T
     table[on[:, None] == on[None, :]] = -np.inf  # the same type: no trade
     traded = False
-    for i in range(n):
-        if moves >= limit:
+    at = 0
+    while at < n and moves < limit:
+        found = None
+        for lo, hi in _windows(at, n):
+            tol = IMPROVE_TOL * np.maximum(1.0, t_min[rows[lo:hi]])  # each job's least saving: its own time now
+            ii, bb = np.nonzero(table[lo:hi] > tol[:, None])  # the room test only where it saves
+            if not len(ii):
+                continue
+            ii += lo
+            ua = row_on[jobs[ii], kind[rows[bb]]]
+            ub = row_on[jobs[bb], kind[rows[ii]]]
+            after = free[None, :] + use[rows[ii]] + use[rows[bb]] - use[ua] - use[ub]
+            good = np.all(after >= 0, axis=1)
+            if good.any():
+                first = int(ii[np.argmax(good)])
+                mine = np.flatnonzero(ii == first)
+                found = (first, bb[mine], ua[mine], ub[mine], after[mine], good[mine])
+                break
+        if found is None:
             break
-        va = int(rows[i])
-        saving = table[i]
-        gains = np.flatnonzero(saving > IMPROVE_TOL * max(1.0, t_min[va]))  # the room test only where it saves
-        if not len(gains):
-            continue
-        ua = row_on[jobs[i], kind[rows[gains]]]
-        ub = row_on[jobs[gains], kind[va]]
-        after = free[None, :] + use[va][None, :] + use[rows[gains]] - use[ua] - use[ub]
-        good = np.all(after >= 0, axis=1)
-        if not good.any():
-            continue
-        k = int(np.argmax(np.where(good, saving[gains], -np.inf)))
+        i, gains, ua, ub, after, good = found
+        k = int(np.argmax(np.where(good, table[i, gains], -np.inf)))
         free = after[k]
         b = int(gains[k])
         rows[i], rows[b] = ua[k], ub[k]
@@ -269,6 +344,7 @@ def _trade_types(data: AllocationModel, row_of_job: dict[int, int], free: np.nda
         table[:, both] = fresh.T
         moves += 1
         traded = True
+        at = i + 1
     return moves, free, traded
 
 
