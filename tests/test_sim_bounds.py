@@ -39,3 +39,24 @@ def test_no_run_beats_the_bound(seed: int, scheduler: str, options: dict) -> Non
         if r.finished == len(inst.jobs):
             assert r.avg_jct_s >= avg_jct_lower_bound_s(inst, interval_s=600.0) * (1 - 1e-9)
         assert all(math.isfinite(b) or r.jobs[j.id].completion_s is None for j, b in zip(inst.jobs, lb))
+
+
+def test_srpt_on_one_machine_by_hand() -> None:
+    from schedopt.sim.bounds import _srpt_total_completion
+    import numpy as np
+
+    assert _srpt_total_completion(np.array([0.0, 0.0]), np.array([1.0, 2.0])) == pytest.approx(1 + 3)
+    # A (3 s) from 0, B (1 s) from 1: A runs 0-1, B 1-2, A 2-4
+    assert _srpt_total_completion(np.array([0.0, 1.0]), np.array([3.0, 1.0])) == pytest.approx(2 + 4)
+    # an idle gap before the second release
+    assert _srpt_total_completion(np.array([0.0, 10.0]), np.array([1.0, 1.0])) == pytest.approx(1 + 11)
+
+
+def test_pooled_capacity_bound_under_contention() -> None:
+    """Two jobs each needing the whole cluster: alone each could finish at 630 s, but the
+    cluster holds one at a time, so the average is at least (630 + 1260) / 2."""
+    inst = make_instance([fixed_job("a", 2400.0, n=4), fixed_job("b", 2400.0, n=4)], {"cpu": 4})
+    bound = avg_jct_lower_bound_s(inst, interval_s=600.0, restart_overhead_s=30.0)
+    assert bound == pytest.approx((630 + 1260) / 2)
+    r = simulate(inst, "fifo", interval_s=600.0, restart_overhead_s=30.0)
+    assert r.avg_jct_s >= bound

@@ -483,8 +483,13 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     admit = None if count == data.J else count
     lp = lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(start, cs, row_of) or None)
 
+    costs: dict[int, tuple[dict[int, tuple[int, int]], float]] = {}  # id(config) -> (config, its Σ t): each once
+
     def key(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[int, float]:
-        return -len(c[0]), data.rows.total_time_s(c[0])
+        kept = costs.get(id(c[0]))
+        if kept is None or kept[0] is not c[0]:
+            kept = costs[id(c[0])] = (c[0], data.rows.total_time_s(c[0]))
+        return -len(c[0]), kept[1]
 
     def most() -> int:
         """At most how many jobs any plan admits (every job when the LP admits all; else the admission LP's count)."""
