@@ -667,6 +667,14 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                 row_of_job[int(admitted[position])] = x
             row_of_job[j] = w
             changed = True
+    answers: dict[tuple[bytes, int], Any] = {}  # (use coming in, leaver) -> _make_room's, while the plan stands
+
+    def room_for(rows: np.ndarray, u: int, i: int, fixed: np.ndarray) -> Any:
+        key = (use[u].tobytes(), i)  # rows of many jobs use the same (a type's 1-GPU rows): one answer
+        if key not in answers:
+            answers[key] = _make_room(data, rows, (free - use[u]) if i < 0 else (free + use[rows[i]] - use[u]), fixed)
+        return answers[key]
+
     for p in paused:
         admitted, rows = _admitted_rows(row_of_job)
         if not len(admitted):
@@ -680,7 +688,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                 continue
             if not budget.take():
                 break
-            got = _make_room(data, rows, free - use[u], none)
+            got = room_for(rows, u, -1, none)
             if got is not None:  # one more job: better than any swap
                 pick = (1, -t_min[u] - got[0], u, -1, got[1], got[2])
                 if best is None or pick[:2] > best[:2]:
@@ -699,7 +707,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                 leaving[i] = True
                 if not budget.take():
                     break
-                got = _make_room(data, rows, free + use[rows[i]] - use[u], leaving)
+                got = room_for(rows, u, i, leaving)
                 if got is None:
                     continue
                 saving = saving_most - got[0]
@@ -714,6 +722,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
             del row_of_job[int(admitted[i])]
         row_of_job[p] = u
         changed = True
+        answers.clear()
     return free, changed
 
 
@@ -740,12 +749,16 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
         slack = free + use[row_of_job[a]]
         got = 0
         jobs, rows = _admitted_rows(trial)  # rebuilt when a paused job comes in
+        tried: dict[bytes, Any] = {}  # use of the row coming in -> _make_room's answer, while rows and slack stand
         for p in paused:
             lo, hi = int(data.job_start[p]), int(data.job_start[p + 1])
             for u in sorted((u for u in range(lo, hi) if feasible[u]), key=lambda u: (t_min[u], u)):
                 if not budget.take():
                     break
-                room = _make_room(data, rows, slack - use[u], np.zeros(len(rows), dtype=bool))
+                seen = use[u].tobytes()  # rows of many jobs use the same (a type's 1-GPU rows): one answer
+                if seen not in tried:
+                    tried[seen] = _make_room(data, rows, slack - use[u], np.zeros(len(rows), dtype=bool))
+                room = tried[seen]
                 if room is not None:
                     for position, w in room[1]:
                         trial[int(jobs[position])] = w
@@ -753,6 +766,7 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
                     slack = room[2]
                     got += 1
                     jobs, rows = _admitted_rows(trial)
+                    tried = {}
                     break
         if got >= 2:
             total = float(t_min[list(trial.values())].sum())
