@@ -194,14 +194,17 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
         paused = np.array([j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])], dtype=np.int64)
         paused = paused[np.argsort(fastest[paused], kind="stable")][:scan]
         at = 0
+        state: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # rebuilt after each change
         while at < len(paused):
             if not row_of_job:
                 break
+            if state is None:
+                state = _swap_state(data, row_of_job, free)
             stop = at + 1 if moves >= limit else len(paused)  # past the limit: one more job, as one at a time
             widest = max(1, SWAP_WINDOW_ELEMENTS // max(1, len(row_of_job) * data.row_on.shape[1] * len(free)))
             k, action = -1, (-1, -1)
             for lo, hi in _windows(at, stop, widest):
-                k, action = _first_swap(data, paused[lo:hi], row_of_job, free)
+                k, action = _first_swap(data, paused[lo:hi], state, free)
                 if k >= 0:
                     k += lo - at
                     break
@@ -216,6 +219,7 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
             row_of_job[p] = u
             moves += 1
             improved = True
+            state = None
             at += k + 1
             if moves >= limit:
                 break
@@ -241,17 +245,24 @@ def _first_faster(data: AllocationModel, jobs: np.ndarray, row_of_job: dict[int,
     return k, int(to[k][int(np.argmin(t))])
 
 
-def _first_swap(data: AllocationModel, paused: np.ndarray, row_of_job: dict[int, int],
+def _swap_state(data: AllocationModel, row_of_job: dict[int, int],
+                free: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`_first_swap` reads of the admitted jobs, while none changes: the jobs (A,), their
+    costs at their rows (A,), the room each one's leaving frees (A, T·R + quotas) and its most per row."""
+    _, _, use, t_min = data.minimum
+    admitted, a_rows = _admitted_rows(row_of_job)
+    room = free[None, :] + use[a_rows]
+    return admitted, t_min[a_rows], room, room.max(axis=0)
+
+
+def _first_swap(data: AllocationModel, paused: np.ndarray, state: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
                 free: np.ndarray) -> tuple[int, tuple[int, int]]:
     """The first of ``paused`` jobs that enters now: outright on its fastest row that fits
     ``free`` (``(k, (row, -1))``), else in place of the costliest admitted job whose leaving makes
     room for one of its rows and that costs more there, the row saving the most (the first of
     ties): ``(k, (row, job paused))``. ``(-1, (-1, -1))``: none."""
     _, _, use, t_min = data.minimum
-    admitted, a_rows = _admitted_rows(row_of_job)
-    a_cost = t_min[a_rows]
-    room = free[None, :] + use[a_rows]  # (A, T·R + quotas): what each admitted job's leaving frees
-    roomiest = room.max(axis=0)
+    admitted, a_cost, room, roomiest = state  # (_swap_state) of the plan ``free`` is left by
     there = data.row_on[paused]  # (P, types)
     to = np.where(there >= 0, there, 0)
     can = there >= 0
@@ -259,7 +270,9 @@ def _first_swap(data: AllocationModel, paused: np.ndarray, row_of_job: dict[int,
     maybe = can & ~direct.any(axis=1)[:, None] & np.all(use[to] <= roomiest, axis=2)
     pp, tt = np.nonzero(maybe)  # the rows an admitted job's leaving may make room for
     u = to[pp, tt]
-    fit = (a_cost[None, :] > (t_min[u] + IMPROVE_TOL)[:, None]) & np.all(use[u][:, None, :] <= room[None, :, :], axis=2)
+    mm, aa = np.nonzero(a_cost[None, :] > (t_min[u] + IMPROVE_TOL)[:, None])  # the room test only where it saves
+    fit = np.zeros((len(u), len(a_cost)), dtype=bool)
+    fit[mm, aa] = np.all(use[u[mm]] <= room[aa], axis=1)
     swap = np.zeros(len(paused), dtype=bool)
     swap[pp[fit.any(axis=1)]] = True
     acts = np.flatnonzero(direct.any(axis=1) | swap)
