@@ -44,6 +44,17 @@ FIRST_WINDOW = 16
 SWAP_WINDOW_ELEMENTS = 2_000_000
 
 
+def _first_in(start: int, stop: int, test: Any, most: int | None = None) -> tuple[int, Any]:
+    """The first position in [start, stop) where ``test(lo, hi)`` (the first index k within the window
+    [lo, hi) that qualifies and what it found, k = -1: none) finds one, tried a window at a time
+    (:func:`_windows`): (position, what it found), or (-1, None)."""
+    for lo, hi in _windows(start, stop, most):
+        k, found = test(lo, hi)
+        if k >= 0:
+            return lo + k, found
+    return -1, None
+
+
 def _windows(start: int, stop: int, most: int | None = None):
     """Half-open windows [lo, hi) covering [start, stop): FIRST_WINDOW wide, doubling up to ``most``."""
     size = FIRST_WINDOW
@@ -175,20 +186,15 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
             order = order[fastest[order] < t_min[[row_of_job[j] for j in order.tolist()]] - IMPROVE_TOL]
         at = 0
         while at < len(order):  # move to a faster type with room
-            k = u = -1
-            for lo, hi in _windows(at, len(order)):
-                k, u = _first_faster(data, order[lo:hi], row_of_job, free)
-                if k >= 0:
-                    k += lo - at
-                    break
+            k, u = _first_in(at, len(order), lambda lo, hi: _first_faster(data, order[lo:hi], row_of_job, free))
             if k < 0:
                 break
-            j = int(order[at + k])
+            j = int(order[k])
             free = free + use[row_of_job[j]] - use[u]
             row_of_job[j] = u
             moves += 1
             improved = True
-            at += k + 1
+            at = k + 1
         moves, free, swapped = _trade_types(data, row_of_job, free, moves, limit)
         improved |= swapped
         paused = np.array([j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])], dtype=np.int64)
@@ -202,15 +208,10 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
                 state = _swap_state(data, row_of_job, free)
             stop = at + 1 if moves >= limit else len(paused)  # past the limit: one more job, as one at a time
             widest = max(1, SWAP_WINDOW_ELEMENTS // max(1, len(row_of_job) * data.row_on.shape[1] * len(free)))
-            k, action = -1, (-1, -1)
-            for lo, hi in _windows(at, stop, widest):
-                k, action = _first_swap(data, paused[lo:hi], state, free)
-                if k >= 0:
-                    k += lo - at
-                    break
+            k, action = _first_in(at, stop, lambda lo, hi: _first_swap(data, paused[lo:hi], state, free), widest)
             if k < 0:
                 break
-            p, u, a = int(paused[at + k]), action[0], action[1]
+            p, u, a = int(paused[k]), action[0], action[1]
             if a < 0:  # room freed by the moves: admit it outright (one more job)
                 free = free - use[u]
             else:
@@ -220,7 +221,7 @@ def _exchange(data: AllocationModel, chosen: dict[int, tuple[int, int]], free: n
             moves += 1
             improved = True
             state = None
-            at += k + 1
+            at = k + 1
             if moves >= limit:
                 break
     return {v: (int(mins[v, 0]), int(mins[v, 1])) for v in row_of_job.values()}
