@@ -11,6 +11,7 @@ path. Solvers may assume a validated :class:`Instance`.
 from __future__ import annotations
 
 import contextvars
+import copy
 import os
 from functools import cached_property
 from typing import Annotated, Any, Literal
@@ -695,7 +696,12 @@ class Instance(_Strict):
         if self.moves_type(job, accelerator):
             update["running"] = {r: MAX_TASKS + 1 for r in job.roles}
             update["restart_s"] = self.restart_cost_s(job)
-        return job.model_copy(update=update)
+        # what model_copy(update=...) does for a model without extra fields, at a third of its cost
+        # (a typed model copies each job once per type: 430 copies a call at 144 jobs)
+        copied = copy.copy(job)
+        copied.__dict__.update(update)
+        copied.__pydantic_fields_set__.update(update)
+        return copied
 
     @cached_property
     def job_index(self) -> dict[str, int]:

@@ -379,6 +379,55 @@ SpeedForm = Annotated[
 SPEED_FORMS = ("optimus-sync", "optimus-async", "table", "amdahl")
 
 
+class StepTable:
+    """The step times (s) of many speeds read at once: ``at(k, c0, c1)`` gives entry ``k[i]``'s
+    step time at counts (``c0[i]``, ``c1[i]``), shapes (n,), the same floats each speed's
+    ``scalar_step_time()`` gives (measured tables) or its ``step_time_s`` (formulas); inf where
+    not allowed. The tables' dense grids (``TableSpeed._grid``) sit in one flat array, each
+    distinct grid once, so reading n entries is a few numpy calls; a formula entry is read one
+    by one, as before (its scalar arithmetic, not an array kernel's)."""
+
+    def __init__(self, speeds: list[Any]) -> None:
+        self.speeds = speeds
+        n = len(speeds)
+        measured, offset, n0, n1, one_role = [False] * n, [0] * n, [0] * n, [1] * n, [False] * n
+        parts: list[np.ndarray] = []
+        placed: dict[int, int] = {}  # id(grid) -> its offset (grids are shared between equal tables)
+        size = 0
+        for k, speed in enumerate(speeds):
+            if speed is None or not speed.measured:
+                continue
+            grid = speed._grid()
+            at = placed.get(id(grid))
+            if at is None:
+                at = placed[id(grid)] = size
+                parts.append(grid.reshape(-1))
+                size += grid.size
+            measured[k], offset[k], (n0[k], n1[k]), one_role[k] = True, at, grid.shape, speed.n_roles == 1
+        self.measured = np.array(measured, dtype=bool)  # (n,) entries read from ``flat``
+        self.offset = np.array(offset, dtype=np.int64)  # (n,) where the entry's grid starts in ``flat``
+        self.n0 = np.array(n0, dtype=np.int64)  # (n,) the grid's shape: c0 in [0, n0), c1 in [0, n1)
+        self.n1 = np.array(n1, dtype=np.int64)
+        self.one_role = np.array(one_role, dtype=bool)  # (n,) c1 reads as 0 (a one-role table)
+        self.flat = np.concatenate(parts) if parts else np.zeros(0)
+
+    def at(self, k: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+        """Step time (s) of entries ``k`` (n,) at counts ``c0``, ``c1`` (n,; integers), shape (n,)."""
+        k = np.asarray(k, dtype=np.int64)
+        c0, c1 = np.asarray(c0, dtype=np.int64), np.asarray(c1, dtype=np.int64)
+        out = np.full(len(k), np.inf)
+        table = self.measured[k]
+        a, b = c0, np.where(self.one_role[k], 0, c1)
+        n1 = self.n1[k]
+        inside = table & (a >= 0) & (a < self.n0[k]) & (b >= 0) & (b < n1)
+        out[inside] = self.flat[self.offset[k[inside]] + a[inside] * n1[inside] + b[inside]]
+        for i in np.flatnonzero(~table).tolist():
+            speed = self.speeds[int(k[i])]
+            if speed is not None:
+                out[i] = float(speed.step_time_s(int(c0[i]), int(c1[i])))
+        return out
+
+
 def steps_per_s(speed: SpeedForm, c0: Any, c1: Any = 1) -> Any:
     """f(c0, c1) in training steps per second (0 where the form does not allow it)."""
     with np.errstate(divide="ignore"):

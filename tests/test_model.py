@@ -17,8 +17,9 @@ from schedopt.allocation.problem import compile_allocation
 from schedopt.allocation.repair import exact_repair
 from schedopt.checking import check
 from schedopt.plan import Status, Termination
-from schedopt.testing.instances import (make_instance, random_quota_instance, random_restart_instance,
-                                        random_tiny_instance, random_typed_instance, two_role_job)
+from schedopt.testing.instances import (make_instance, random_objective_instance, random_quota_instance,
+                                        random_restart_instance, random_tiny_instance, random_typed_instance,
+                                        two_role_job)
 
 SEEDS = range(10)
 
@@ -153,3 +154,36 @@ def test_the_rigid_jobs_one_configuration_is_the_enumerated_one() -> None:
         slow = enumerate_choices(model.rows)
         for field in ("job", "counts", "cost", "use", "start"):
             assert np.array_equal(getattr(fast, field), getattr(slow, field)), (inst.name, field)
+
+
+def _total_one_call_per_job(rows, config) -> float:
+    """Σ t_j as one scalar call per job adds it: its term (with ρ_j where its counts change), then its offset."""
+    total = 0.0
+    for j, (c0, c1) in config.items():
+        t = float(rows.Q[j]) * rows.jobs[j].speed.step_time_s(int(c0), int(c1))
+        if rows.restarts(j) and (c0, c1) != tuple(int(x) for x in rows.running[j]):
+            t += float(rows.restart_s[j])
+        total += t
+        if rows.offset is not None:
+            total += float(rows.offset[j])
+    return total
+
+
+@pytest.mark.parametrize("make", [random_typed_instance, random_restart_instance, random_objective_instance,
+                                  random_quota_instance])
+@pytest.mark.parametrize("seed", range(6))
+def test_total_time_read_at_once_is_the_sum_of_one_call_per_job(make, seed: int) -> None:
+    """AllocationData.total_time_s reads every job's step time at once (its StepTable) and adds the
+    terms in the config's order: the very float one scalar call per job gives."""
+    model = compile_model(make(seed))
+    rows = model.rows
+    rng = np.random.default_rng(seed)
+    _, cs, row_of = model.choices
+    for _ in range(5):
+        config: dict[int, tuple[int, int]] = {}
+        for j in rng.permutation(model.J).tolist():
+            picks = np.flatnonzero(cs.job == j)
+            if len(picks) and rng.random() < 0.8:
+                k = int(rng.choice(picks))
+                config[int(row_of[k])] = (int(cs.counts[k, 0]), int(cs.counts[k, 1]))
+        assert rows.total_time_s(config) == _total_one_call_per_job(rows, config)

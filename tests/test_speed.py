@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import schedopt
-from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, TableSpeed, steps_per_s
+from schedopt.speed import Amdahl, OptimusAsync, OptimusSync, StepTable, TableSpeed, steps_per_s
 from tests.conftest import make_instance
 
 
@@ -105,3 +105,34 @@ def test_every_form_answers_the_interface() -> None:
         assert float(faster.step_time_s(*c)) == pytest.approx(float(form.step_time_s(*c)) / 2)
     assert sync.transfer_term_s(2, 4) == 2.0 * 4 / 2 and asyn.transfer_term_s(2, 4) == 2.0 / 2
     assert amdahl.transfer_term_s(1, 1) is None and table.transfer_term_s(1, 1) is None
+
+
+def test_step_table_reads_many_speeds_as_each_reads_itself() -> None:
+    """StepTable.at gives each entry's own step time: a table's scalar lookup (inside and
+    outside its grid, one role reading c1 as 0, grids shared between equal tables), a
+    formula's step_time_s, inf for no speed."""
+    two = TableSpeed(points=[[1, 1, 2.0], [1, 2, 3.5], [2, 2, 5.0]])
+    one = TableSpeed(points=[[1, 1.0], [4, 3.0]], interpolate=True)
+    same = TableSpeed(points=[[1, 1, 2.0], [1, 2, 3.5], [2, 2, 5.0]])
+    sync = OptimusSync(theta=[0.1, 0.2, 0.3, 0.01, 0.02], batch=64)
+    amdahl = Amdahl(serial=0.5, parallel=2.0)
+    speeds = [two, one, same, sync, amdahl, None]
+    table = StepTable(speeds)
+    rng = np.random.default_rng(0)
+    k = np.repeat(np.arange(len(speeds)), 40)
+    c0 = rng.integers(-1, 7, len(k))
+    c1 = rng.integers(-1, 5, len(k))
+    c0 = np.where(k >= 3, np.maximum(c0, 1), c0)  # formulas: counts they are defined at
+    c1 = np.where(k == 3, np.maximum(c1, 1), c1)
+    got = table.at(k, c0, c1)
+    for kk, a, b, t in zip(k.tolist(), c0.tolist(), c1.tolist(), got.tolist()):
+        speed = speeds[kk]
+        if speed is None:
+            want = math.inf
+        elif speed.measured:
+            want = speed.scalar_step_time()(a, b)
+        else:
+            want = float(speed.step_time_s(a, b))
+        assert t == want, (kk, a, b)
+    assert table.flat.size == two._grid().size + one._grid().size  # the equal tables share one grid
+    assert np.isinf(got).any() and np.isfinite(got).any()

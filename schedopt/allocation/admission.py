@@ -33,7 +33,7 @@ def minimum_configurations(data: AllocationData) -> tuple[np.ndarray, np.ndarray
     bound (vectorised); tables are searched one job at a time."""
     mins = data.lo.copy()
     ok = np.ones(data.J, dtype=bool)
-    measured = np.array([job.speed.measured for job in data.jobs], dtype=bool)
+    measured = data.step_table().measured
     search = np.flatnonzero(measured)
     if type(data).time_s is AllocationData.time_s and len(search):
         # a table allowed at its least counts has them as its minimum (min_configuration's first test, at once)
@@ -358,7 +358,7 @@ def admission_columns(rows: AllocationData, least: tuple[np.ndarray, np.ndarray]
     allowed count per role); a table may have several. ``least``: each row's minimum
     configuration (V, 2) and whether it is allowed (V,), when the caller has them (then
     only the tables of jobs with a range of counts are searched)."""
-    measured = np.array([job.speed.measured for job in rows.jobs], dtype=bool)
+    measured = rows.step_table().measured
     rigid = (rows.lo[:, 0] == rows.hi[:, 0]) & ((rows.n_roles != 2) | (rows.lo[:, 1] == rows.hi[:, 1]))
     read = np.zeros(rows.J, dtype=bool) if least is None else ~measured | rigid  # their minimum, as given
     counts_of: list[np.ndarray] = []

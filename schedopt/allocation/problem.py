@@ -27,6 +27,7 @@ from schedopt.gcpause import paused_gc
 from schedopt.errors import FieldProblem, InputError
 from schedopt.instance import Instance, Job
 from schedopt.plan import Proof
+from schedopt.speed import StepTable
 from schedopt.allocation.jobtime import job_time_s, training_s
 from schedopt.allocation.objectives import is_weighted, objective_terms
 from schedopt.tolerances import BOUND_NOISE, capacity_limit
@@ -135,19 +136,38 @@ class AllocationData:
         return (np.asarray(c0) != self.running[rows, 0]) | (np.asarray(c1) != self.running[rows, 1])
 
     def total_time_s(self, config: dict[int, tuple[int, int]]) -> float:
-        """Σ_j t_j over ``config`` (job -> (c0, c1)), seconds: :meth:`time_s` summed in
-        Python floats (a plan's objective; one scalar lookup per job)."""
+        """Σ_j t_j over ``config`` (job -> (c0, c1)), seconds: each job's :meth:`time_s` (read
+        at once, :meth:`times_at`) summed in Python floats in ``config``'s order (a plan's
+        objective: the same float as one scalar call per job)."""
         if type(self).time_s is not AllocationData.time_s:  # another cost (SLAQ's): its own time_s
             return float(sum(self.time_s(j, *c) for j, c in config.items()))
+        if not config:
+            return 0.0
+        jobs = np.fromiter(config, dtype=np.int64, count=len(config))
+        counts = np.array(list(config.values()), dtype=np.int64).reshape(len(config), 2)
+        t = training_s(self.Q[jobs], step_times_at(self, jobs, counts[:, 0], counts[:, 1]))
+        if not np.all(np.isfinite(t)):
+            return math.inf
+        if self.running is not None and self.restart_s is not None:  # ρ_j where the job pays it and its counts change
+            t = t + np.where(self.restart_mask()[jobs] & self.changed_at(jobs, counts[:, 0], counts[:, 1]),
+                             self.restart_s[jobs], 0.0)
         total = 0.0
-        for j, (c0, c1) in config.items():
-            t = training_s(float(self.Q[j]), self.jobs[j].speed.scalar_step_time()(int(c0), int(c1)))
-            if t == math.inf:
-                return math.inf
-            total += t + self.restart_term(j, c0, c1) if self.restarts(j) else t
-            if self.offset is not None:
-                total += float(self.offset[j])
+        if self.offset is None:
+            for x in t.tolist():
+                total += x
+        else:  # each job's term, then its offset, as one call per job adds them
+            for x, o in zip(t.tolist(), self.offset[jobs].tolist()):
+                total += x
+                total += o
         return float(total)
+
+    def step_table(self) -> StepTable:
+        """The jobs' speeds as one :class:`~schedopt.speed.StepTable` (entry j: job j), built
+        once per job list."""
+        table = self.__dict__.get("_step_table")
+        if table is None or table[0] is not self.jobs:
+            table = self.__dict__["_step_table"] = (self.jobs, StepTable([job.speed for job in self.jobs]))
+        return table[1]
 
     def usage(self, config: dict[int, tuple[int, int]]) -> np.ndarray:
         """Σ_j (c0·demand_j,0 + c1·demand_j,1) over ``config``, shape (R,) (Optimus eq. 7's left side)."""
@@ -520,12 +540,7 @@ def step_times_at(data: AllocationData, rows: np.ndarray, c0: np.ndarray, c1: np
     """Step time (s) of each job of ``rows`` (n,) at its own counts ``c0``, ``c1`` (n,), the
     floats ``speed.step_time_s`` gives (measured tables by their scalar lookup); inf where not
     allowed."""
-    out = np.empty(len(rows))
-    jobs = data.jobs
-    for i, (v, a, b) in enumerate(zip(rows.tolist(), c0.tolist(), c1.tolist())):
-        speed = jobs[v].speed
-        out[i] = speed.scalar_step_time()(a, b) if speed.measured else float(speed.step_time_s(a, b))
-    return out
+    return data.step_table().at(rows, c0, c1)
 
 
 # ---- admission ---------------------------------------------------------------------------
