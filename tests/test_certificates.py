@@ -243,3 +243,48 @@ def test_exact_optimum_near_its_lp_bound_states_the_replayable_bound() -> None:
     assert plan.objective.bound <= plan.metrics["backend_bound"] <= plan.objective.value
     report = check_report(inst, plan, strict=True)
     assert report.ok and not report.unverified
+
+
+def _typed_running_instance(seed: int) -> Instance:
+    """random_typed_instance's jobs, some running now (some on another type than the one priced),
+    some with a restart cost; by seed, under the average-JCT objective."""
+    from schedopt.testing.instances import random_typed_instance
+
+    rng = np.random.default_rng(700 + seed)
+    doc = random_typed_instance(seed, max_tasks=4).to_dict()
+    for job in doc["jobs"]:
+        if rng.random() < 0.7:
+            job["running"] = {name: int(rng.integers(role["min"], role["max"] + 1)) for name, role in job["roles"].items()}
+            job["running_accelerator"] = str(rng.choice(["v100", "k80"]))
+            job["restart_s"] = float(rng.integers(0, 401))
+    if seed % 2:
+        doc["policy"] = {**(doc.get("policy") or {}), "objective": "jct_weighted_time"}
+    return Instance.from_dict(doc)
+
+
+@pytest.mark.parametrize("family", ["typed-running", "restart", "objective", "quota", "tiny"])
+@pytest.mark.parametrize("seed", range(8))
+def test_remaining_time_block_is_one_call_per_job(family: str, seed: int) -> None:
+    """configuration_blocks prices the allocation objective of every job at once
+    (remaining_time_block): the very floats one remaining_time_grid call per job (as it runs on
+    the type) gives, restarts, moves between types and objective weights included."""
+    from schedopt.allocation import certificates as C
+    from schedopt.testing import instances as I
+
+    make = {"typed-running": _typed_running_instance, "restart": I.random_restart_instance,
+            "objective": I.random_objective_instance, "quota": I.random_quota_instance,
+            "tiny": I.random_tiny_instance}[family]
+    instance = make(seed)
+    data = C.job_arrays(instance)
+    kinds = instance.accelerators if instance.typed else [None]
+    for t, owner, c0, c1, costs in C.configuration_blocks(instance, C.remaining_time_grid, data):
+        want = np.full(len(owner), np.inf)
+        for j in np.unique(owner).tolist():
+            seg = owner == j
+            job = instance.jobs[j]
+            if instance.typed:
+                if instance.speed_on(job, kinds[t]) is None:
+                    continue
+                job = instance.job_on(job, kinds[t])
+            want[seg] = C.remaining_time_grid(instance, job, c0[seg], c1[seg])
+        assert np.array_equal(costs, want), (family, seed, kinds[t])

@@ -28,10 +28,11 @@ from typing import Any, Callable
 import numpy as np
 
 from schedopt.allocation.jobtime import job_time_s, training_s
-from schedopt.allocation.objectives import objective_of_time
+from schedopt.allocation.objectives import is_weighted, objective_of_time, objective_terms
 from schedopt.claims import SESSION, Replay, TooLargeToReplay, branch_tree_leaves
 from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names
 from schedopt.instance import Instance, Job
+from schedopt.speed import StepTable
 from schedopt.tolerances import capacity_limit
 
 #: a job's cost per configuration (min sense): (instance, job, c0, c1) -> array, inf where not allowed
@@ -63,6 +64,61 @@ def _time_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.ndarray) -> 
     r1 = running.get(names[1], 0) if len(names) == 2 else 0
     changed = (c0 != r0) | ((c1 != r1) if len(names) == 2 else False)
     return job_time_s(q, step, instance.restart_cost_s(job), changed)
+
+
+def remaining_time_block(instance: Instance, kind: str | None, owner: np.ndarray, c0: np.ndarray,
+                         c1: np.ndarray) -> np.ndarray:
+    """:func:`remaining_time_grid` of many jobs on type ``kind`` at once: entry i is job ``owner[i]``
+    (ascending, each job's entries together) at counts (``c0[i]``, ``c1[i]``), shapes (N,). The
+    same floats as one call per job (of the job as it runs on ``kind``, ``Instance.job_on``): the
+    measured tables read from one :class:`~schedopt.speed.StepTable`, a formula over its own entries,
+    then Q_j·step, ρ_j where the counts change, the objective's weight and offset, element by element."""
+    jobs, typed = instance.jobs, instance.typed
+    present, first, size = np.unique(owner, return_index=True, return_counts=True)
+    n = len(present)
+    speeds: list[Any] = [None] * n
+    q, rho, weight, offset = np.zeros(n), np.zeros(n), np.ones(n), np.zeros(n)
+    r0, r1 = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)  # running counts (-1: none)
+    moved = np.zeros(n, dtype=bool)  # runs on another type now: every count here changes
+    two = np.zeros(n, dtype=bool)
+    if is_weighted(instance):
+        w_all, b_all = objective_terms(instance)
+        weight, offset = w_all[present].astype(float), b_all[present].astype(float)
+    for i, j in enumerate(present.tolist()):
+        job = jobs[j]
+        speed = instance.speed_on(job, kind) if typed else job.speed
+        if speed is None or job.remaining_steps is None:
+            continue
+        speeds[i], q[i] = speed, float(job.remaining_steps)
+        names = job.role_names
+        two[i] = len(names) == 2
+        if typed and instance.moves_type(job, kind):
+            moved[i], rho[i] = True, instance.restart_cost_s(job)
+            continue
+        running = instance.running_counts(job)
+        if running is not None:
+            r0[i] = running.get(names[0], 0)
+            r1[i] = running.get(names[1], 0) if two[i] else 0
+            rho[i] = instance.restart_cost_s(job)
+    at = np.repeat(np.arange(n), size)  # each entry's place in ``present``
+    table = StepTable(speeds)
+    step = np.full(len(owner), np.inf)
+    read = table.measured[at]
+    step[read] = table.at(at[read], c0[read], c1[read])
+    for i in np.flatnonzero(~table.measured).tolist():  # formulas: the job's own array call
+        if speeds[i] is not None:
+            seg = slice(int(first[i]), int(first[i]) + int(size[i]))
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                step[seg] = np.asarray(speeds[i].step_time_s(c0[seg], c1[seg]), dtype=float).reshape(-1)
+    t = training_s(q[at], step)
+    running = r0[at] >= 0
+    changed = moved[at] | (running & ((c0 != r0[at]) | (two[at] & (c1 != r1[at]))))
+    pays = moved[at] | running
+    t = np.where(pays, t + np.where(changed, rho[at], 0.0), t)
+    if not is_weighted(instance):
+        return t
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(t), weight[at] * t + offset[at], np.inf)
 
 
 def loss_reduction_cost_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
@@ -190,6 +246,9 @@ def configuration_blocks(instance: Instance, cost: CostGrid, data: JobArrays):
         c0 = np.repeat(lo[start:stop, 0], sizes) + q
         c1 = np.repeat(lo[start:stop, 1], sizes) + r
         for t, kind in enumerate(kinds):
+            if cost is remaining_time_grid:  # the allocation objective: every job's grid at once, the same floats
+                yield t, owner, c0, c1, remaining_time_block(instance, kind, owner, c0, c1)
+                continue
             costs = np.full(len(owner), np.inf)
             for j in range(start, stop):
                 a, b = int(offset[j - start]), int(offset[j - start + 1])

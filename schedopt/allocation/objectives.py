@@ -46,28 +46,36 @@ HOUR_S = 3600.0
 MIN_BEST_S = 1.0
 
 
-def best_training_s(instance: Instance, job: Job) -> float:
-    """t*_j (s): Q_j times the job's least step time over its types (every type of the
-    cluster it has a speed on) and its counts within the roles' bounds; inf when it can
-    run nowhere. No restart cost and no capacity: a property of the job alone."""
-    if job.remaining_steps is None:
-        return math.inf
+def job_step_times(instance: Instance, job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The job's counts within its roles' bounds, ``c0`` and ``c1`` (n,; one role: c1 = 0), and
+    its step time (s) at each on each type of the cluster (types, n; one row without types):
+    inf where the count is not allowed or the job has no speed on the type."""
     names = job.role_names
     grids = [np.arange(job.roles[r].min, job.roles[r].max_count + 1) for r in names]
     g = np.meshgrid(*grids, indexing="ij")
     c0 = g[0].ravel()
     c1 = g[1].ravel() if len(names) == 2 else np.zeros_like(c0)
     kinds = instance.accelerators if instance.has_types else [None]
-    best = math.inf
-    for kind in kinds:
+    step = np.full((len(kinds), len(c0)), np.inf)
+    for t, kind in enumerate(kinds):
         speed = instance.speed_on(job, kind)
         if speed is None or not len(c0):
             continue
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            step = np.asarray(speed.step_time_s(c0, c1), dtype=float).reshape(-1)
-        step = step[np.isfinite(step) & (step >= 0)]
-        if len(step):
-            best = min(best, float(step.min()))
+            on = np.asarray(speed.step_time_s(c0, c1), dtype=float).reshape(-1)
+        step[t] = np.where(np.isfinite(on) & (on >= 0), on, np.inf)
+    return c0, c1, step
+
+
+def best_training_s(instance: Instance, job: Job) -> float:
+    """t*_j (s): Q_j times the job's least step time over its types (every type of the
+    cluster it has a speed on) and its counts within the roles' bounds
+    (:func:`job_step_times`); inf when it can run nowhere. No restart cost and no
+    capacity: a property of the job alone."""
+    if job.remaining_steps is None:
+        return math.inf
+    step = job_step_times(instance, job)[2]
+    best = float(step.min()) if step.size else math.inf
     return float(job.remaining_steps) * best if math.isfinite(best) else math.inf
 
 

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from schedopt.allocation.objectives import best_training_s
+from schedopt.allocation.objectives import best_training_s, job_step_times
 from schedopt.instance import Instance, Job
 
 
@@ -54,22 +54,13 @@ def _least_occupancy(workload: Instance, job: Job, restart_overhead_s: float) ->
     out = np.full(len(workload.resources), math.inf)
     if job.remaining_steps is None:
         return out
-    names = job.role_names
-    grids = [np.arange(job.roles[r].min, job.roles[r].max_count + 1) for r in names]
-    g = np.meshgrid(*grids, indexing="ij")
-    c0 = g[0].ravel()
-    c1 = g[1].ravel() if len(names) == 2 else np.zeros_like(c0)
+    c0, c1, step = job_step_times(workload, job)  # (n,), (n,), (types, n)
     demand = workload.role_demand(job)  # (roles, R)
-    use = c0[:, None] * demand[0][None, :] + (c1[:, None] * demand[1][None, :] if len(names) == 2 else 0.0)
-    for kind in (workload.accelerators if workload.has_types else [None]):
-        speed = workload.speed_on(job, kind)
-        if speed is None or not len(c0):
-            continue
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            step = np.asarray(speed.step_time_s(c0, c1), dtype=float).reshape(-1)
-        ok = np.isfinite(step) & (step >= 0)
+    use = c0[:, None] * demand[0][None, :] + (c1[:, None] * demand[1][None, :] if len(demand) == 2 else 0.0)
+    for on in step:
+        ok = np.isfinite(on)
         if ok.any():
-            busy_s = float(job.remaining_steps) * step[ok] + restart_overhead_s
+            busy_s = float(job.remaining_steps) * on[ok] + restart_overhead_s
             out = np.minimum(out, (use[ok] * busy_s[:, None]).min(axis=0))
     return out
 
