@@ -732,11 +732,29 @@ class Instance(_Strict):
         """A resource map as a vector in ``self.resources`` order (missing = 0)."""
         return np.array([amounts.get(r, 0.0) for r in self.resources], dtype=float)
 
+    def role_demands(self) -> np.ndarray:
+        """Per-task demand of every job's first two roles in canonical order, shape (J, 2, R) (a
+        one-role job's second slot is 0). Computed once per jobs list (:meth:`derived`)."""
+        return self.derived("role_demands", _role_demands)
+
     def role_demand(self, job: Job) -> np.ndarray:
         """Per-task demand of each role in canonical order, shape (roles, resources)."""
         return np.array([self.vector(job.roles[r].demand) for r in job.role_names]).reshape(
             len(job.role_names), len(self.resources)
         )
+
+
+def _role_demands(instance: Instance) -> np.ndarray:
+    resources = instance.resources
+    zero = [0.0] * len(resources)
+    rows = []  # built as Python lists and converted once: per-element numpy writes cost more
+    for job in instance.jobs:
+        names = job.role_names
+        per_role = [[float(job.roles[n].demand.get(r, 0.0)) for r in resources] for n in names[:2]]
+        rows.append(per_role + [zero] * (2 - len(per_role)))
+    out = np.array(rows, dtype=float).reshape(len(instance.jobs), 2, len(resources))
+    out.flags.writeable = False
+    return out
 
 
 def _expand_names(srv: Server) -> list[str]:

@@ -142,15 +142,11 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
         priced = cs.cost + cs.use @ lam - nu - job_dual[cs.job]
         best = _segment_min(priced, cs)
         # each improving job's most negative configuration enters (if not already in)
-        improving = np.nonzero(best < -IMPROVE_TOL * scale)[0]
-        hits = (priced == best[cs.job]) & ~active
-        added = 0
-        for j in improving:
-            s = cs.of(j)
-            new = np.nonzero(hits[s])[0]
-            if len(new):
-                active[s.start + int(new[0])] = True
-                added += 1
+        improving = best < -IMPROVE_TOL * scale  # (J,)
+        enter = np.flatnonzero((priced == best[cs.job]) & ~active & improving[cs.job])  # by job, then position
+        _, first = np.unique(cs.job[enter], return_index=True)  # each job's first
+        active[enter[first]] = True
+        added = len(first)
         if added == 0:
             break  # optimal up to the LP's tolerances; L below is a valid bound regardless
     bound, rc = lagrangian_bound(cs, data.cap, lam, nu, admit)

@@ -263,29 +263,20 @@ def role_arrays(instance: Instance) -> dict[str, Any]:
     share of one task (J, 2), arrival (J,). Roles in canonical order; one-role
     jobs use slot 0."""
     J, R = len(instance.jobs), len(instance.resources)
-    resources = instance.resources
     n_roles = np.array([len(j.roles) for j in instance.jobs], dtype=int)
     # built as Python lists and converted once: per-element numpy writes cost more than the rest
     bounds: list[list[int]] = []  # per job [lo0, lo1, hi0, hi1]
-    rows: list[list[list[float]]] = []  # (J, 2, R)
-    zero = [0.0] * R
     for job in instance.jobs:
         names = job.role_names
         first = job.roles[names[0]]
-        d0 = first.demand
-        per_role = [[float(d0.get(r, 0.0)) for r in resources]]
         if len(names) == 2:
             second = job.roles[names[1]]
-            d1 = second.demand
-            per_role.append([float(d1.get(r, 0.0)) for r in resources])
             bounds.append([first.min, second.min, first.max_count, second.max_count])
         else:
-            per_role.append(zero)
             bounds.append([first.min, 0, first.max_count, 0])
-        rows.append(per_role)
     lohi = np.array(bounds, dtype=np.int64).reshape(J, 4)
     lo, hi = lohi[:, :2].copy(), lohi[:, 2:].copy()
-    demand = np.array(rows, dtype=float).reshape(J, 2, R)
+    demand = instance.role_demands().copy()  # (J, 2, R)
     cap = instance.capacity_total.copy()
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if R else np.zeros((J, 2))

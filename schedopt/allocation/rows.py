@@ -263,13 +263,20 @@ def accelerator_usage(instance: Instance, allocation: dict[str, dict[str, int]],
     ``allocation`` whose type is missing or unknown is counted nowhere."""
     kinds = {kind: t for t, kind in enumerate(instance.accelerators)}
     used = np.zeros((len(kinds), len(instance.resources)))
-    for job_id, counts in allocation.items():
+    demands = instance.role_demands()  # (J, 2, R)
+    jobs, types, counts = [], [], []
+    for job_id, per_role in allocation.items():
         t = kinds.get(accelerators[job_id]) if job_id in accelerators else None
         if t is None:
             continue
-        job = instance.jobs[instance.job_index[job_id]]
-        for role, n in counts.items():
-            used[t] += n * instance.vector(job.roles[role].demand)
+        j = instance.job_index[job_id]
+        names = instance.jobs[j].role_names
+        jobs.append(j)
+        types.append(t)
+        counts.append([per_role.get(names[0], 0), per_role.get(names[1], 0) if len(names) == 2 else 0])
+    if jobs:
+        c = np.array(counts, dtype=float).reshape(len(jobs), 2)
+        np.add.at(used, np.array(types), np.einsum("jk,jkr->jr", c, demands[np.array(jobs)]))
     return used
 
 
