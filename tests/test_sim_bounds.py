@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from schedopt.sim import simulate
 from schedopt.sim.bounds import avg_jct_lower_bound_s, jct_lower_bounds_s
@@ -60,3 +63,53 @@ def test_pooled_capacity_bound_under_contention() -> None:
     assert bound == pytest.approx((630 + 1260) / 2)
     r = simulate(inst, "fifo", interval_s=600.0, restart_overhead_s=30.0)
     assert r.avg_jct_s >= bound
+
+
+def test_the_joined_bound_passes_both_parts_by_hand() -> None:
+    """A (1 of 4 CPUs, 4,000 s) and B, C (all 4 CPUs, 1,000 s each), all at 0, no overhead: the
+    pooled machine's SRPT completes at 1,000, 2,000, 3,000 s and the jobs alone at 1,000, 1,000,
+    4,000 s (both sums 6,000 s); the k-th completion is at least the larger of the two, so
+    Σ C_j >= 1,000 + 2,000 + 4,000. The best run (B, C, then A) reaches 9,000."""
+    inst = make_instance([fixed_job("a", 4000.0, n=1), fixed_job("b", 4000.0, n=4), fixed_job("c", 4000.0, n=4)],
+                         {"cpu": 4})
+    bound = avg_jct_lower_bound_s(inst, interval_s=600.0, restart_overhead_s=0.0)
+    assert bound == pytest.approx(7000.0 / 3)
+    r = simulate(inst, "optimus-greedy", interval_s=600.0, restart_overhead_s=0.0)
+    assert r.avg_jct_s >= bound
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(1, 10)), min_size=1, max_size=12))
+def test_srpt_finishes_its_kth_job_first(jobs: list[tuple[int, int]]) -> None:
+    """SRPT's k-th completion is no later than any other schedule's on the same machine: here
+    first-come-first-served without preemption and longest-remaining-first with it."""
+    from schedopt.sim.bounds import _srpt_completions
+
+    release = np.array([float(r) for r, _ in jobs])
+    length = np.array([float(p) for _, p in jobs])
+    srpt = _srpt_completions(release, length)
+    for other in (_fcfs(release, length), _longest_first(release, length)):
+        assert np.all(srpt <= np.sort(other) + 1e-9)
+    assert len(srpt) == len(jobs)
+
+
+def _fcfs(release: np.ndarray, length: np.ndarray) -> np.ndarray:
+    t, out = 0.0, []
+    for j in np.argsort(release, kind="stable"):
+        t = max(t, release[j]) + length[j]
+        out.append(t)
+    return np.array(out)
+
+
+def _longest_first(release: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Preemptive, the longest remaining job first, in unit steps (integer data)."""
+    left = length.copy()
+    out, t = [], 0.0
+    while np.any(left > 0):
+        ready = np.flatnonzero((release <= t) & (left > 0))
+        if len(ready):
+            j = ready[np.argmax(left[ready])]
+            left[j] -= 1.0
+            if left[j] <= 0:
+                out.append(t + 1.0)
+        t += 1.0
+    return np.array(out)
