@@ -25,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# this checkout's code, also where another checkout is installed in editable mode (a frozen clone's run)
+sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
 
 import schedopt  # noqa: E402
 from benchmarks import tables  # noqa: E402
@@ -32,7 +34,10 @@ from schedopt.generate import generate_instance  # noqa: E402
 
 LATENCY_SOLVERS = ["optimus-greedy", "optimus-lagrange", "optimus-milp", "optimus-cpsat", "gavel-las"]
 FIRST = """
-import sys, time, schedopt
+import sys
+sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]  # this checkout, not the install
+sys.path.insert(0, %r)
+import time, schedopt
 from schedopt.generate import generate_instance
 schedopt.warm_up()
 inst = generate_instance("gavel", jobs=%d, servers=%d, seed=%d, data_dir=%r)
@@ -47,7 +52,7 @@ def latency(seeds: int, data_dir: str) -> None:
         for solver in LATENCY_SOLVERS:
             first, nxt, gaps = [], [], []
             for seed in range(seeds):
-                out = subprocess.run([sys.executable, "-c", FIRST % (n, 27, seed, data_dir, solver)],
+                out = subprocess.run([sys.executable, "-c", FIRST % (str(ROOT), n, 27, seed, data_dir, solver)],
                                      capture_output=True, text=True, check=True).stdout.split()
                 first.append(float(out[-1]))
                 # a scheduler's loop parses each round's instance anew: each call gets a fresh one
