@@ -47,7 +47,7 @@ SUFFIX = ""
 INTERVAL_S = 3600.0  # Gavel's rounds are 6 min; jobs run 0.5-167 h, so hour rounds keep runs short
 RESTART_S = 60.0  # simulate()'s default restart overhead
 BOUND = ("lower bound (schedopt/sim/bounds.py): each job alone on its best type from the first tick after it "
-         "arrives, or the pooled capacity run by SRPT, the larger")
+         "arrives, joined completion by completion with the pooled capacity run by SRPT")
 
 
 def _loaded(inst: schedopt.Instance, load: float) -> schedopt.Instance:
