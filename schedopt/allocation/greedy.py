@@ -421,8 +421,9 @@ def greedy_allocate_vector(
 
 def _greedy_vector(data: AllocationData, start: dict[int, tuple[int, int]], *, stop_rule: StopRule,
                    priority_factor: float, keep_running: bool) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
-    factor = np.where(np.array([job.new for job in data.jobs], dtype=bool), priority_factor, 1.0)
     jobs = np.array(sorted(start), dtype=np.int64)
+    factor = np.ones(data.J)  # eq. 9's priority factor for new jobs, read for the growing jobs only
+    factor[[j for j in jobs.tolist() if data.jobs[j].new]] = priority_factor
     forms = [type(data.jobs[j].speed) for j in jobs.tolist()]
     rows = _Rows(data)  # read once, not per job
     python_path = [rows.restarts[j] or not data.jobs[j].speed.closed_form for j in jobs.tolist()]

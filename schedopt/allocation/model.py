@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Callable
+from collections.abc import Sequence
+from typing import Any, Callable, overload
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from schedopt.allocation.problem import cannot_run as cannot_run_plain
 from schedopt.allocation.relaxation import relax_by_columns
 from schedopt.allocation.rows import capacity_vector, queue_index, quota_rows, typed_resource_names
 from schedopt.errors import FieldProblem, InputError
-from schedopt.instance import Instance
+from schedopt.instance import Instance, Job
 from schedopt.plan import Proof
 from schedopt.tolerances import capacity_limit
 
@@ -161,6 +162,35 @@ class AllocationModel:
         return cs, rows_cs.job.copy()
 
 
+class RowJobs(Sequence[Job]):
+    """A typed model's jobs by row, each made on first use: row v is job ``job_of[v]`` as it runs on
+    type ``kinds[v]`` (:meth:`Instance.job_on`, a copy with that type's speed). ``speeds`` (V,) holds
+    each row's speed, read without making the job (the step table, the admission's tests): most rows
+    of a call are never admitted, and their copies cost more than the rest of the compile."""
+
+    def __init__(self, instance: Instance, job_of: list[int], kinds: list[str | None], speeds: list[Any]) -> None:
+        self.instance, self.job_of, self.kinds, self.speeds = instance, job_of, kinds, speeds
+        self._made: list[Job | None] = [None] * len(job_of)
+
+    def __len__(self) -> int:
+        return len(self.job_of)
+
+    @overload
+    def __getitem__(self, v: int) -> Job: ...
+
+    @overload
+    def __getitem__(self, v: slice) -> list[Job]: ...
+
+    def __getitem__(self, v: int | slice) -> Job | list[Job]:
+        if isinstance(v, slice):
+            return [self[i] for i in range(*v.indices(len(self)))]
+        job = self._made[v]
+        if job is None:
+            instance = self.instance
+            job = self._made[v] = instance.job_on(instance.jobs[self.job_of[v]], self.kinds[v])
+        return job
+
+
 def compile_typed(instance: Instance) -> AllocationModel:
     """The rows of a typed instance; raises :class:`InputError` when a job lacks
     remaining steps or a speed on every type of the cluster. Row v is job ``job[v]`` on
@@ -168,16 +198,18 @@ def compile_typed(instance: Instance) -> AllocationModel:
     use widened to that type's capacity rows and the quota rows its queue counts in."""
     kinds = instance.accelerators
     problems: list[FieldProblem] = []
-    job_of, kind_of, start, Q_job = [], [], [0], []
+    job_of, kind_of, start, Q_job, speeds = [], [], [0], [], []
     for i, job in enumerate(instance.jobs):
         if job.remaining_steps is None:
             problems.append(FieldProblem(f"jobs[{i}].remaining_steps", "required by the allocation problem"))
         if job.speed is None and not job.speed_by_accelerator:
             problems.append(FieldProblem(f"jobs[{i}].speed", "required by the allocation problem (or speed_by_accelerator)"))
         for t, kind in enumerate(kinds):
-            if instance.speed_on(job, kind) is not None:
+            speed = instance.speed_on(job, kind)
+            if speed is not None:
                 job_of.append(i)
                 kind_of.append(t)
+                speeds.append(speed)
         start.append(len(job_of))
         Q_job.append(float(job.remaining_steps or 0.0))
     if problems:
@@ -201,7 +233,7 @@ def compile_typed(instance: Instance) -> AllocationModel:
     demand = np.concatenate([on_type.reshape(V, 2, T * R), on_quota], axis=2)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(demand > 0, demand / cap, 0.0).max(axis=2) if len(cap) else np.zeros((V, 2))
-    jobs = [instance.job_on(instance.jobs[i], kinds[t]) for i, t in zip(job_of, kind_of)]
+    jobs = RowJobs(instance, job_of, [kinds[t] for t in kind_of], speeds)
     running = np.full((V, 2), -1, dtype=np.int64)
     restart = np.zeros(V)
     for v in np.flatnonzero(np.repeat([instance.running_counts(job) is not None for job in instance.jobs],

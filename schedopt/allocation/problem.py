@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,7 @@ class AllocationData:
     """
 
     instance: Instance
-    jobs: list[Job]
+    jobs: Sequence[Job]  # by row: a list, or a typed model's RowJobs (made on first use)
     n_roles: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
@@ -161,12 +162,18 @@ class AllocationData:
                 total += o
         return float(total)
 
+    def speeds(self) -> list[Any]:
+        """Each job's speed form (J,): a typed model's row jobs hold theirs apart
+        (``model.RowJobs.speeds``), so reading them makes no job."""
+        held = getattr(self.jobs, "speeds", None)
+        return list(held) if held is not None else [job.speed for job in self.jobs]
+
     def step_table(self) -> StepTable:
         """The jobs' speeds as one :class:`~schedopt.speed.StepTable` (entry j: job j), built
         once per job list."""
         table = self.__dict__.get("_step_table")
         if table is None or table[0] is not self.jobs:
-            table = self.__dict__["_step_table"] = (self.jobs, StepTable([job.speed for job in self.jobs]))
+            table = self.__dict__["_step_table"] = (self.jobs, StepTable(self.speeds()))
         return table[1]
 
     def usage(self, config: dict[int, tuple[int, int]]) -> np.ndarray:
