@@ -121,15 +121,18 @@ class AllocationData:
         rows = np.asarray(rows, dtype=np.int64)
         if type(self).time_s is not AllocationData.time_s:  # another cost (SLAQ's): its own time_s
             return np.array([float(self.time_s(v, int(a), int(b))) for v, a, b in zip(rows, c0, c1)], dtype=float)
-        step = step_times_at(self, rows, np.asarray(c0, dtype=np.int64), np.asarray(c1, dtype=np.int64))
+        t = self._job_times_at(rows, np.asarray(c0, dtype=np.int64), np.asarray(c1, dtype=np.int64))
+        return t if self.offset is None else t + self.offset[rows]
+
+    def _job_times_at(self, rows: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+        """Q_j·step + ρ_j where the job pays it and its counts change (s, (n,)), before the objective's offset."""
+        step = step_times_at(self, rows, c0, c1)
         if not len(rows):
             return np.zeros(0)
         if self.running is None or self.restart_s is None:
-            t = training_s(self.Q[rows], step)
-        else:  # ρ_j only for the jobs that pay it (restarts), where the counts change
-            pays = self.restart_mask()[rows]
-            t = job_time_s(self.Q[rows], step, np.where(pays, self.restart_s[rows], 0.0), pays & self.changed_at(rows, c0, c1))
-        return t if self.offset is None else t + self.offset[rows]
+            return training_s(self.Q[rows], step)
+        pays = self.restart_mask()[rows]  # ρ_j only for the jobs that pay it (restarts), where the counts change
+        return job_time_s(self.Q[rows], step, np.where(pays, self.restart_s[rows], 0.0), pays & self.changed_at(rows, c0, c1))
 
     def changed_at(self, rows: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
         """:meth:`changed` of each job of ``rows`` (n,) at its own counts (n,)."""
@@ -146,12 +149,9 @@ class AllocationData:
             return 0.0
         jobs = np.fromiter(config, dtype=np.int64, count=len(config))
         counts = np.array(list(config.values()), dtype=np.int64).reshape(len(config), 2)
-        t = training_s(self.Q[jobs], step_times_at(self, jobs, counts[:, 0], counts[:, 1]))
+        t = self._job_times_at(jobs, counts[:, 0], counts[:, 1])
         if not np.all(np.isfinite(t)):
             return math.inf
-        if self.running is not None and self.restart_s is not None:  # ρ_j where the job pays it and its counts change
-            t = t + np.where(self.restart_mask()[jobs] & self.changed_at(jobs, counts[:, 0], counts[:, 1]),
-                             self.restart_s[jobs], 0.0)
         total = 0.0
         if self.offset is None:
             for x in t.tolist():
@@ -190,11 +190,6 @@ class AllocationData:
         r0, r1 = int(self.running[j, 0]), int(self.running[j, 1])
         changed = (np.asarray(c0) != r0) | (np.asarray(c1) != r1)
         return changed if changed.ndim else bool(changed)
-
-    def restart_term(self, j: int, c0: Any, c1: Any) -> Any:
-        """ρ_j where (c0, c1) differs from job j's running counts, else 0."""
-        assert self.restart_s is not None
-        return job_time_s(0.0, 0.0, float(self.restart_s[j]), self.changed(j, c0, c1))
 
     def counts_dict(self, j: int, c0: int, c1: int) -> dict[str, int]:
         names = self.jobs[j].role_names
