@@ -45,8 +45,10 @@ def test_no_run_beats_the_bound(seed: int, scheduler: str, options: dict) -> Non
 
 
 def test_srpt_on_one_machine_by_hand() -> None:
-    from schedopt.sim.bounds import _srpt_total_completion
-    import numpy as np
+    from schedopt.sim.bounds import _srpt_completions
+
+    def _srpt_total_completion(release: np.ndarray, length: np.ndarray) -> float:  # Σ_j C_j
+        return float(_srpt_completions(release, length).sum())
 
     assert _srpt_total_completion(np.array([0.0, 0.0]), np.array([1.0, 2.0])) == pytest.approx(1 + 3)
     # A (3 s) from 0, B (1 s) from 1: A runs 0-1, B 1-2, A 2-4

@@ -94,14 +94,6 @@ def _srpt_completions(release: np.ndarray, length: np.ndarray) -> np.ndarray:
     return np.array(done, dtype=float)
 
 
-def _srpt_total_completion(release: np.ndarray, length: np.ndarray) -> float:
-    """Σ_j C_j of SRPT on one machine (:func:`_srpt_completions`): the least any schedule reaches."""
-    total = 0.0
-    for c in _srpt_completions(release, length).tolist():
-        total += c
-    return total
-
-
 def avg_jct_lower_bound_s(workload: Instance, *, interval_s: float, restart_overhead_s: float = 60.0) -> float:
     """A lower bound on any run's ``avg_jct_s`` when every job that can run finishes (seconds): the
     mean per-job bound (:func:`jct_lower_bounds_s`) and, per resource, the pooled capacity's SRPT
