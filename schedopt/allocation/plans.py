@@ -15,7 +15,7 @@ import numpy as np
 from schedopt.allocation.knapsack import KNAPSACK_METHOD, knapsack_proof
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.model import (AllocationModel, LpBound, admitted_bound, cannot_run, compile_model, lp_bound)
-from schedopt.allocation.problem import lagrangian_proof, settle_bounds
+from schedopt.allocation.problem import lagrangian_proof, role_counts, settle_bounds
 from schedopt.allocation.rows import accelerator_utilization, shared_flavor
 from schedopt.errors import InputError
 from schedopt.gcpause import paused_gc
@@ -37,8 +37,9 @@ def build_plan(model: AllocationModel, *, solver: str, config: dict[int, tuple[i
         rows, instance = model.rows, model.instance
         assert len({int(model.job[v]) for v in config}) == len(config), "two types for one job"
         order = sorted(config)
-        allocation = {rows.jobs[v].id: rows.counts_dict(v, *config[v]) for v in order}
-        accelerators = {rows.jobs[v].id: model.accelerator(v) for v in order} if instance.has_types else None
+        source = [instance.jobs[j] for j in model.job[order].tolist()]  # a typed row's job copy has the same id and roles
+        allocation = {job.id: role_counts(job, *config[v]) for job, v in zip(source, order)}
+        accelerators = {job.id: model.accelerator(v) for job, v in zip(source, order)} if instance.has_types else None
         has_plan = status not in (Status.INFEASIBLE, Status.TIME_LIMIT)
         cost = rows.total_time_s(config) if has_plan else None
         metrics = dict(metrics or {})

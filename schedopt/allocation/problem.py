@@ -36,6 +36,15 @@ from schedopt.tolerances import BOUND_NOISE, capacity_limit
 OBJECTIVE_NAME = "total_remaining_time"
 
 
+def role_counts(job: Job, c0: int, c1: int) -> dict[str, int]:
+    """A configuration (c0, c1) as a plan states it: {role: tasks} in the job's canonical role order."""
+    names = job.role_names
+    out = {names[0]: int(c0)}
+    if len(names) == 2:
+        out[names[1]] = int(c1)
+    return out
+
+
 @dataclass
 class AllocationData:
     """Arrays of one allocation instance.
@@ -192,11 +201,7 @@ class AllocationData:
         return changed if changed.ndim else bool(changed)
 
     def counts_dict(self, j: int, c0: int, c1: int) -> dict[str, int]:
-        names = self.jobs[j].role_names
-        out = {names[0]: int(c0)}
-        if len(names) == 2:
-            out[names[1]] = int(c1)
-        return out
+        return role_counts(self.jobs[j], c0, c1)
 
 
 def compile_allocation(instance: Instance) -> AllocationData:
