@@ -47,3 +47,57 @@ def test_import_and_a_greedy_solve_load_no_heavy_backend() -> None:
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "", f"loaded on import + greedy solve: {r.stdout.strip()}"
+
+
+def _small_lp(scale: float = 1.0) -> dict:
+    """min -x1 - x2  s.t.  x1 + 2 x2 <= 4·scale,  3 x1 + x2 <= 6·scale,  0 <= x <= 10 (CSC)."""
+    import numpy as np
+
+    return dict(cost=np.array([-1.0, -1.0]), start=np.array([0, 2, 4]), index=np.array([0, 1, 0, 1]),
+                value=np.array([1.0, 3.0, 2.0, 1.0]), row_lower=np.full(2, -np.inf),
+                row_upper=np.array([4.0, 6.0]) * scale, col_lower=np.zeros(2), col_upper=np.full(2, 10.0))
+
+
+def test_solve_lp_colwise_solution_and_duals_by_hand() -> None:
+    """The vertex x = (1.6, 1.2) (value -2.8) and its duals y = (-0.4, -0.2) (A^T y = c on the basis);
+    a different LP solved in between on the thread's reused HiGHS changes nothing."""
+    import numpy as np
+    from schedopt.backends.lp import solve_lp_colwise
+
+    first = solve_lp_colwise(**_small_lp())
+    other = solve_lp_colwise(**_small_lp(scale=2.0))
+    again = solve_lp_colwise(**_small_lp(), presolve=False)
+    for res in (first, again):
+        assert res.optimal and res.status == "Optimal"
+        assert np.allclose(res.x, [1.6, 1.2]) and np.isclose(res.objective, -2.8)
+        assert np.allclose(res.row_dual, [-0.4, -0.2])
+    assert other.optimal and np.isclose(other.objective, -5.6)
+    assert first.x.tolist() == again.x.tolist()
+
+
+def test_solve_lp_colwise_infeasible_and_nan_come_back_as_status() -> None:
+    import numpy as np
+    from schedopt.backends.lp import solve_lp_colwise
+
+    infeasible = _small_lp()
+    infeasible["row_lower"] = np.array([5.0, -np.inf])  # x1 + 2 x2 >= 5 and <= 4
+    res = solve_lp_colwise(**infeasible)
+    assert not res.optimal and res.x.shape == (2,) and res.row_dual.shape == (2,)
+    bad = _small_lp()
+    bad["cost"] = np.array([np.nan, -1.0])
+    res = solve_lp_colwise(**bad)
+    assert not res.optimal and res.x.shape == (2,)
+    assert solve_lp_colwise(**_small_lp()).optimal  # the thread's HiGHS still solves after both
+
+
+def test_solve_lp_colwise_in_threads() -> None:
+    """Each thread solves on its own HiGHS: concurrent solves give the serial answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+    from schedopt.backends.lp import solve_lp_colwise
+
+    scales = [1.0 + k % 5 for k in range(40)]
+    with ThreadPoolExecutor(4) as pool:
+        values = list(pool.map(lambda s: solve_lp_colwise(**_small_lp(s)).objective, scales))
+    assert np.allclose(values, [-2.8 * s for s in scales])

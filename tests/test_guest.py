@@ -155,3 +155,47 @@ def test_host_matrix_installs_beside_cvxpy_latest_highspy_and_protobuf_7(tmp_pat
     res = subprocess.run([cli, "solve", str(ROOT / "instances/optimus-testbed.yaml"), "--solver", "optimus-cpsat"],
                          capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
     assert res.returncode == 2 and "schedopt[cpsat]" in res.stderr + res.stdout
+
+
+HOST_RAN_HIGHS_FIRST = """
+import json, sys
+import highspy
+h = highspy.Highs()  # the host's own HiGHS run, at its default thread count, before schedopt's
+h.setOptionValue("output_flag", False)
+h.setOptionValue("threads", {host_threads})
+x = h.addVariable(lb=0, ub=4)
+h.addConstr(x <= 3)
+h.maximize(x)
+import schedopt
+inst = schedopt.load_instance({path!r})
+out = {{}}
+for solver in ("optimus-greedy", "optimus-lagrange", "optimus-milp", "slaq-milp", "dorm-milp"):
+    problem = schedopt.solver_info(solver).problem
+    if problem != "allocation":
+        from schedopt.generate import generate_instance
+        fam = {{"quality": "slaq", "partition": "dorm-table2"}}[problem]
+        plan = schedopt.solve(generate_instance(fam, jobs=8, servers=6, seed=1, max_tasks=4), solver, seed=0)
+    else:
+        plan = schedopt.solve(inst, solver, seed=0)
+    out[solver] = [plan.status.value, plan.objective.value, plan.objective.bound]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("host_threads", [0, 2])
+def test_a_host_that_ran_highs_first_at_another_thread_count(host_threads: int) -> None:
+    """HiGHS keeps one thread scheduler per process, made by its first run; a later run asking
+    another count fails before it starts ("Not Set"). A host that ran HiGHS first (its default
+    count, or 2) must not turn schedopt's LP bounds into an exception or its exact solves into
+    errors: each process's plans are those of a process where schedopt ran first."""
+    runs = {}
+    for threads in (host_threads, 1):  # 1: the count schedopt asks for, as when it runs first
+        code = HOST_RAN_HIGHS_FIRST.format(host_threads=threads, path=SMALL)
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[threads] = json.loads(done.stdout.strip().splitlines()[-1])
+    hosted, alone = runs[host_threads], runs[1]
+    for solver, (status, value, bound) in hosted.items():
+        assert status in ("optimal", "heuristic"), (solver, status)
+        assert value == pytest.approx(alone[solver][1], rel=1e-9), solver
+        assert bound is not None, solver

@@ -75,9 +75,9 @@ def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: 
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus
 
-    from schedopt.backends.lp import highspy_module
+    from schedopt.backends.lp import usable_threads
 
-    highspy_module()  # loadable here, and its banner kept off stdout
+    threads = usable_threads(threads)  # loads highspy (its banner kept off stdout); 0: a host's scheduler
 
     t0 = time.perf_counter()
     handover = HANDOVER_PER_BUILD_SECOND * max(0.0, build_seconds)

@@ -81,6 +81,44 @@ def _thread_highs(highspy: Any) -> Any:
     return h
 
 
+def run_highs(h: Any, highspy: Any) -> None:
+    """``h.run()``, as a guest in a host's process: HiGHS keeps one thread scheduler per
+    process, made by its first run with that run's ``threads``; a later run asking another
+    count fails before it starts (model status "Not Set"). Such a run is repeated once with
+    ``threads`` 0 (the scheduler as it is), which ``h`` keeps. An LP's simplex runs on one thread
+    either way; a MIP may then use the host's threads."""
+    if h.run() == highspy.HighsStatus.kError and h.getModelStatus() == highspy.HighsModelStatus.kNotset:
+        ok, threads = h.getOptionValue("threads")
+        if ok == highspy.HighsStatus.kOk and threads != 0:
+            h.setOptionValue("threads", 0)
+            h.run()
+
+
+_THREADS_USABLE: dict[int, bool] = {}
+
+
+def usable_threads(threads: int) -> int:
+    """``threads`` if HiGHS can run with that many in this process, else 0 (the thread scheduler
+    a host's earlier run made; see :func:`run_highs`), for solvers that hand HiGHS its options
+    through another layer (Pyomo). Tried once per count on a one-column LP (a run with a count
+    makes the scheduler when there is none, as the solve itself would)."""
+    threads = int(threads)
+    if threads == 0:
+        return 0
+    usable = _THREADS_USABLE.get(threads)
+    if usable is None:
+        highspy = highspy_module()
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", threads)
+        h.passModel(1, 0, 0, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
+                    np.ones(1), np.zeros(1), np.ones(1), np.zeros(0), np.zeros(0), np.zeros(1, dtype=np.int32),
+                    np.zeros(0, dtype=np.int32), np.zeros(0), np.zeros(1, dtype=np.int32))
+        h.run()
+        usable = _THREADS_USABLE[threads] = h.getModelStatus() != highspy.HighsModelStatus.kNotset
+    return threads if usable else 0
+
+
 def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, value: np.ndarray, *,
                      row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
                      col_upper: np.ndarray, presolve: bool = True) -> LpResult:
@@ -94,20 +132,19 @@ def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, val
     n, m = len(cost), len(row_lower)
     h = _thread_highs(highspy)
     h.setOptionValue("presolve", "choose" if presolve else "off")
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n, m
-    lp.col_cost_ = np.asarray(cost, dtype=float)
-    lp.col_lower_ = np.asarray(col_lower, dtype=float)
-    lp.col_upper_ = np.asarray(col_upper, dtype=float)
-    lp.row_lower_ = np.asarray(row_lower, dtype=float)
-    lp.row_upper_ = np.asarray(row_upper, dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n, m
-    lp.a_matrix_.start_ = np.asarray(start, dtype=np.int32)
-    lp.a_matrix_.index_ = np.asarray(index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.asarray(value, dtype=float)
-    h.passModel(lp)
-    h.run()
+    index = np.asarray(index, dtype=np.int32)
+    numbers = [np.asarray(a, dtype=float) for a in (cost, col_lower, col_upper, row_lower, row_upper, value)]
+    if any(np.isnan(a).any() for a in numbers):  # HiGHS would call such an LP optimal, its value NaN
+        return LpResult(False, "Model error", np.zeros(n), np.zeros(m), math.nan)
+    cost, col_lower, col_upper, row_lower, row_upper, value = numbers
+    # the arrays straight in (a HighsLp's fields cost about 0.5 ms to set at a few hundred columns)
+    passed = h.passModel(n, m, len(index), int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
+                         cost, col_lower, col_upper, row_lower, row_upper, np.asarray(start, dtype=np.int32)[:n],
+                         index, value,
+                         np.zeros(n, dtype=np.int32))  # every column continuous (kContinuous); an empty array is read past its end
+    if passed == highspy.HighsStatus.kError:  # an index out of range, say: not solved, as HiGHS's own model error
+        return LpResult(False, "Model error", np.zeros(n), np.zeros(m), math.nan)
+    run_highs(h, highspy)
     status = h.getModelStatus()
     optimal = status == highspy.HighsModelStatus.kOptimal
     sol = h.getSolution()
@@ -198,13 +235,13 @@ class IncrementalLp:
 
     def solve_primal(self) -> np.ndarray:
         """Run HiGHS; the primal values only (the cutting planes' master: no duals, no status text)."""
-        self._h.run()
+        run_highs(self._h, self._highspy)
         return np.asarray(self._h.getSolution().col_value, dtype=float)
 
     def solve(self) -> LpResult:
         """Run HiGHS; the primal and duals when optimal."""
         h = self._h
-        h.run()
+        run_highs(h, self._highspy)
         status = h.getModelStatus()
         optimal = status == self._highspy.HighsModelStatus.kOptimal
         sol = h.getSolution()
@@ -235,7 +272,7 @@ def solve_milp_dense(cost: np.ndarray, rows: np.ndarray, row_upper: np.ndarray, 
                             np.array([hs.HighsVarType.kInteger] * len(cost)))
     if time_limit is not None:
         h.setOptionValue("time_limit", max(1e-3, float(time_limit)))
-    h.run()
+    run_highs(h, hs)
     status = h.getModelStatus()
     info = h.getInfo()
     has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
