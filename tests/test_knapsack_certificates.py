@@ -130,3 +130,56 @@ def test_forged_knapsack_proofs_are_refused() -> None:
         edits.append(negative)
     for edit in edits:
         assert schedopt.check(inst, _forged(plan, edit), strict=True), edit.__name__
+
+
+@pytest.mark.parametrize("trial", range(200))
+def test_the_knapsack_of_rigid_jobs_by_weight_class_is_brute_force(trial: int) -> None:
+    """One configuration per owner (rigid jobs): the table grows by weight class (the k cheapest of
+    a class); it agrees with the enumeration, and its walk back takes a choice of that value."""
+    from schedopt.allocation.certificates import _walk_back
+
+    rng = np.random.default_rng(1000 + trial)
+    n = int(rng.integers(1, 9))
+    owner = np.arange(n) * 2  # distinct owners, not 0..n-1
+    weight = rng.integers(0, 4, n)
+    value = np.round(rng.normal(0, 3, n), 1)  # ties within a class, too
+    capacity, most = int(rng.integers(0, 9)), int(rng.integers(0, 5))
+    picks: list = []
+    got = _knapsack_counts(owner, weight, value, capacity, most, picks)
+    want = np.full(most + 1, np.inf)
+    for r in range(n + 1):
+        for ks in itertools.combinations(range(n), r):
+            ks = list(ks)
+            if weight[ks].sum() <= capacity:
+                m = min(len(ks), most)
+                want[m] = min(want[m], value[ks].sum())
+    assert np.array_equal(np.isinf(got), np.isinf(want))
+    assert np.allclose(got[np.isfinite(got)], want[np.isfinite(want)])
+    for m in np.flatnonzero(np.isfinite(got)).tolist():
+        chosen = np.zeros(2 * n)
+        _walk_back(picks, weight, capacity, most, m, chosen)
+        taken = np.flatnonzero(chosen[owner])
+        assert chosen.max() <= 1 and min(len(taken), most) == m
+        assert weight[taken].sum() <= capacity and np.isclose(value[taken].sum(), got[m])
+
+
+@pytest.mark.parametrize("trial", range(60))
+def test_joining_types_is_the_min_plus_of_their_tables(trial: int) -> None:
+    """Two types' tables (least Σ by jobs taken, the last entry: at least that many) join by the
+    least sum over the splits of each count; the first least split in (n, b) order is named."""
+    from schedopt.allocation.certificates import _min_plus
+
+    rng = np.random.default_rng(trial)
+    most = int(rng.integers(0, 6))
+    total = np.where(rng.random(most + 1) < 0.2, np.inf, np.round(rng.normal(0, 2, most + 1)))
+    f = np.where(rng.random(most + 1) < 0.2, np.inf, np.round(rng.normal(0, 2, most + 1)))
+    combined, took, came = _min_plus(total, f, most)
+    for m in range(most + 1):
+        pairs = [(total[n] + f[b], n, b) for n in range(most + 1) for b in range(most + 1)
+                 if (n + b == m if m < most else n + b >= most) and np.isfinite(total[n] + f[b])]
+        if not pairs:
+            assert combined[m] == np.inf and took[m] == -1 and came[m] == -1
+            continue
+        least = min(p[0] for p in pairs)
+        first = next(p for p in pairs if p[0] == least)
+        assert combined[m] == least and (came[m], took[m]) == (first[1], first[2])

@@ -392,6 +392,10 @@ def _knapsack_counts(owner: np.ndarray, weight: np.ndarray, value: np.ndarray, c
     if not len(keep):
         return best[capacity]
     own = owner[keep]
+    if len(own) == 1 or bool(np.all(own[1:] != own[:-1])):  # one configuration per owner (rigid jobs)
+        got = _knapsack_by_weight(keep, owner, weight, value, capacity, most, best, picks)
+        if got is not None:
+            return got
     starts = np.flatnonzero(np.r_[True, own[1:] != own[:-1]])
     ends = np.r_[starts[1:], len(own)]
     for a, b in zip(starts.tolist(), ends.tolist()):
@@ -415,11 +419,76 @@ def _knapsack_counts(owner: np.ndarray, weight: np.ndarray, value: np.ndarray, c
     return best[capacity]
 
 
+class _ByWeight:
+    """What :func:`_knapsack_by_weight` took, for :func:`_walk_back`: per weight class (in the order
+    the table grew) its weight, its configurations' owners by value, the prefix sums of their values
+    and the table before the class (the walk back finds how many of the class a state took)."""
+
+    def __init__(self) -> None:
+        self.classes: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+
+
+#: the largest (k, c, n) block :func:`_knapsack_by_weight` builds for one class; above it the
+#: table grows a configuration at a time
+BY_WEIGHT_CELLS = 2_000_000
+
+
+def _knapsack_by_weight(keep: np.ndarray, owner: np.ndarray, weight: np.ndarray, value: np.ndarray, capacity: int,
+                        most: int, best: np.ndarray, picks: list | None) -> np.ndarray | None:
+    """:func:`_knapsack_counts` where every owner has one configuration (``keep``: those within
+    ``capacity``), by weight class: configurations of one weight differ only in value, so taking k
+    of a class takes its k cheapest (prefix sums of its sorted values), and the table grows by a
+    class at a time, every k at once. None when a class's block would exceed BY_WEIGHT_CELLS."""
+    w_all = weight[keep].astype(np.int64)
+    v_all = value[keep].astype(float)
+    record = _ByWeight() if picks is not None else None
+    classes = []
+    for w in np.unique(w_all).tolist():
+        in_class = np.flatnonzero(w_all == w)
+        order = in_class[np.argsort(v_all[in_class], kind="stable")]
+        top = len(order) if w == 0 else min(len(order), capacity // w)
+        if (top + 1) * (capacity + 1) * (most + 1) > BY_WEIGHT_CELLS:
+            return None
+        classes.append((w, order, top))
+    for w, order, top in classes:
+        prefix = np.concatenate([[0.0], np.cumsum(v_all[order])])[:top + 1]  # Σ of the k cheapest
+        ks = np.arange(top + 1)
+        rows = np.arange(capacity + 1)[None, :] - w * ks[:, None]  # (k, c): the row k of the class came from
+        rows = np.where(rows >= 0, rows, capacity + 1)  # the row past the table: no such state
+        padded = np.vstack([best, np.full((1, most + 1), np.inf)])
+        new = best.copy()  # k = 0: the table as it was
+        for k in range(1, min(top, most - 1) + 1):  # n0 + k < most: count n0 + k
+            np.minimum(new[:, k:most], padded[rows[k], :most - k] + prefix[k], out=new[:, k:most])
+        # n0 + k >= most: at least ``most``, the least over n0 >= most - k of each row k came from
+        suffix = np.minimum.accumulate(padded[:, ::-1], axis=1)[:, ::-1]  # (c, j): least over n0 >= j
+        new[:, most] = (suffix[rows, np.maximum(0, most - ks)[:, None]] + prefix[:, None]).min(axis=0)
+        if record is not None:
+            record.classes.append((w, owner[keep[order]], prefix, best))
+        best = new
+    if picks is not None:
+        picks.append(record)
+    return best[capacity]
+
+
 def _walk_back(picks: list, weight: np.ndarray, capacity: int, most: int, n: int, chosen: np.ndarray) -> None:
     """Add 1 to ``chosen`` for each owner an optimal choice of :func:`_knapsack_counts` (run with
     ``most``) takes, from the state (``capacity``, ``n``): per owner, the last update that wrote the
     state (its configurations in reverse; for one, its update at ``most`` came after the other)."""
     c = capacity
+    if picks and isinstance(picks[0], _ByWeight):  # by weight class: the k cheapest of each, last class first
+        for w, owners, prefix, before in reversed(picks[0].classes):
+            best_k, best_n0, least = 0, n, math.inf
+            for k in range(len(prefix)):  # the first (k, n0) whose candidate is the state's value
+                if c - w * k < 0:
+                    break
+                n0s = [n - k] if n < most else list(range(max(0, most - k), most + 1))
+                for n0 in n0s:
+                    if n0 >= 0 and before[c - w * k, n0] + prefix[k] < least:
+                        best_k, best_n0, least = k, n0, before[c - w * k, n0] + prefix[k]
+            if best_k:
+                chosen[owners[:best_k]] += 1  # one configuration per owner: the owners are distinct
+            c, n = c - w * best_k, best_n0
+        return
     for j, taken in reversed(picks):
         for k, up, at_most in reversed(taken):
             w = int(weight[k])
@@ -486,20 +555,7 @@ def knapsack_cost_bound(instance: Instance, mu: np.ndarray, cost: CostGrid, *, a
         if not rows:
             return None
         f = np.max([row[0] for row in rows], axis=0)  # each row's F bounds KP_t(n): so does the largest
-        combined = np.full(most + 1, np.inf)
-        took = np.full(most + 1, -1, dtype=np.int64)
-        came = np.full(most + 1, -1, dtype=np.int64)
-        for n in np.flatnonzero(np.isfinite(total)).tolist():
-            cand = total[n] + f
-            lim = most - n  # b < lim: n + b jobs; b >= lim: at least ``most``
-            if lim > 0:
-                better = cand[:lim] < combined[n:most]
-                combined[n:most] = np.where(better, cand[:lim], combined[n:most])
-                took[n:most][better] = np.flatnonzero(better)
-                came[n:most][better] = n
-            b = lim + int(np.argmin(cand[lim:]))
-            if cand[b] < combined[most]:
-                combined[most], took[most], came[most] = cand[b], b, n
+        combined, took, came = _min_plus(total, f, most)
         trail.append((rows, took, came))
         total = combined
     bound = float(total[most])
@@ -511,6 +567,26 @@ def knapsack_cost_bound(instance: Instance, mu: np.ndarray, cost: CostGrid, *, a
             _walk_back(picks, weight, units, top, b, chosen)
             m = int(came[m])
     return bound - float(mu.sum())
+
+
+def _min_plus(total: np.ndarray, f: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The types so far (``total`` (most + 1,): least Σ by jobs taken, ``most``: at least) joined with
+    one more type (``f``, the same): combined[m] the least total[n] + f[b] over n + b = m (m < most)
+    or n + b >= most (m = most), with the b (``took``) and n (``came``) of the first least pair in
+    (n, b) order (-1 where none is finite)."""
+    cand = total[:, None] + f[None, :]  # (n, b)
+    n_of, b_of = np.indices(cand.shape)
+    reach = np.minimum(n_of + b_of, most)  # the count each pair lands on
+    combined = np.full(most + 1, np.inf)
+    took = np.full(most + 1, -1, dtype=np.int64)
+    came = np.full(most + 1, -1, dtype=np.int64)
+    flat, land = cand.ravel(), reach.ravel()
+    order = np.lexsort((np.arange(len(flat)), flat, land))  # by count, then value, then (n, b) order
+    first = order[np.r_[True, land[order][1:] != land[order][:-1]]]  # each count's least pair
+    ok = np.isfinite(flat[first])
+    m = land[first][ok]
+    combined[m], took[m], came[m] = flat[first][ok], b_of.ravel()[first][ok], n_of.ravel()[first][ok]
+    return combined, took, came
 
 
 def proof_admit(instance: Instance, plan: Any, proof: Any) -> int:
