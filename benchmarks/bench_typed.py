@@ -3,7 +3,7 @@ rigid jobs, measured speeds; reads --data-dir).
 
     .venv/bin/python benchmarks/bench_typed.py [--only latency|scale|multigpu] [--seeds 5]
 
-1. Per-call latency: 40, 144 and 400 jobs on 27 4-GPU servers (36 GPUs per type, Gavel's
+1. Per-call latency: 40, 100, 144, 200 and 400 jobs on 27 4-GPU servers (36 GPUs per type, Gavel's
    cluster), the first call after ``schedopt.warm_up()`` in a fresh process and the median of
    the next calls, per solver; the typed greedy's certified gap beside it.
 2. Scale: 1,000, 4,000 and 16,000 jobs (servers = jobs / 4), ``optimus-milp`` at T = 60 s and
@@ -33,6 +33,8 @@ from benchmarks import tables  # noqa: E402
 from schedopt.generate import generate_instance  # noqa: E402
 
 LATENCY_SOLVERS = ["optimus-greedy", "optimus-lagrange", "optimus-milp", "optimus-cpsat", "gavel-las"]
+#: issue 50's range is 100-200 jobs on Gavel's 108 GPUs: its ends, the 144-job call it quotes, and beyond
+LATENCY_JOBS = (40, 100, 144, 200, 400)
 FIRST = """
 import sys
 sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]  # this checkout, not the install
@@ -48,7 +50,7 @@ print(t1 - t0)
 
 def latency(seeds: int, data_dir: str) -> None:
     rows = []
-    for n in (40, 144, 400):
+    for n in LATENCY_JOBS:
         for solver in LATENCY_SOLVERS:
             first, nxt, gaps = [], [], []
             for seed in range(seeds):
