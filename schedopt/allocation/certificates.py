@@ -428,8 +428,8 @@ class _ByWeight:
         self.classes: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
 
 
-#: the largest (k, c, n) block :func:`_knapsack_by_weight` builds for one class; above it the
-#: table grows a configuration at a time
+#: the largest (k, c) array :func:`_knapsack_by_weight` builds for one class (each count k of the
+#: class at each capacity c); above it the table grows a configuration at a time
 BY_WEIGHT_CELLS = 2_000_000
 
 
@@ -438,7 +438,8 @@ def _knapsack_by_weight(keep: np.ndarray, owner: np.ndarray, weight: np.ndarray,
     """:func:`_knapsack_counts` where every owner has one configuration (``keep``: those within
     ``capacity``), by weight class: configurations of one weight differ only in value, so taking k
     of a class takes its k cheapest (prefix sums of its sorted values), and the table grows by a
-    class at a time, every k at once. None when a class's block would exceed BY_WEIGHT_CELLS."""
+    class at a time, a few array operations per k. None when a class's (k, c) arrays would exceed
+    BY_WEIGHT_CELLS."""
     w_all = weight[keep].astype(np.int64)
     v_all = value[keep].astype(float)
     record = _ByWeight() if picks is not None else None
@@ -447,7 +448,7 @@ def _knapsack_by_weight(keep: np.ndarray, owner: np.ndarray, weight: np.ndarray,
         in_class = np.flatnonzero(w_all == w)
         order = in_class[np.argsort(v_all[in_class], kind="stable")]
         top = len(order) if w == 0 else min(len(order), capacity // w)
-        if (top + 1) * (capacity + 1) * (most + 1) > BY_WEIGHT_CELLS:
+        if (top + 1) * (capacity + 1) > BY_WEIGHT_CELLS:
             return None
         classes.append((w, order, top))
     for w, order, top in classes:
