@@ -324,7 +324,7 @@ def hopeless(depth: int, closed: float, earlier: float | None = None, *, per_lev
 
 def branch_proof(instance: Instance, value: float, *, admit: int | None = None, cost: CostGrid = remaining_time_grid,
                  max_node_lps: int | None = None, time_limit_s: float = math.inf, max_leaves: int = MAX_LEAVES,
-                 allowed_at_least: int = 0, why: dict[str, Any] | None = None
+                 allowed_at_least: int = 0, why: dict[str, Any] | None = None, dive_for_plan: bool = False
                  ) -> tuple[float, Proof, dict[str, Any]] | None:
     """A ``branch-lagrangian`` proof that no plan admitting at least ``admit`` jobs (every
     job: None) costs less than ``value`` (less :data:`BRANCH_TARGET_MARGIN`): (bound, proof,
@@ -333,7 +333,10 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     ``time_limit_s`` (a caller's time limit: only then may the outcome depend on the machine),
     or the instance is too large (``allowed_at_least``, the allowed configurations the caller
     has counted already, spares the enumeration then); ``why["stopped"]`` then says why, with
-    the seconds and node LPs spent."""
+    the seconds and node LPs spent, and ``why["better_plan"]``, when a node's LP optimum is an
+    integral plan below the target, that plan: (job index, type index, c0, c1) per admitted job.
+    ``dive_for_plan``: a search found :func:`hopeless` dives on, without strong branching (one node
+    LP a level), until it meets such a plan, a closed node or the end of its budget."""
     started = time.perf_counter()
     lps = 0  # node LPs solved so far
     budget = max_node_lps  # set from the configurations once they are enumerated, when None
@@ -387,11 +390,12 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     leaves, least = 0, math.inf
     root_bound: float | None = None
     root_lps = 0
+    diving = ""  # why the search gave up proving and dives for a plan (``dive_for_plan``)
     while stack:
         if time.perf_counter() - started > time_limit_s:
             return stop(f"time limit ({time_limit_s:.2f} s) reached")
         if lps >= budget:
-            return stop(f"{budget:,} node LPs")
+            return stop(f"{budget:,} node LPs" + (f" (then diving for a plan after {diving})" if diving else ""))
         if leaves >= max_leaves:
             return stop(f"{max_leaves:,} leaves")
         node, dom, depth, closures = stack.pop()
@@ -400,6 +404,8 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         mask = mask_of(dom)
         empty = np.bincount(conf.owner[mask], minlength=J) == 0
         if (empty & (dom.admitted | every)).any():  # a job that must run has no configuration here: no plan
+            if diving:
+                return stop(f"{diving}; then a dive for a plan, {depth} levels, met none")
             node["prices"] = {}
             leaves += 1
             least = min(least, bound_at(np.zeros(len(names)), 0.0, dom))
@@ -431,10 +437,14 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         closed = (found - root_bound) / max(target - root_bound, TINY)
         earlier = closures[0] if len(closures) == RATE_WINDOW else None
         per_level = (lps - root_lps) / max(depth, 1)
-        if depth and hopeless(depth, closed, earlier, per_level=per_level, left=budget - lps):
-            return stop(f"hopeless: a dive at depth {depth} closed {closed:.1%} of the root's gap"
-                        + (f" ({closed - earlier:.1%} in its last {RATE_WINDOW} levels)" if earlier is not None else "")
-                        + f", {per_level:.0f} node LPs a level, {budget - lps:,} left")
+        if depth and not diving and hopeless(depth, closed, earlier, per_level=per_level, left=budget - lps):
+            diving = (f"hopeless: a dive at depth {depth} closed {closed:.1%} of the root's gap"
+                      + (f" ({closed - earlier:.1%} in its last {RATE_WINDOW} levels)" if earlier is not None else "")
+                      + f", {per_level:.0f} node LPs a level, {budget - lps:,} left")
+            if not dive_for_plan:
+                return stop(diving)
+        if found >= target and diving:  # the dive ends at a closed node: no plan below the target on its path
+            return stop(f"{diving}; then a dive for a plan, {depth} levels, met none")
         if found >= target:
             node["prices"] = {r: float(v) for r, v in zip(names, lam) if v > 0}
             if not every:
@@ -446,10 +456,14 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             return stop("a node's LP gave no solution")
         candidates = _fractional(conf, np.flatnonzero(mask), x, dom.admitted, every)
         if not candidates:  # an integral LP optimum below the target: the incumbent is not optimal
+            if why is not None:  # that plan, for the caller to adopt: (job, type, c0, c1) each
+                on = np.flatnonzero(mask)[x > 0.5]
+                why["better_plan"] = [(int(conf.owner[i]), int(conf.t[i]), int(conf.c0[i]), int(conf.c1[i]))
+                                      for i in on.tolist()]
             return stop("an integral LP optimum below the target")
         best, best_score = candidates[0], -math.inf
         gap = max(target - lp_value, TINY)  # the node's LP value to the target (a feasible node: finite)
-        if len(candidates) > 1:  # strong branching: the split whose two children's LPs rise the most
+        if len(candidates) > 1 and not diving:  # strong branching: the split whose two children's LPs rise the most
             for split in candidates[:STRONG_CANDIDATES]:
                 rises = []
                 for _, child in _children(instance, conf, split, dom)[1]:

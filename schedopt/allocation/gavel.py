@@ -342,7 +342,7 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
     status = Status.HEURISTIC if config or not nothing_runs else Status.INFEASIBLE
     lp_bound = proof = admitted_bound = admitted_proof = None
     if bound and config:
-        lp_bound, proof, admitted_bound, admitted_proof, more = plan_bounds(g.typed, config)
+        lp_bound, proof, admitted_bound, admitted_proof, more, _ = plan_bounds(g.typed, config)  # no tree: the same plan
         metrics.update(more)
     return build_plan(g.typed, solver=solver, config=config, status=status,
                       termination=Termination.COMPLETED if status == Status.HEURISTIC else Termination.INFEASIBLE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from schedopt.allocation.certificates import configuration_count
 from schedopt.allocation.knapsack import KNAPSACK_METHOD, knapsack_proof
 from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.model import (AllocationModel, LpBound, admitted_bound, cannot_run, compile_model, lp_bound)
-from schedopt.allocation.problem import lagrangian_proof, role_counts, settle_bounds
+from schedopt.allocation.problem import fits, lagrangian_proof, role_counts, settle_bounds
 from schedopt.allocation.rows import accelerator_utilization, shared_flavor
 from schedopt.errors import InputError
 from schedopt.gcpause import paused_gc
@@ -104,11 +104,27 @@ BRANCH_WITHIN = 0.0099
 QUICK_TREE_LPS = 100
 QUICK_TREE_WORK = 40_000
 QUICK_TREE_LEAST = 10
+#: the most times one plan's tree search adopts an integral plan it meets below its target (each
+#: at least BRANCH_WITHIN below the last where the target is, so few are ever met) and searches again
+MAX_TREE_PLANS = 3
+
+
+class PlanBounds(NamedTuple):
+    """What :func:`plan_bounds` certifies: ``bound`` on Σ cost and its ``proof``, ``admitted_bound``
+    and its ``admitted_proof``, ``metrics`` (how), and ``config``, the plan they are for: the one
+    asked about, or a better one the tree search met (``metrics["plan_from_tree"]``)."""
+
+    bound: float | None
+    proof: Proof | None
+    admitted_bound: int | None
+    admitted_proof: Proof | None
+    metrics: dict[str, Any]
+    config: dict[int, tuple[int, int]]
 
 
 def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, lp: LpBound | None = None,
-                dual: Any = None, branch_budget_s: float | None = None, quick_tree: bool = False
-                ) -> tuple[float | None, Proof | None, int | None, Proof | None, dict[str, Any]]:
+                dual: Any = None, branch_budget_s: float | None = None, quick_tree: bool = False,
+                adopt: bool = True) -> PlanBounds:
     """A plan's certified bounds: the admission LP's bound on the admitted count and, when
     the plan admits that many, the LP bound on Σ cost among plans admitting as many:
     the Lagrangian dual in price space (no configurations listed) where the model prices
@@ -119,15 +135,17 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     is given, a branch certificate (``branching.py``) of the plan's value, else of BRANCH_WITHIN
     below it, is searched for within that many seconds; without it, with ``quick_tree``, where the
     gap is above ``tolerances.SETTLED_GAP``, one of BRANCH_WITHIN below the value within
-    QUICK_TREE_LPS node LPs. Where the gap is still above SETTLED_GAP, the knapsack bound
-    (``knapsack.py``) is tried and stated when higher. Returns (bound, its proof, admitted bound,
-    its proof, metrics)."""
+    QUICK_TREE_LPS node LPs, diving on for a better plan when it cannot prove (with ``adopt``). A search that meets an integral plan below its target (a node's LP
+    optimum) makes it the plan and searches again for its value (at most MAX_TREE_PLANS times,
+    within the budgets left; ``adopt`` false: the plan stays, the search ends). Where the gap is still above SETTLED_GAP, the knapsack bound
+    (``knapsack.py``) is tried and stated when higher."""
     from schedopt.allocation.relaxation import from_dual, relax_in_price_space
 
     if model.J == 0:
-        return 0.0, lagrangian_proof(model.rows, np.zeros(model.rows.R), names=model.resource_names), 0, None, {}
+        return PlanBounds(0.0, lagrangian_proof(model.rows, np.zeros(model.rows.R), names=model.resource_names), 0,
+                          None, {}, config)
     if not config:
-        return None, None, None, None, {}
+        return PlanBounds(None, None, None, None, {}, config)
     admitted_proof = None
     if len(config) < model.J:  # a bound on Σ t holds among plans admitting as many: prove no plan admits more
         count, admitted_proof, _ = admitted_bound(model)
@@ -135,15 +153,15 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     else:
         most = model.J
     if most != len(config):
-        return None, None, most, admitted_proof, {}
+        return PlanBounds(None, None, most, admitted_proof, {}, config)
     admit = None if len(config) == model.J else len(config)
     if model.priced_in_closed_form:
         relaxed = from_dual(model.rows, dual, admit) if dual is not None and admit is None else \
             relax_in_price_space(model.rows, admit=admit)
         result = relaxed.result
-        return relaxed.bound, relaxed.proof, most, admitted_proof, {
+        return PlanBounds(relaxed.bound, relaxed.proof, most, admitted_proof, {
             "bound_method": "lagrangian-dual", "bound_iterations": result.iterations, "bound_seconds": result.seconds,
-            "bound_lp_gap": result.lp_gap}
+            "bound_lp_gap": result.lp_gap}, config)
     if lp is None or lp.proof.admit != admit:
         _, cs, row_of = model.choices
         lp = lp_bound(model, cs, admit=admit, seed_columns=model.seed_columns(config, cs, row_of))
@@ -153,17 +171,44 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     gap = relative_gap(value, bound)
     tree = None  # the tree first (the knapsack's search costs about as much as a tree at 80-100 jobs and
     # rarely closes what a tree leaves)
+    search: dict[str, Any] | None = None  # the tree's search: its budgets and limits
     if branch_budget_s is not None and gap is not None and gap > BRANCH_ABOVE_GAP and model.own_cost:
-        tree = _branch_bound(model.instance, value, admit, gap, branch_budget_s, metrics, model.allowed_at_least)
+        search = {"budget_s": branch_budget_s, "max_node_lps": None, "within_only": False, "dive_for_plan": False}
     elif quick_tree and gap is not None and gap > SETTLED_GAP and model.own_cost:
         lps = min(QUICK_TREE_LPS, QUICK_TREE_WORK // max(1, configuration_count(model.instance)))
         if lps >= QUICK_TREE_LEAST:
-            tree = _branch_bound(model.instance, value, admit, gap, math.inf, metrics, model.allowed_at_least,
-                                 max_node_lps=lps, within_only=True)
+            search = {"budget_s": math.inf, "max_node_lps": lps, "within_only": True, "dive_for_plan": adopt}
+    adopted = 0
+    while search is not None:
+        found: dict[str, Any] = {}
+        started = time.perf_counter()
+        tree = _branch_bound(model.instance, value, admit, gap, search["budget_s"], metrics, model.allowed_at_least,
+                             max_node_lps=search["max_node_lps"], within_only=search["within_only"], found=found,
+                             dive_for_plan=search["dive_for_plan"])
+        better = _better_plan(model, config, value, found.get("better_plan"))
+        if tree is not None or better is None or not adopt or adopted >= MAX_TREE_PLANS:
+            break
+        # the tree met an integral plan below the target: it is the plan now, and the search starts again
+        # for its value with what the budgets leave
+        adopted += 1
+        first = metrics.get("plan_from_tree", {}).get("value_of_the_plan_given", float(value))
+        metrics["plan_from_tree"] = {"plans_adopted": adopted, "value_of_the_plan_given": first}
+        metrics.pop("branch_certificate", None)  # the search for the plan given, not for this one
+        config = better
+        value = model.rows.total_time_s(config)
+        within = value + BOUND_NOISE * max(1.0, abs(value))
+        gap = relative_gap(value, bound)
+        if gap is None or gap <= (SETTLED_GAP if search["within_only"] else BRANCH_ABOVE_GAP):
+            break
+        search["budget_s"] -= time.perf_counter() - started
+        if search["max_node_lps"] is not None:
+            search["max_node_lps"] -= int(found.get("node_lps", 0))
+            if search["max_node_lps"] <= 0:
+                break
     if tree is not None and improves(bound, tree[0]) and tree[0] <= within:
         bound, proof = tree
     if not relative_gap(value, bound) > SETTLED_GAP:  # certified within 1 %: no knapsack search
-        return bound, proof, most, admitted_proof, metrics
+        return PlanBounds(bound, proof, most, admitted_proof, metrics, config)
     # the LP splits jobs across types and counts; the knapsack bound keeps each type's capacity whole
     started = time.perf_counter()
     got = knapsack_proof(model.instance, lp.proof, lp_bound=lp.bound, target=value)
@@ -171,17 +216,38 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
         bound, proof = got
         metrics.update({"bound_method": KNAPSACK_METHOD, "bound_lp": lp.bound,
                         "bound_seconds": time.perf_counter() - started})
-    return bound, proof, most, admitted_proof, metrics
+    return PlanBounds(bound, proof, most, admitted_proof, metrics, config)
+
+
+def _better_plan(model: AllocationModel, config: dict[int, tuple[int, int]], value: float,
+                 found: list[tuple[int, int, int, int]] | None) -> dict[int, tuple[int, int]] | None:
+    """The tree's integral plan ``found`` ((job, type, c0, c1) each) as {row: (c0, c1)}, when it
+    admits as many jobs as ``config``, fits the capacity rows and costs less than ``value`` by
+    more than rounding; else None."""
+    if not found or len(found) < len(config):
+        return None
+    rows = model.row_on[[j for j, _, _, _ in found], [t for _, t, _, _ in found]]
+    if (rows < 0).any():
+        return None
+    better = {int(v): (c0, c1) for v, (_, _, c0, c1) in zip(rows.tolist(), found)}
+    if len(better) != len(found) or not fits(model.rows.usage(better), 0.0, model.rows.cap):
+        return None
+    cost = model.rows.total_time_s(better)
+    return better if math.isfinite(cost) and improves(cost, value) else None
 
 
 def _branch_bound(instance: Instance, value: float, admit: int | None, gap: float, budget_s: float,
                   metrics: dict[str, Any], allowed_at_least: int = 0, *, max_node_lps: int | None = None,
-                  within_only: bool = False) -> tuple[float, Proof] | None:
+                  within_only: bool = False, found: dict[str, Any] | None = None,
+                  dive_for_plan: bool = False) -> tuple[float, Proof] | None:
     """A branch certificate of ``value`` (then, when none is found and the plan's ``gap`` is above
     BRANCH_WITHIN, of ``value`` less BRANCH_WITHIN; ``within_only``: that one only) within one
     search's node-LP budget in all (``max_node_lps``, None: the search's own; what the first target
     leaves goes to the second) and ``budget_s`` seconds (a time limit; inf: none); ``metrics`` says
-    what was found (``allowed_at_least``: :attr:`AllocationModel.allowed_at_least`)."""
+    what was found (``allowed_at_least``: :attr:`AllocationModel.allowed_at_least`); ``found`` gets
+    the node LPs the searches solved (``node_lps``) and an integral plan below a target a search met
+    (``better_plan``, as :func:`branching.branch_proof`'s ``why``; ``dive_for_plan``: a hopeless search
+    dives on for one, as there)."""
     from schedopt.allocation.branching import branch_proof  # the search, imported when a plan needs it
 
     started = time.perf_counter()
@@ -194,7 +260,13 @@ def _branch_bound(instance: Instance, value: float, admit: int | None, gap: floa
             break
         why = {}
         got = branch_proof(instance, target, admit=admit, max_node_lps=lps_left, time_limit_s=left,
-                           allowed_at_least=allowed_at_least, why=why)
+                           allowed_at_least=allowed_at_least, why=why, dive_for_plan=dive_for_plan)
+        if found is not None:
+            found["node_lps"] = found.get("node_lps", 0) + int(why.get("node_lps", (got or (0, 0, {}))[2].get(
+                "branch_node_lps", 0)))
+            if "better_plan" in why:
+                found["better_plan"] = why["better_plan"]
+                break  # the caller adopts it and searches again
         if got is None and why.get("node_lp_budget") is not None:
             lps_left = int(why["node_lp_budget"]) - int(why["node_lps"])
         if got is not None:
@@ -211,17 +283,18 @@ def _branch_bound(instance: Instance, value: float, admit: int | None, gap: floa
 def heuristic_plan(model: AllocationModel, config: dict[int, tuple[int, int]], *, solver: str, started: float,
                    seed: int | None, options: dict[str, Any], metrics: dict[str, Any], bound: bool = True,
                    lp: LpBound | None = None, dual: Any = None, branch_budget_s: float | None = None,
-                   quick_tree: bool = False) -> Plan:
+                   quick_tree: bool = False, adopt: bool = True) -> Plan:
     """A heuristic's Plan of {row: (c0, c1)}, with the certified bounds when ``bound``
     (:func:`plan_bounds`; ``branch_budget_s``: seconds for a branch certificate where the LP
-    leaves a gap; ``quick_tree``: a small one within 1 % without them), each with its certificate (the prices) for ``schedopt check``
+    leaves a gap; ``quick_tree``: a small one within 1 % without them; ``adopt``: a better plan such a
+    search meets is the plan), each with its certificate (the prices) for ``schedopt check``
     to replay. An empty plan claims infeasibility only when no job can run alone (a
     heuristic may just not admit any)."""
     value_bound = proof = most = admitted_proof = None
     if bound:
-        value_bound, proof, most, admitted_proof, more = plan_bounds(model, config, lp=lp, dual=dual,
-                                                                      branch_budget_s=branch_budget_s,
-                                                                      quick_tree=quick_tree)
+        value_bound, proof, most, admitted_proof, more, config = plan_bounds(model, config, lp=lp, dual=dual,
+                                                                              branch_budget_s=branch_budget_s,
+                                                                              quick_tree=quick_tree, adopt=adopt)
         metrics = {**metrics, **more}
     status = Status.HEURISTIC if config or model.J == 0 or len(cannot_run(model)) < model.J else Status.INFEASIBLE
     return build_plan(model, solver=solver, config=config, status=status,

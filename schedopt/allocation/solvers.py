@@ -108,7 +108,8 @@ class OptimusGreedy:
                                       lp=lp, options=_with_objective({**options, "accelerator_choice": self.accelerator_choice,
                                                                       "branch_proof": self.branch_proof}, self.objective),
                                       metrics=counters, branch_budget_s=_branch_budget(self.branch_proof, started, time_limit),
-                                      quick_tree=True)  # a tree within 1 % where the LP leaves more (plans.QUICK_TREE_LPS)
+                                      quick_tree=True,  # a tree within 1 % where the LP leaves more (plans.QUICK_TREE_LPS)
+                                      adopt=self.accelerator_choice != "blind")  # the type-blind baseline keeps its plan
         data = compile_allocation(instance)
         _, start = admit(data, self.admission)
         config, counters = greedy_allocate(data, start, stop_rule=self.stop_rule, priority_factor=self.priority_factor)
