@@ -601,9 +601,16 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray,
     the first position), at most RELOCATE_DEPTH moves. Returns (Σ t added, [(position, new
     row)], the slack after), or None when no such sequence makes room."""
     _, _, use, t_min = data.minimum
-    row_on, kind = data.row_on, data.kind
-    jobs = data.job[rows]
-    fixed = fixed.copy()
+    used = use[rows]  # (A, rows of slack) each admitted job's use where it runs
+    t_now = t_min[rows]
+    # every (position, type) move: the job's row on each other type it can run on, flat, by position then type
+    on = data.row_on[data.job[rows]]  # (A, T)
+    movable = (on >= 0) & (np.arange(on.shape[1])[None, :] != data.kind[rows][:, None])
+    position, _ = np.nonzero(movable)
+    target = on[movable]
+    gain = use[target]  # (M, rows of slack) the use each move takes on
+    delta = t_min[target] - t_now[position]  # Σ t each move adds
+    live = ~fixed[position]
     added, moves = 0.0, []
     for _ in range(RELOCATE_DEPTH + 1):
         short = slack < 0
@@ -611,31 +618,22 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray,
             return added, moves, slack
         if len(moves) == RELOCATE_DEPTH:
             return None
-        cand = np.flatnonzero(~fixed & (use[rows][:, short] > 0).any(axis=1))
-        floor = np.minimum(slack, 0.0)[None, :]
-        best: tuple[float, int, int, np.ndarray] | None = None  # (Σ t added, position, new row, slack after)
-        for t in range(row_on.shape[1]):
-            w = row_on[jobs[cand], t]
-            ok = (w >= 0) & (kind[rows[cand]] != t)
-            if not ok.any():
-                continue
-            c, w = cand[ok], w[ok]
-            after = slack[None, :] + use[rows[c]] - use[w]
-            good = np.all(after >= floor, axis=1) & np.any(after[:, short] > slack[short], axis=1)
-            if not good.any():
-                continue
-            g = np.flatnonzero(good)
-            delta = t_min[w[g]] - t_min[rows[c[g]]]
-            k = int(np.lexsort((c[g], delta))[0])
-            pick = (float(delta[k]), int(c[g][k]), int(w[g][k]), after[g[k]])
-            if best is None or (pick[0], pick[1]) < (best[0], best[1]):
-                best = pick
-        if best is None:
+        frees = (used[:, short] > 0).any(axis=1)  # (A,) positions using a short row
+        m = np.flatnonzero(live & frees[position])
+        if not len(m):
             return None
-        added += best[0]
-        moves.append((best[1], best[2]))
-        fixed[best[1]] = True
-        slack = best[3]
+        after = slack[None, :] + used[position[m]] - gain[m]
+        good = np.all(after >= np.minimum(slack, 0.0)[None, :], axis=1) & np.any(after[:, short] > slack[short], axis=1)
+        if not good.any():
+            return None
+        g = m[good]
+        k = int(np.lexsort((position[g], delta[g]))[0])  # the least Σ t added, then the first position (then type)
+        pick = int(g[k])
+        p = int(position[pick])
+        added += float(delta[pick])
+        moves.append((p, int(target[pick])))
+        live &= position != p  # a job moved stays
+        slack = after[good][k]
     return None
 
 
