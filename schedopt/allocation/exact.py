@@ -36,7 +36,7 @@ from schedopt.allocation.model import AllocationModel, LpBound, admitted_bound, 
 from schedopt.allocation.plans import build_plan
 from schedopt.allocation.price_guided import allocate_at_prices, dual_admission, minimum_counts
 from schedopt.allocation.problem import (AllocationData, ChoiceSet, compile_allocation, count_minimal,
-                                         enumerate_choices, lagrangian_proof, min_configuration)
+                                         enumerate_choices, lagrangian_proof)
 from schedopt.allocation.admission import admit as admit_by_rule, all_fit_at_minimum
 from schedopt.allocation.typed import count_start, lp_guided_pass, typed_admission
 from schedopt.deadline import Deadline, check_time_limit
@@ -359,7 +359,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
             cs_min = _count_minimal_choices(data, oracle)  # type: ignore[arg-type]
             rows_min = cs_min.job
         metrics["admit_configurations"] = int(cs_min.K)
-        hint = model.indices({v: min_configuration(data, v) for v in best}, cs_min, rows_min) or None  # type: ignore[misc]
+        hint = model.indices(model.minimum_configs(best), cs_min, rows_min) or None  # type: ignore[arg-type]
         count_proven = bool(best) and admitted_bound(model)[1] is not None and admitted_bound(model)[0] <= len(best)
         if count_proven:  # the admission LP's prices prove the incumbent admits the most jobs: no stage-1 model
             s1 = StageResult(Termination.OPTIMAL, None, info={"skipped": "the admission LP proves the incumbent's count"})
@@ -377,7 +377,7 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
         if s1.solution is not None and len(s1.solution) > len(best):
             stage1_config = config_of(s1.solution, cs_min, rows_min)
         else:  # the heuristic admits as many (or the backend found nothing): start from its admitted set
-            stage1_config = {v: min_configuration(data, v) for v in best}  # type: ignore[misc]
+            stage1_config = model.minimum_configs(best)  # type: ignore[assignment]
         k_min = len(stage1_config)
         count, count_proof, _ = admitted_bound(model)  # a replayable proof when the LP's prices suffice
         if admit_proven:

@@ -110,6 +110,12 @@ class AllocationModel:
         t_min[at] = rows.times_at(at, mins[at, 0], mins[at, 1])
         return mins, ok & np.isfinite(t_min), use, t_min
 
+    def minimum_configs(self, rows: Any) -> dict[int, tuple[int, int] | None]:
+        """{row: its allowed configuration of least dominant demand (None: none)} for ``rows``:
+        :func:`~schedopt.allocation.problem.min_configuration`'s answers, read from :attr:`minimum`."""
+        mins, ok = self.minimum[:2]
+        return {int(v): (int(mins[v, 0]), int(mins[v, 1])) if ok[v] else None for v in rows}
+
     @cached_property
     def choices(self) -> tuple[ChoiceSet, ChoiceSet, np.ndarray]:
         """The rows' enumerated, pruned configurations, the same regrouped by job

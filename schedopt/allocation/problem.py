@@ -413,10 +413,11 @@ def count_minimal(cs: ChoiceSet) -> np.ndarray:
     """Mask of configurations with no other configuration of the same job using
     no more tasks of either role (for grid forms: just the minimum)."""
     keep = np.zeros(cs.K, dtype=bool)
-    for j in range(len(cs.start) - 1):
+    sizes = np.diff(cs.start)
+    keep[cs.start[:-1][sizes == 1]] = True  # a job's one configuration (rigid jobs): minimal
+    for j in np.flatnonzero(sizes > 1).tolist():
         s = cs.of(j)
-        if s.stop > s.start:
-            keep[s] = pareto_prune(cs.counts[s], np.zeros(s.stop - s.start))
+        keep[s] = pareto_prune(cs.counts[s], np.zeros(s.stop - s.start))
     return keep
 
 
