@@ -276,7 +276,8 @@ def _branch_bound(instance: Instance, value: float, admit: int | None, gap: floa
                                        f"branch-lagrangian (within {BRANCH_WITHIN:.2%} of the plan's value)")
             return bound, proof
     metrics["branch_certificate"] = (f"none found ({why.get('stopped', 'no budget')} after "
-                                     f"{time.perf_counter() - started:.2f} s): the LP's bound stands")
+                                     f"{time.perf_counter() - started:.2f} s): the bound is the LP's or the knapsack's "
+                                     "(bound_method)")
     return None
 
 

@@ -111,12 +111,23 @@ def usable_threads(threads: int) -> int:
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", threads)
-        h.passModel(1, 0, 0, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
-                    np.ones(1), np.zeros(1), np.ones(1), np.zeros(0), np.zeros(0), np.zeros(1, dtype=np.int32),
-                    np.zeros(0, dtype=np.int32), np.zeros(0), np.zeros(1, dtype=np.int32))
+        _pass_colwise(h, highspy, np.ones(1), np.zeros(1), np.ones(1), np.zeros(0), np.zeros(0),
+                      np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         h.run()
         usable = _THREADS_USABLE[threads] = h.getModelStatus() != highspy.HighsModelStatus.kNotset
     return threads if usable else 0
+
+
+def _pass_colwise(h: Any, highspy: Any, cost: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarray,
+                  row_lower: np.ndarray, row_upper: np.ndarray, start: np.ndarray, index: np.ndarray,
+                  value: np.ndarray) -> Any:
+    """``h.passModel`` of min cost·x over a column-wise A (``start`` (n,) int32, ``index`` int32,
+    ``value``), the arrays straight in (a HighsLp's fields cost about 0.5 ms to set at a few hundred
+    columns); every column continuous (an empty integrality array is read past its end). HiGHS's status."""
+    n = len(cost)
+    return h.passModel(n, len(row_lower), len(index), int(highspy.MatrixFormat.kColwise),
+                       int(highspy.ObjSense.kMinimize), 0.0, cost, col_lower, col_upper, row_lower, row_upper,
+                       start, index, value, np.zeros(n, dtype=np.int32))
 
 
 def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, value: np.ndarray, *,
@@ -137,11 +148,8 @@ def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, val
     if any(np.isnan(a).any() for a in numbers):  # HiGHS would call such an LP optimal, its value NaN
         return LpResult(False, "Model error", np.zeros(n), np.zeros(m), math.nan)
     cost, col_lower, col_upper, row_lower, row_upper, value = numbers
-    # the arrays straight in (a HighsLp's fields cost about 0.5 ms to set at a few hundred columns)
-    passed = h.passModel(n, m, len(index), int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
-                         cost, col_lower, col_upper, row_lower, row_upper, np.asarray(start, dtype=np.int32)[:n],
-                         index, value,
-                         np.zeros(n, dtype=np.int32))  # every column continuous (kContinuous); an empty array is read past its end
+    passed = _pass_colwise(h, highspy, cost, col_lower, col_upper, row_lower, row_upper,
+                           np.asarray(start, dtype=np.int32)[:n], index, value)
     if passed == highspy.HighsStatus.kError:  # an index out of range, say: not solved, as HiGHS's own model error
         return LpResult(False, "Model error", np.zeros(n), np.zeros(m), math.nan)
     run_highs(h, highspy)
