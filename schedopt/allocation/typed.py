@@ -593,23 +593,35 @@ class _Budget:
         return self.calls >= 0
 
 
-def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray,
-               fixed: np.ndarray) -> tuple[float, list[tuple[int, int]], np.ndarray] | None:
+class _MoveTable:
+    """Every move :func:`_make_room` may make while the admitted rows ``rows`` (A,) stand: each
+    admitted job (``position``) to its row on another type it can run on (``target``), flat, by
+    position then type, with the use that row takes on (``gain``) and the Σ t it adds (``delta``);
+    ``used`` (A, rows of slack) is each admitted job's use where it runs. Built once per plan."""
+
+    def __init__(self, data: AllocationModel, rows: np.ndarray) -> None:
+        _, _, use, t_min = data.minimum
+        self.rows = rows
+        self.used = use[rows]
+        on = data.row_on[data.job[rows]]  # (A, T)
+        movable = (on >= 0) & (np.arange(on.shape[1])[None, :] != data.kind[rows][:, None])
+        self.position = np.nonzero(movable)[0]
+        self.target = on[movable]
+        self.gain = use[self.target]
+        self.delta = t_min[self.target] - t_min[rows][self.position]
+
+
+def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed: np.ndarray,
+               table: _MoveTable | None = None) -> tuple[float, list[tuple[int, int]], np.ndarray] | None:
     """Move admitted jobs (their rows ``rows`` (A,); positions where ``fixed`` is True stay) to
     other types until ``slack`` (T·R + quotas,) has no negative entry: each time the move that
     adds the least Σ t at minimum among those freeing a short row and shortening none (ties:
-    the first position), at most RELOCATE_DEPTH moves. Returns (Σ t added, [(position, new
+    the first position, then the first type), at most RELOCATE_DEPTH moves. ``table``: the
+    :class:`_MoveTable` of ``rows``, when the caller keeps one. Returns (Σ t added, [(position, new
     row)], the slack after), or None when no such sequence makes room."""
-    _, _, use, t_min = data.minimum
-    used = use[rows]  # (A, rows of slack) each admitted job's use where it runs
-    t_now = t_min[rows]
-    # every (position, type) move: the job's row on each other type it can run on, flat, by position then type
-    on = data.row_on[data.job[rows]]  # (A, T)
-    movable = (on >= 0) & (np.arange(on.shape[1])[None, :] != data.kind[rows][:, None])
-    position, _ = np.nonzero(movable)
-    target = on[movable]
-    gain = use[target]  # (M, rows of slack) the use each move takes on
-    delta = t_min[target] - t_now[position]  # Σ t each move adds
+    if table is None or table.rows is not rows:
+        table = _MoveTable(data, rows)
+    used, position, target, gain, delta = table.used, table.position, table.target, table.gain, table.delta
     live = ~fixed[position]
     added, moves = 0.0, []
     for _ in range(RELOCATE_DEPTH + 1):
@@ -659,6 +671,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
         if not fastest[j] < t_min[v] - IMPROVE_TOL:
             continue
         admitted, rows = _admitted_rows(row_of_job)
+        table = _MoveTable(data, rows)
         me = np.zeros(len(rows), dtype=bool)
         me[int(np.searchsorted(admitted, j))] = True
         found: tuple[float, int, list[tuple[int, int]], np.ndarray] | None = None
@@ -667,7 +680,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                 continue
             if not budget.take():
                 return free, changed
-            got = _make_room(data, rows, free + use[v] - use[w], me)
+            got = _make_room(data, rows, free + use[v] - use[w], me, table)
             if got is None:
                 continue
             saving = t_min[v] - t_min[w] - got[0]
@@ -681,14 +694,19 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
             changed = True
     answers: dict[tuple[bytes, int], Any] = {}  # (use coming in, leaver) -> _make_room's, while the plan stands
 
-    def room_for(rows: np.ndarray, u: int, i: int, fixed: np.ndarray) -> Any:
+    def room_for(table: _MoveTable, u: int, i: int, fixed: np.ndarray) -> Any:
         key = (use[u].tobytes(), i)  # rows of many jobs use the same (a type's 1-GPU rows): one answer
         if key not in answers:
-            answers[key] = _make_room(data, rows, (free - use[u]) if i < 0 else (free + use[rows[i]] - use[u]), fixed)
+            rows = table.rows
+            answers[key] = _make_room(data, rows, (free - use[u]) if i < 0 else (free + use[rows[i]] - use[u]), fixed,
+                                      table)
         return answers[key]
 
+    table: _MoveTable | None = None  # the moves while the plan stands
     for p in paused:
-        admitted, rows = _admitted_rows(row_of_job)
+        if table is None:
+            admitted, rows = _admitted_rows(row_of_job)
+            table = _MoveTable(data, rows)
         if not len(admitted):
             break
         cost = t_min[rows]
@@ -700,7 +718,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                 continue
             if not budget.take():
                 break
-            got = room_for(rows, u, -1, none)
+            got = room_for(table, u, -1, none)
             if got is not None:  # one more job: better than any swap
                 pick = (1, -t_min[u] - got[0], u, -1, got[1], got[2])
                 if best is None or pick[:2] > best[:2]:
@@ -719,7 +737,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                 leaving[i] = True
                 if not budget.take():
                     break
-                got = room_for(rows, u, i, leaving)
+                got = room_for(table, u, i, leaving)
                 if got is None:
                     continue
                 saving = saving_most - got[0]
@@ -735,6 +753,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
         row_of_job[p] = u
         changed = True
         answers.clear()
+        table = None
     return free, changed
 
 
@@ -761,6 +780,7 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
         slack = free + use[row_of_job[a]]
         got = 0
         jobs, rows = _admitted_rows(trial)  # rebuilt when a paused job comes in
+        table = _MoveTable(data, rows)
         tried: dict[bytes, Any] = {}  # use of the row coming in -> _make_room's answer, while rows and slack stand
         for p in paused:
             lo, hi = int(data.job_start[p]), int(data.job_start[p + 1])
@@ -769,7 +789,7 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
                     break
                 seen = use[u].tobytes()  # rows of many jobs use the same (a type's 1-GPU rows): one answer
                 if seen not in tried:
-                    tried[seen] = _make_room(data, rows, slack - use[u], np.zeros(len(rows), dtype=bool))
+                    tried[seen] = _make_room(data, rows, slack - use[u], np.zeros(len(rows), dtype=bool), table)
                 room = tried[seen]
                 if room is not None:
                     for position, w in room[1]:
@@ -778,6 +798,7 @@ def _one_for_more(data: AllocationModel, row_of_job: dict[int, int], free: np.nd
                     slack = room[2]
                     got += 1
                     jobs, rows = _admitted_rows(trial)
+                    table = _MoveTable(data, rows)
                     tried = {}
                     break
         if got >= 2:
