@@ -581,3 +581,51 @@ def test_type_blind_solvers_take_instances_carrying_gavels_history(solver: str) 
     inst = _one_v100(2, {"j0": 3600.0})
     plan = _strict_ok_plan(inst, schedopt.solve(inst, solver))
     assert len(plan.allocation) == 1
+
+
+def test_making_room_moves_admitted_jobs_to_other_types_within_capacity() -> None:
+    """typed._make_room, asked to fit a paused job's row next to a plan: when it answers, every move
+    takes an admitted job to its own row on another type, none twice and none held in place, at
+    most RELOCATE_DEPTH; the slack it returns is the capacity the moved plan and the newcomer leave
+    (recomputed), with no row short; its Σ t added is the moves' own. A table built beforehand
+    (_MoveTable) gives the same answers as one built per call."""
+    import numpy as np
+
+    from schedopt.allocation.model import compile_typed
+    from schedopt.allocation.typed import (RELOCATE_DEPTH, _admitted_rows, _free_after, _make_room, _MoveTable,
+                                           typed_admission)
+
+    answered = moved = 0
+    for seed in range(60):
+        model = compile_typed(random_rigid_typed_instance(seed))
+        _, feasible, use, t_min = model.minimum
+        config = typed_admission(model)
+        if not config:
+            continue
+        row_of_job = {int(model.job[v]): v for v in config}
+        admitted, rows = _admitted_rows(row_of_job)
+        free = _free_after(model, config)
+        table = _MoveTable(model, rows)
+        held = np.zeros(len(rows), dtype=bool)
+        held[::3] = True  # some jobs may not move
+        for u in np.flatnonzero(feasible).tolist():
+            if int(model.job[u]) in row_of_job:
+                continue
+            got = _make_room(model, rows, free - use[u], held, table)
+            assert repr(got) == repr(_make_room(model, rows, free - use[u], held))
+            if got is None:
+                continue
+            answered += 1
+            added, moves, slack = got
+            moved += bool(moves)
+            assert len(moves) <= RELOCATE_DEPTH
+            positions = [p for p, _ in moves]
+            assert len(set(positions)) == len(positions) and not held[positions].any()
+            new_rows = rows.copy()
+            for p, w in moves:
+                assert model.job[w] == model.job[rows[p]] and model.kind[w] != model.kind[rows[p]]
+                new_rows[p] = w
+            recomputed = _free_after(model, {int(v): (0, 0) for v in new_rows}) - use[u]
+            assert np.allclose(slack, recomputed) and (slack >= 0).all()
+            assert added == pytest.approx(float(t_min[new_rows].sum() - t_min[rows].sum()))
+    assert answered >= 10 and moved >= 3, (answered, moved)
