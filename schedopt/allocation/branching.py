@@ -374,14 +374,16 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         return lagrangian_cost_bound(instance, lam, cost, admit=k_admit, nu=nu, domain=dom, blocks=blocks)
 
     by_owner = np.argsort(conf.owner, kind="stable")  # the configurations grouped by job, for one reduceat
-    runs = np.flatnonzero(np.r_[True, conf.owner[by_owner][1:] != conf.owner[by_owner][:-1]]) if len(by_owner) else by_owner
-    run_job = conf.owner[by_owner][runs]
+    grouped = conf.owner[by_owner]
+    runs = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]]) if len(grouped) else by_owner
+    run_job = grouped[runs]
     cap_value = cap.astype(float)
 
     def quick_bound(lam: np.ndarray, nu: float, mask: np.ndarray, admitted: np.ndarray) -> float:
-        """L(λ, ν) over the configurations ``mask`` allows (jobs ``admitted`` must run), from the search's own arrays (cost + use·λ,
-        one matrix product): what :func:`bound_at` replays, up to rounding. It steers the search; a
-        node is closed only by :func:`bound_at`'s value, the checker's own."""
+        """L(λ, ν) over the configurations ``mask`` allows (jobs ``admitted`` must run), from the
+        search's own arrays (cost + use·λ, one matrix product): what :func:`bound_at` replays, up
+        to rounding. It steers the search; a node is closed only by :func:`bound_at`'s value, the
+        checker's own."""
         priced = np.where(mask, conf.cost + conf.use @ lam, np.inf)[by_owner]
         m = np.full(J, np.inf)
         if len(runs):

@@ -135,10 +135,11 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     is given, a branch certificate (``branching.py``) of the plan's value, else of BRANCH_WITHIN
     below it, is searched for within that many seconds; without it, with ``quick_tree``, where the
     gap is above ``tolerances.SETTLED_GAP``, one of BRANCH_WITHIN below the value within
-    QUICK_TREE_LPS node LPs, diving on for a better plan when it cannot prove (with ``adopt``). A search that meets an integral plan below its target (a node's LP
-    optimum) makes it the plan and searches again for its value (at most MAX_TREE_PLANS times,
-    within the budgets left; ``adopt`` false: the plan stays, the search ends). Where the gap is still above SETTLED_GAP, the knapsack bound
-    (``knapsack.py``) is tried and stated when higher."""
+    QUICK_TREE_LPS node LPs, diving on for a better plan when it cannot prove (with ``adopt``).
+    A search that meets an integral plan below its target (a node's LP optimum) makes it the
+    plan and searches again for its value (at most MAX_TREE_PLANS times, within the budgets
+    left; ``adopt`` false: the plan stays, the search ends). Where the gap is still above
+    SETTLED_GAP, the knapsack bound (``knapsack.py``) is tried and stated when higher."""
     from schedopt.allocation.relaxation import from_dual, relax_in_price_space
 
     if model.J == 0:
@@ -262,8 +263,8 @@ def _branch_bound(instance: Instance, value: float, admit: int | None, gap: floa
         got = branch_proof(instance, target, admit=admit, max_node_lps=lps_left, time_limit_s=left,
                            allowed_at_least=allowed_at_least, why=why, dive_for_plan=dive_for_plan)
         if found is not None:
-            found["node_lps"] = found.get("node_lps", 0) + int(why.get("node_lps", (got or (0, 0, {}))[2].get(
-                "branch_node_lps", 0)))
+            used = got[2]["branch_node_lps"] if got is not None else why.get("node_lps", 0)
+            found["node_lps"] = found.get("node_lps", 0) + int(used)
             if "better_plan" in why:
                 found["better_plan"] = why["better_plan"]
                 break  # the caller adopts it and searches again
