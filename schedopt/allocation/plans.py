@@ -172,22 +172,25 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     gap = relative_gap(value, bound)
     tree = None  # the tree first (the knapsack's search costs about as much as a tree at 80-100 jobs and
     # rarely closes what a tree leaves)
-    search: dict[str, Any] | None = None  # the tree's search: its budgets and limits
+    # the tree's search, when one is made: seconds, node LPs (None: the search's own budget), whether of
+    # BRANCH_WITHIN below the value only, whether a hopeless search dives for a better plan
+    search: tuple[float, int | None, bool, bool] | None = None
     if branch_budget_s is not None and gap is not None and gap > BRANCH_ABOVE_GAP and model.own_cost:
-        search = {"budget_s": branch_budget_s, "max_node_lps": None, "within_only": False, "dive_for_plan": False}
+        search = (branch_budget_s, None, False, False)
     elif quick_tree and gap is not None and gap > SETTLED_GAP and model.own_cost:
         lps = min(QUICK_TREE_LPS, QUICK_TREE_WORK // max(1, configuration_count(model.instance)))
         if lps >= QUICK_TREE_LEAST:
-            search = {"budget_s": math.inf, "max_node_lps": lps, "within_only": True, "dive_for_plan": adopt}
+            search = (math.inf, lps, True, adopt)
     adopted = 0
     while search is not None:
+        budget_s, max_lps, within_only, dive = search
         found: dict[str, Any] = {}
         started = time.perf_counter()
-        tree = _branch_bound(model.instance, value, admit, gap, search["budget_s"], metrics, model.allowed_at_least,
-                             max_node_lps=search["max_node_lps"], within_only=search["within_only"], found=found,
-                             dive_for_plan=search["dive_for_plan"])
-        better = _better_plan(model, config, value, found.get("better_plan"))
-        if tree is not None or better is None or not adopt or adopted >= MAX_TREE_PLANS:
+        tree = _branch_bound(model.instance, value, admit, gap, budget_s, metrics, model.allowed_at_least,
+                             max_node_lps=max_lps, within_only=within_only, found=found, dive_for_plan=dive)
+        better = None if tree is not None or not adopt or adopted >= MAX_TREE_PLANS else \
+            _better_plan(model, config, value, found.get("better_plan"))
+        if better is None:
             break
         # the tree met an integral plan below the target: it is the plan now, and the search starts again
         # for its value with what the budgets leave
@@ -195,17 +198,16 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
         first = metrics.get("plan_from_tree", {}).get("value_of_the_plan_given", float(value))
         metrics["plan_from_tree"] = {"plans_adopted": adopted, "value_of_the_plan_given": first}
         metrics.pop("branch_certificate", None)  # the search for the plan given, not for this one
-        config = better
-        value = model.rows.total_time_s(config)
+        config, value = better
         within = value + BOUND_NOISE * max(1.0, abs(value))
         gap = relative_gap(value, bound)
-        if gap is None or gap <= (SETTLED_GAP if search["within_only"] else BRANCH_ABOVE_GAP):
+        if gap is None or gap <= (SETTLED_GAP if within_only else BRANCH_ABOVE_GAP):
             break
-        search["budget_s"] -= time.perf_counter() - started
-        if search["max_node_lps"] is not None:
-            search["max_node_lps"] -= int(found.get("node_lps", 0))
-            if search["max_node_lps"] <= 0:
+        if max_lps is not None:
+            max_lps -= int(found.get("node_lps", 0))
+            if max_lps <= 0:
                 break
+        search = (budget_s - (time.perf_counter() - started), max_lps, within_only, dive)
     if tree is not None and improves(bound, tree[0]) and tree[0] <= within:
         bound, proof = tree
     if not relative_gap(value, bound) > SETTLED_GAP:  # certified within 1 %: no knapsack search
@@ -221,10 +223,10 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
 
 
 def _better_plan(model: AllocationModel, config: dict[int, tuple[int, int]], value: float,
-                 found: list[tuple[int, int, int, int]] | None) -> dict[int, tuple[int, int]] | None:
-    """The tree's integral plan ``found`` ((job, type, c0, c1) each) as {row: (c0, c1)}, when it
-    admits as many jobs as ``config``, fits the capacity rows and costs less than ``value`` by
-    more than rounding; else None."""
+                 found: list[tuple[int, int, int, int]] | None) -> tuple[dict[int, tuple[int, int]], float] | None:
+    """The tree's integral plan ``found`` ((job, type, c0, c1) each) as {row: (c0, c1)}, and its
+    Σ cost, when it admits as many jobs as ``config``, fits the capacity rows and costs less than
+    ``value`` by more than rounding; else None."""
     if not found or len(found) < len(config):
         return None
     rows = model.row_on[[j for j, _, _, _ in found], [t for _, t, _, _ in found]]
@@ -234,7 +236,7 @@ def _better_plan(model: AllocationModel, config: dict[int, tuple[int, int]], val
     if len(better) != len(found) or not fits(model.rows.usage(better), 0.0, model.rows.cap):
         return None
     cost = model.rows.total_time_s(better)
-    return better if math.isfinite(cost) and improves(cost, value) else None
+    return (better, cost) if math.isfinite(cost) and improves(cost, value) else None
 
 
 def _branch_bound(instance: Instance, value: float, admit: int | None, gap: float, budget_s: float,
