@@ -24,9 +24,9 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix, hstack, lil_matrix, vstack
 
-from schedopt.allocation.certificates import (MAX_BRANCH_DEPTH, CostGrid, Domain, configuration_blocks, capacity_of,
-                                              configuration_count, job_arrays, lagrangian_cost_bound,
-                                              remaining_time_grid, resource_names)
+from schedopt.allocation.certificates import (MAX_BRANCH_DEPTH, ConfigurationTable, CostGrid, Domain, capacity_of,
+                                              configuration_blocks, configuration_count, job_arrays,
+                                              lagrangian_cost_bound, remaining_time_grid, resource_names)
 from schedopt.allocation.rows import quota_rows
 from schedopt.claims import TooLargeToReplay
 from schedopt.instance import Instance
@@ -370,8 +370,10 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     every = admit is None or admit >= J
     k_admit = None if every else int(admit)  # type: ignore[arg-type]
 
+    table = ConfigurationTable(blocks)  # the replay's configurations, grouped by job once
+
     def bound_at(lam: np.ndarray, nu: float, dom: Domain) -> float:
-        return lagrangian_cost_bound(instance, lam, cost, admit=k_admit, nu=nu, domain=dom, blocks=blocks)
+        return lagrangian_cost_bound(instance, lam, cost, admit=k_admit, nu=nu, domain=dom, blocks=table)
 
     by_owner = np.argsort(conf.owner, kind="stable")  # the configurations grouped by job, for one reduceat
     grouped = conf.owner[by_owner]

@@ -156,9 +156,16 @@ def price_vector(instance: Instance, prices: dict[str, float] | None) -> np.ndar
 
 
 def capacity_of(instance: Instance) -> np.ndarray:
-    if instance.typed:
-        return capacity_limit(capacity_vector(instance))
-    return capacity_limit(instance.capacity_total)
+    """The capacity rows' limits (R,; typed: every type's rows, then the quota rows), read-only,
+    computed once per jobs list and queues (a replay reads them at every leaf of a branch tree)."""
+    limits, queues = instance.derived("certificate_capacity", lambda inst: (_capacity_of(inst), inst.queues))
+    return limits if queues is instance.queues else _capacity_of(instance)
+
+
+def _capacity_of(instance: Instance) -> np.ndarray:
+    limits = capacity_limit(capacity_vector(instance) if instance.typed else instance.capacity_total)
+    limits.setflags(write=False)
+    return limits
 
 
 #: configurations priced per block (bounds the replay's memory: a block's use is this × rows floats)
@@ -185,6 +192,8 @@ class JobArrays:
     n: np.ndarray
     demand: np.ndarray
     queue: np.ndarray
+    queued: np.ndarray  # the queues some job is in, ascending
+
 
 
 def job_arrays(instance: Instance) -> JobArrays:
@@ -208,7 +217,7 @@ def _job_arrays(instance: Instance) -> JobArrays:
             demand[j, k] = instance.vector(role.demand)
     queue = np.array([queue_of[j.queue] if j.queue is not None and j.queue in queue_of else -1 for j in jobs],
                      dtype=np.int64)
-    return JobArrays(lo, n, demand, queue)
+    return JobArrays(lo, n, demand, queue, np.unique(queue[queue >= 0]))
 
 
 def configuration_blocks(instance: Instance, cost: CostGrid, data: JobArrays):
@@ -284,11 +293,13 @@ def _job_prices(instance: Instance, data: JobArrays, prices: np.ndarray, t: int)
     priced use is c0·(d0·P_j) + c1·(d1·P_j) without its use over every row."""
     R = len(instance.resources)
     J = len(instance.jobs)
+    out = np.empty((J, R))  # every job's row the type's prices (a filled copy: np.broadcast_to costs more)
     if not instance.typed:
-        return np.broadcast_to(prices[:R], (J, R)).copy()
+        out[:] = prices[:R]
+        return out
     T = len(instance.accelerators)
-    out = np.broadcast_to(prices[t * R:(t + 1) * R], (J, R)).copy()
-    queued = np.unique(data.queue[data.queue >= 0])
+    out[:] = prices[t * R:(t + 1) * R]
+    queued = data.queued
     if not len(queued):
         return out
     quotas = quota_rows(instance)
@@ -334,17 +345,20 @@ class Domain:
         """A copy with some arrays replaced."""
         return Domain(**{**{k: getattr(self, k) for k in ("lo", "hi", "types", "admitted")}, **change})
 
-    def allows(self, t: int, owner: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+    def allows(self, t: "int | np.ndarray", owner: np.ndarray, c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+        """(N,) bool: configurations (``owner``, counts ``c0``, ``c1``, on type(s) ``t``) this domain allows."""
         return ((c0 >= self.lo[owner, 0]) & (c0 <= self.hi[owner, 0]) & (c1 >= self.lo[owner, 1])
                 & (c1 <= self.hi[owner, 1]) & self.types[owner, t])
 
 
 def lagrangian_cost_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, admit: int | None,
-                          nu: float, domain: Domain | None = None, blocks: list | None = None) -> float:
+                          nu: float, domain: Domain | None = None,
+                          blocks: "list | ConfigurationTable | None" = None) -> float:
     """L(λ, ν) in the problem's cost units (a lower bound on Σ cost of every plan
     admitting at least ``admit`` jobs; ``admit`` None or every job: all admitted), over
     the configurations ``domain`` allows (every one without it; a paused job is always
-    allowed). ``blocks``: :func:`configuration_blocks`' output, when the caller enumerated it once."""
+    allowed). ``blocks``: :func:`configuration_blocks`' output (or its :class:`ConfigurationTable`),
+    when the caller enumerated it once."""
     J = len(instance.jobs)
     every = admit is None or admit >= J
     m = priced_minimum(instance, lam, cost, blocks, domain)
@@ -625,22 +639,63 @@ def knapsack_replay(cost: CostGrid, sense: str) -> Callable:
     return replay
 
 
-def priced_minimum(instance: Instance, lam: np.ndarray, cost: CostGrid, blocks: list | None = None,
-                   domain: Domain | None = None) -> np.ndarray:
+class ConfigurationTable:
+    """:func:`configuration_blocks`' configurations in one set of flat arrays grouped by job (the
+    blocks' order within a job): type ``t``, ``owner``, counts ``c0``, ``c1`` and ``costs`` (N,),
+    where each job's run starts (``starts``, its job ``run_owner``). A branch tree's replay prices
+    them once per leaf: one pass over the table, not one per block and type."""
+
+    def __init__(self, blocks: list) -> None:
+        parts = [np.concatenate([b[i] for b in blocks]) if blocks else np.zeros(0) for i in range(1, 5)]
+        types = (np.concatenate([np.full(len(b[1]), b[0], dtype=np.int64) for b in blocks]) if blocks
+                 else np.zeros(0, dtype=np.int64))
+        order = np.argsort(parts[0], kind="stable")
+        self.owner, self.c0, self.c1, self.costs = (a[order] for a in parts)
+        self.owner = self.owner.astype(np.int64)
+        self.t = types[order]
+        self.starts = _starts(self.owner) if len(self.owner) else np.zeros(0, dtype=np.int64)
+        self.run_owner = self.owner[self.starts]
+        self.kinds = np.unique(self.t).tolist()
+
+    def priced_minimum(self, J: int, priced_role: Callable[[int], np.ndarray], domain: "Domain | None") -> np.ndarray:
+        """m (J,): each job's least cost + c0·a_t[j, 0] + c1·a_t[j, 1] over the configurations ``domain``
+        allows (all without it), a_t = ``priced_role(t)`` (J, 2); inf: none allowed."""
+        m = np.full(J, np.inf)
+        if not len(self.owner):
+            return m
+        a = np.zeros((self.kinds[-1] + 1, J, 2))
+        for k in self.kinds:
+            a[k] = priced_role(k)
+        at = a[self.t, self.owner]  # (N, 2)
+        priced = self.costs + self.c0 * at[:, 0] + self.c1 * at[:, 1]
+        if domain is not None:
+            priced = np.where(domain.allows(self.t, self.owner, self.c0, self.c1), priced, np.inf)
+        least = np.fmin.reduceat(priced, self.starts)  # fmin skips NaN; a job of NaN only gives NaN
+        m[self.run_owner] = np.where(np.isnan(least), np.inf, least)
+        return m
+
+
+def configuration_table(blocks: "list | ConfigurationTable") -> ConfigurationTable:
+    """``blocks`` as a :class:`ConfigurationTable` (built when a list of blocks is given)."""
+    return blocks if isinstance(blocks, ConfigurationTable) else ConfigurationTable(list(blocks))
+
+
+def priced_minimum(instance: Instance, lam: np.ndarray, cost: CostGrid,
+                   blocks: "list | ConfigurationTable | None" = None, domain: Domain | None = None) -> np.ndarray:
     """m (J,): each job's least c + λ·u over its allowed configurations and types (those ``domain``
-    allows, when given; inf: none). ``blocks``: :func:`configuration_blocks`' output, when enumerated once."""
+    allows, when given; inf: none). ``blocks``: :func:`configuration_blocks`' output or its
+    :class:`ConfigurationTable`, when enumerated once (without it, a block at a time: the memory
+    of one block)."""
     J = len(instance.jobs)
     data = job_arrays(instance)
     priced_role = _priced_use(instance, data, lam)
-    m = np.full(J, np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
-        for t, owner, c0, c1, costs in (blocks if blocks is not None else _enumerated(instance, cost, data)):
-            a = priced_role(t)
-            priced = costs + c0 * a[owner, 0] + c1 * a[owner, 1]
-            if domain is not None:
-                priced = np.where(domain.allows(t, owner, c0, c1), priced, np.inf)
-            least_by_owner(m, owner, priced)
-    return m
+        if blocks is not None:
+            return configuration_table(blocks).priced_minimum(J, priced_role, domain)
+        m = np.full(J, np.inf)
+        for block in _enumerated(instance, cost, data):
+            m = np.fmin(m, ConfigurationTable([block]).priced_minimum(J, priced_role, domain))
+        return m
 
 
 def least_by_owner(out: np.ndarray, owner: np.ndarray, values: np.ndarray) -> None:
@@ -811,12 +866,12 @@ def branch_replay(cost: CostGrid, sense: str) -> Callable:
             raise ValueError("a branch-lagrangian proof carries its prices in its leaves")
         admit = proof_admit(instance, plan, proof)
         leaves = branch_leaves(instance, proof.tree)
-        blocks = list(_enumerated(instance, cost, job_arrays(instance)))
+        table = ConfigurationTable(list(_enumerated(instance, cost, job_arrays(instance))))  # priced once per leaf
         least = math.inf
         for dom, leaf in leaves:
             lam = price_vector(instance, leaf.get("prices"))
             nu = finite_nonneg(leaf.get("admit_price"), "admit_price")
-            least = min(least, lagrangian_cost_bound(instance, lam, cost, admit=admit, nu=nu, domain=dom, blocks=blocks))
+            least = min(least, lagrangian_cost_bound(instance, lam, cost, admit=admit, nu=nu, domain=dom, blocks=table))
         return least if sense == "min" else -least
 
     return replay
