@@ -59,10 +59,10 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
     admitting ``admitted`` jobs: the LP's (its prices prove it; anyone can replay it) unless the
     backend proved the plan optimal and the LP leaves more than REPLAYABLE_GAP (a tighter
     backend bound the plan does not state is kept in ``metrics.backend_bound``). For an
-    optimum only the backend proved, the knapsack bound
-    (``knapsack.py``) when it is within REPLAYABLE_GAP, else a branch certificate when one is found
-    in the search's budget (``branch``; allocation's own cost only; ``allowed_at_least``: the
-    allowed configurations the driver counted, which may rule the search out at once)."""
+    optimum only the backend proved, a branch certificate when one is found in the search's budget
+    (``branch``; allocation's own cost only; ``allowed_at_least``: the allowed configurations the
+    driver counted, which may rule the search out at once), else the knapsack bound
+    (``knapsack.py``) when it is within REPLAYABLE_GAP, else the backend's word."""
     bound = lp_bound if stage.bound is None else max(lp_bound, stage.bound)
     proof = lp_proof if bound <= lp_bound else backend_proof
     if proof is backend_proof:
@@ -76,15 +76,20 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
         from schedopt.allocation.branching import certify_optimum  # the search, imported when an optimum needs it
         from schedopt.allocation.knapsack import KNAPSACK_METHOD, knapsack_proof
 
-        got = knapsack_proof(instance, lp_proof, lp_bound=lp_bound, target=value)  # capacity kept whole may close it
-        if got is not None:
-            gap = relative_gap(value, got[0])
+        # the tree first, as for a heuristic's plan (plans.plan_bounds): at 80-100 typed jobs the knapsack's
+        # subgradient search costs as much as a tree and closed none of the gaps a tree did
+        left = clock.remaining()
+        got = certify_optimum(instance, value, admitted, bound, proof, left_s=math.inf if left is None else left,
+                              metrics=metrics, allowed_at_least=allowed_at_least)
+        if got[1] is not proof:
+            return got
+        knapsack = knapsack_proof(instance, lp_proof, lp_bound=lp_bound, target=value)  # capacity kept whole
+        if knapsack is not None:
+            gap = relative_gap(value, knapsack[0])
             if gap is not None and gap <= REPLAYABLE_GAP:
                 metrics["bound_method"] = KNAPSACK_METHOD
                 metrics["backend_bound"] = stage.bound
-                return got
-        left = clock.remaining()
-        return certify_optimum(instance, value, admitted, bound, proof,
-                               left_s=math.inf if left is None else left, metrics=metrics,
-                               allowed_at_least=allowed_at_least)
+                metrics.pop("branch_certificate", None)
+                return knapsack
+        return got
     return bound, proof
