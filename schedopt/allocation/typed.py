@@ -597,7 +597,8 @@ class _MoveTable:
     """Every move :func:`_make_room` may make while the admitted rows ``rows`` (A,) stand: each
     admitted job (``position``) to its row on another type it can run on (``target``), flat, by
     position then type, with the use that row takes on (``gain``) and the Σ t it adds (``delta``);
-    ``used`` (A, rows of slack) is each admitted job's use where it runs. Built once per plan."""
+    ``used`` (A, rows of slack) is each admitted job's use where it runs, ``freed`` (moves, rows) the
+    use each move frees (its job's row in ``used``). Built once per plan."""
 
     def __init__(self, data: AllocationModel, rows: np.ndarray) -> None:
         _, _, use, t_min = data.minimum
@@ -609,6 +610,7 @@ class _MoveTable:
         self.target = on[movable]
         self.gain = use[self.target]
         self.delta = t_min[self.target] - t_min[rows][self.position]
+        self.freed = self.used[self.position]
 
 
 def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed: np.ndarray,
@@ -622,6 +624,8 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed
     if table is None or table.rows is not rows:
         table = _MoveTable(data, rows)
     used, position, target, gain, delta = table.used, table.position, table.target, table.gain, table.delta
+    freed = table.freed
+    every, some = np.logical_and.reduce, np.logical_or.reduce  # the ufuncs' reductions: np.all's wrapper costs more here
     live = ~fixed[position]
     added, moves = 0.0, []
     for _ in range(RELOCATE_DEPTH + 1):
@@ -630,16 +634,16 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed
             return added, moves, slack
         if len(moves) == RELOCATE_DEPTH:
             return None
-        frees = (used[:, short] > 0).any(axis=1)  # (A,) positions using a short row
+        frees = some(used[:, short] > 0, axis=1)  # (A,) positions using a short row
         m = np.flatnonzero(live & frees[position])
         if not len(m):
             return None
-        after = slack[None, :] + used[position[m]] - gain[m]
-        good = np.all(after >= np.minimum(slack, 0.0)[None, :], axis=1) & np.any(after[:, short] > slack[short], axis=1)
-        if not good.any():
-            return None
+        after = slack[None, :] + freed[m] - gain[m]
+        good = every(after >= np.minimum(slack, 0.0)[None, :], axis=1) & some(after[:, short] > slack[short], axis=1)
         g = m[good]
-        k = int(np.lexsort((position[g], delta[g]))[0])  # the least Σ t added, then the first position (then type)
+        if not len(g):
+            return None
+        k = int(np.lexsort((position[g], delta[g]))[0]) if len(g) > 1 else 0  # the least Σ t added, then the first position (then type)
         pick = int(g[k])
         p = int(position[pick])
         added += float(delta[pick])
