@@ -316,13 +316,14 @@ PROJECTED_DEPTH_LIMIT = MAX_BRANCH_DEPTH
 RATE_WINDOW = 6
 
 
-def hopeless(depth: int, closed: float, earlier: float | None = None, *, per_level: float = 0.0,
-             left: float = math.inf) -> bool:
+def hopeless(depth: int, closed: float, earlier: float | None = None) -> bool:
     """Whether a dive at ``depth`` that has closed the fraction ``closed`` of the root's gap cannot
     reach the target within :data:`PROJECTED_DEPTH_LIMIT` levels at its rate so far, or (``earlier``:
-    the fraction its ancestor :data:`RATE_WINDOW` levels up had closed) at its recent rate; or, at
-    ``per_level`` node LPs a level so far, not within the ``left`` node LPs the search has left (the
-    dive alone: a tree needs at least its levels)."""
+    the fraction its ancestor :data:`RATE_WINDOW` levels up had closed) at its recent rate. (Whether
+    those levels fit the node LPs left is not projected: strong branching scores a kind of split
+    once per search, so a dive's levels cost fewer node LPs as it deepens, and the projection at
+    its first levels' cost gave up a tree that closes in 41 node LPs: 80 × 27 multi-GPU seed 117.
+    The search's node-LP budget still ends it.)"""
     if depth < HOPELESS_FROM_DEPTH or closed >= 1.0:
         return False
     if closed * PROJECTED_DEPTH_LIMIT < depth:
@@ -334,7 +335,7 @@ def hopeless(depth: int, closed: float, earlier: float | None = None, *, per_lev
     if rate <= 0.0:
         return True
     levels = (1.0 - closed) / rate
-    return depth + levels > PROJECTED_DEPTH_LIMIT or levels * per_level > left
+    return depth + levels > PROJECTED_DEPTH_LIMIT
 
 
 def branch_proof(instance: Instance, value: float, *, admit: int | None = None, cost: CostGrid = remaining_time_grid,
@@ -480,7 +481,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         closed = (found - root_bound) / max(target - root_bound, TINY)
         earlier = closures[0] if len(closures) == RATE_WINDOW else None
         per_level = (lps - root_lps) / max(depth, 1)
-        if depth and not diving and hopeless(depth, closed, earlier, per_level=per_level, left=budget - lps):
+        if depth and not diving and hopeless(depth, closed, earlier):
             diving = (f"hopeless: a dive at depth {depth} closed {closed:.1%} of the root's gap"
                       + (f" ({closed - earlier:.1%} in its last {RATE_WINDOW} levels)" if earlier is not None else "")
                       + f", {per_level:.0f} node LPs a level, {budget - lps:,} left")
