@@ -186,14 +186,14 @@ def configuration_count(instance: Instance) -> int:
 @dataclass
 class JobArrays:
     """Per job: the first two roles' lower bounds ``lo`` and range sizes ``n`` (J, 2) and
-    per-task demands ``demand`` (J, 2, R); the queue index of each job (-1: none)."""
+    per-task demands ``demand`` (J, 2, R); the queue index of each job (-1: none), and the
+    queues some job is in (``queued``)."""
 
     lo: np.ndarray
     n: np.ndarray
     demand: np.ndarray
     queue: np.ndarray
     queued: np.ndarray  # the queues some job is in, ascending
-
 
 
 def job_arrays(instance: Instance) -> JobArrays:
