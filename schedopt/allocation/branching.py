@@ -414,6 +414,14 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             total = float(terms.sum()) + nu * float(k_admit)  # type: ignore[arg-type]
         return total - float(lam @ cap_value)
 
+    def node_bound(lam: np.ndarray, nu: float, mask: np.ndarray, dom: Domain) -> float:
+        """L(λ, ν) at a node: :func:`quick_bound`'s value where it is clearly below the target (it
+        decides nothing there), else the replay's (:func:`bound_at`), which alone closes a node."""
+        found = quick_bound(lam, nu, mask, dom.admitted)
+        if found >= target - BOUND_NOISE * max(1.0, abs(target)):  # near or past the target: the replay's value decides
+            found = bound_at(lam, nu, dom)
+        return found
+
     node_lp = _NodeLp(conf, J, cap, k_admit)
 
     def mask_of(dom: Domain) -> np.ndarray:
@@ -468,14 +476,12 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
                 at_zero = bound_at(0.0 * lam, 0.0, dom)
                 slope = at_one - at_zero
                 scale = max(2.0, 1.05 * (target - at_zero) / slope) if slope > 0 else 10.0
-            while scale > 1.0 and scale < 1e30 and bound_at(scale * lam, scale * nu, dom) < target:
+            while scale > 1.0 and scale < 1e30 and node_bound(scale * lam, scale * nu, mask, dom) < target:
                 if time.perf_counter() - started > time_limit_s:
                     return stop(f"time limit ({time_limit_s:.2f} s) reached")
                 scale *= 4.0
             lam, nu = scale * lam, scale * nu
-        found = quick_bound(lam, nu, mask, dom.admitted)
-        if found >= target - BOUND_NOISE * max(1.0, abs(target)):  # near or past the target: the replay's value decides
-            found = bound_at(lam, nu, dom)
+        found = node_bound(lam, nu, mask, dom)
         if root_bound is None:
             root_bound, root_lps = found, lps  # the dives' levels are counted from the root's bound
         closed = (found - root_bound) / max(target - root_bound, TINY)
