@@ -380,7 +380,6 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     budget = node_lp_budget(len(conf.owner)) if budget is None else int(budget)
     cap = capacity_of(instance)
     names = resource_names(instance)
-    kinds = instance.accelerators
     target = value - BRANCH_TARGET_MARGIN * max(1.0, abs(value))
 
     every = admit is None or admit >= J
@@ -426,11 +425,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
 
     def mask_of(dom: Domain) -> np.ndarray:
         """The configurations ``dom`` allows, (K,) bool."""
-        mask = np.zeros(len(conf.owner), bool)
-        for k in range(len(kinds)):  # one type without types
-            on = conf.t == k
-            mask[on] = dom.allows(k, conf.owner[on], conf.c0[on], conf.c1[on])
-        return mask
+        return dom.allows(conf.t, conf.owner, conf.c0, conf.c1)
 
     root: dict[str, Any] = {}
     # each node: its place in the tree, its domain, its depth and the fractions of the root's gap its
