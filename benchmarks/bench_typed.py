@@ -10,7 +10,11 @@ rigid jobs, measured speeds; reads --data-dir).
    the type-aware greedy: time, status and gap per seed.
 3. Multi-GPU jobs: the typed heuristics against ``optimus-milp``'s optimum at 11-400 jobs with
    Gavel's scale factors up to 8 (4 × --seeds seeds per size, from seed 100).
-Stores benchmarks/results/typed-latency.json, typed-scale.json and typed-multigpu.json.
+4. Typed against untyped (``--only erased``): both exact solvers at 1,000, 4,000 and 16,000 jobs
+   (servers = jobs / 4, the scale part's seeds), typed and with the types erased (every server one
+   type, every job at its V100 speed), T = 60 s; issue 50 §3's "within 2× untyped", per seed.
+Stores benchmarks/results/typed-latency.json, typed-scale.json, typed-multigpu.json and
+typed-erased.json.
 """
 
 from __future__ import annotations
@@ -109,6 +113,50 @@ def scale(seeds: int, data_dir: str, runs: int = 3) -> None:
     print(tables.render("typed-scale"))
 
 
+ERASED_SOLVERS = ("optimus-milp", "optimus-cpsat")
+
+
+def erased(seeds: int, data_dir: str, sizes: tuple[int, ...] = (1000, 4000, 16000)) -> None:
+    """Each exact solver on each typed instance and on the same jobs with the types erased, one run
+    each in one warmed-up process; the table states the medians, the worst seed and the per-seed
+    ratios (issue 50 §3: typed within 2× untyped, the worst seeds included)."""
+    from benchmarks.bench_heterogeneous import _erase_types
+
+    schedopt.warm_up(list(ERASED_SOLVERS))
+    rows = []
+    seed_list = list(range(31, 31 + seeds))
+    for n in sizes:
+        cases = []
+        for seed in seed_list:
+            inst = generate_instance("gavel", jobs=n, servers=n // 4, seed=seed, data_dir=data_dir)
+            cases.append((inst, _erase_types(inst)))
+        for solver in ERASED_SOLVERS:
+            typed_s, flat_s, proven = [], [], 0
+            for inst, flat in cases:
+                for which, out in ((inst, typed_s), (flat, flat_s)):
+                    t0 = time.perf_counter()
+                    plan = schedopt.solve(which, solver, seed=0, time_limit=60)
+                    out.append(time.perf_counter() - t0)
+                    assert not schedopt.check(which, plan)
+                    if which is inst:
+                        proven += plan.status == schedopt.Status.OPTIMAL
+                print(f"{n} {solver}: typed {typed_s[-1]:.2f} s, untyped {flat_s[-1]:.2f} s", file=sys.stderr,
+                      flush=True)
+            ratios = [t / f for t, f in zip(typed_s, flat_s)]
+            rows.append([f"{n:,}", f"`{solver}`", f"{statistics.median(typed_s):.2f} [{max(typed_s):.2f}]",
+                         f"{statistics.median(flat_s):.2f} [{max(flat_s):.2f}]",
+                         f"{statistics.median(typed_s) / statistics.median(flat_s):.1f}×",
+                         " / ".join(f"{r:.1f}" for r in ratios), f"{proven}/{len(cases)}"])
+    tables.save("typed-erased", columns=["jobs", "solver", "typed s", "untyped s", "typed ÷ untyped (medians)",
+                                         "per seed (typed ÷ untyped)", "typed proven optimal"],
+                rows=rows, seeds=seed_list,
+                command=f"benchmarks/bench_typed.py --only erased (gavel family, servers = jobs / 4, T = 60 s; "
+                        f"one run each, one warmed-up process)",
+                notes=["median [worst] over the seeds; untyped: the same jobs and GPUs with one type, every job at "
+                       "its V100 speed; every plan passes `check`"])
+    print(tables.render("typed-erased"))
+
+
 MULTIGPU_SIZES = [(11, 3), (20, 6), (20, 9), (40, 9), (80, 27), (144, 27), (400, 27)]
 
 
@@ -158,7 +206,7 @@ def multigpu(seeds: int, data_dir: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--only", choices=["latency", "scale", "multigpu"])
+    ap.add_argument("--only", choices=["latency", "scale", "multigpu", "erased"])
     ap.add_argument("--seeds", type=int, default=5)
     args = ap.parse_args()
     if args.only in (None, "latency"):
@@ -167,6 +215,8 @@ def main() -> None:
         scale(min(args.seeds, 3), args.data_dir)
     if args.only in (None, "multigpu"):
         multigpu(4 * args.seeds, args.data_dir)
+    if args.only in (None, "erased"):
+        erased(min(args.seeds, 3), args.data_dir)
 
 
 if __name__ == "__main__":
