@@ -152,17 +152,24 @@ def compare(instance: Instance, solvers_: Iterable[str] | None = None, *, time_l
     return Comparison(instance.name, rows)
 
 
-def warm_up(solvers_: Iterable[str] | None = None) -> dict[str, float]:
+def warm_up(solvers_: Iterable[str] | None = None, *, instance: Instance | None = None) -> dict[str, float]:
     """Pay imports and first-call costs now, at a host's start-up, rather than in
     its first scheduling round: each named solver (default: every registered
     solver this environment can run) solves a tiny instance of its problem once,
     and a tiny typed one too when it solves typed clusters (their code paths are
-    their own). Returns seconds per solver. Solvers that cannot run here are skipped."""
+    their own). ``instance``: one of the host's own (its first round's, say) that each
+    named solver of the problem it poses and capable of it also solves once, so that
+    what its size and its jobs' speed tables cost a first call (the tables' grids, shared
+    by later instances that list the same points) is paid here too: name the solvers
+    the host calls, an exact one solves it to the end. Returns seconds per solver.
+    Solvers that cannot run here are skipped."""
     import time
 
     from schedopt.testing.instances import kit
 
     names = list(solvers_) if solvers_ is not None else [i.name for i in solvers() if i.unavailable is None]
+    own_instance = None if instance is None else as_instance(instance)
+    own = None if own_instance is None else infer_problem(own_instance)
     spent: dict[str, float] = {}
     for name in names:
         info = solver_info(name)
@@ -172,11 +179,22 @@ def warm_up(solvers_: Iterable[str] | None = None) -> dict[str, float]:
         try:
             problem_kit = kit(info.problem)
         except Exception:  # a problem without a testing kit: importing its solver is the warm-up
-            info.make()
+            solver = info.make()
         else:
             solver = info.make()
             solver.solve(problem_kit.tiny(0), seed=0)
             if info.accelerator_types and problem_kit.typed is not None:
                 solver.solve(problem_kit.typed(0), seed=0)
+        if own_instance is not None and info.problem == own and _models(info, own_instance):
+            solver.solve(own_instance, seed=0)
         spent[name] = time.perf_counter() - t0
     return spent
+
+
+def _models(info: Any, instance: Instance) -> bool:
+    """Whether the solver ``info`` models what ``instance`` states (else :func:`solve` refuses it)."""
+    try:
+        info.refuse(instance)
+    except InputError:
+        return False
+    return True

@@ -110,6 +110,38 @@ def test_warm_up_also_solves_a_typed_instance_for_typed_solvers(monkeypatch: pyt
     assert seen == [("optimus-greedy", False), ("optimus-greedy", True), ("paa", False)]
 
 
+def test_warm_up_on_a_hosts_instance_solves_it_with_the_solvers_that_model_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 50 §4 (first call as fast as the next): ``warm_up(instance=...)`` also solves the host's own
+    instance with each named solver of its problem that models it, so its speed tables' grids are built
+    (and shared with later instances listing the same points); a solver of another problem is warmed
+    on its tiny instance only."""
+    from schedopt import speed
+    from schedopt.allocation.solvers import OptimusGreedy
+    from schedopt.allocation.baselines import Drf
+    from schedopt.placement.paa import Paa
+    from schedopt.testing import random_typed_instance
+
+    host = random_typed_instance(3)
+    assert any(j.speed_by_accelerator for j in host.jobs)
+    seen: list[tuple[str, str]] = []
+    for cls in (OptimusGreedy, Drf, Paa):
+        original = cls.solve
+
+        def spy(self, instance, *, time_limit=None, seed=None, _original=original):  # type: ignore[no-untyped-def]
+            seen.append((self.name, instance.name))
+            return _original(self, instance, time_limit=time_limit, seed=seed)
+
+        monkeypatch.setattr(cls, "solve", spy)
+    monkeypatch.setattr(speed, "_SHARED_GRIDS", {})
+    spent = schedopt.warm_up(["optimus-greedy", "drf", "paa"], instance=host)
+    assert set(spent) == {"optimus-greedy", "drf", "paa"}
+    assert {who for who, name in seen if name == host.name} == {"optimus-greedy", "drf"}, seen
+    assert ("paa", host.name) not in seen and any(who == "paa" for who, _ in seen)
+    tables = [s for j in host.jobs for s in (j.speed_by_accelerator or {}).values() if getattr(s, "measured", False)]
+    assert all((s.interpolate, tuple(map(tuple, s.points))) in speed._SHARED_GRIDS for s in tables
+               if len(s.points) <= speed.SHARED_GRID_POINTS)
+
+
 HOST_PACKAGES = ["cvxpy==1.9.*", "highspy>=1.14", "protobuf>=7", "grpcio-tools"]
 
 
