@@ -4,8 +4,10 @@ rigid jobs, measured speeds; reads --data-dir).
     .venv/bin/python benchmarks/bench_typed.py [--only latency|scale|multigpu] [--seeds 5]
 
 1. Per-call latency: 40, 100, 144, 200 and 400 jobs on 27 4-GPU servers (36 GPUs per type, Gavel's
-   cluster), the first call after ``schedopt.warm_up()`` in a fresh process and the median of
-   the next calls, per solver; the typed greedy's certified gap beside it.
+   cluster), the first call after ``schedopt.warm_up()`` in a fresh process, the first call after
+   ``schedopt.warm_up([solver], instance=...)`` given another seed's instance (a host's earlier
+   round: other jobs of the same workload), and the median of the next calls, per solver; the
+   typed greedy's certified gap beside it.
 2. Scale: 1,000, 4,000 and 16,000 jobs (servers = jobs / 4), ``optimus-milp`` at T = 60 s and
    the type-aware greedy: time, status and gap per seed.
 3. Multi-GPU jobs: the typed heuristics against ``optimus-milp``'s optimum at 11-400 jobs with
@@ -45,9 +47,14 @@ sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()] 
 sys.path.insert(0, %r)
 import time, schedopt
 from schedopt.generate import generate_instance
-schedopt.warm_up()
-inst = generate_instance("gavel", jobs=%d, servers=%d, seed=%d, data_dir=%r)
-t0 = time.perf_counter(); schedopt.solve(inst, %r, seed=0); t1 = time.perf_counter()
+jobs, servers, seed, data_dir, solver, own = %d, %d, %d, %r, %r, %r
+if own:  # the host's own earlier instance (another seed: other jobs of the same workload) warms up too
+    schedopt.warm_up([solver], instance=generate_instance("gavel", jobs=jobs, servers=servers, seed=seed + 1000,
+                                                          data_dir=data_dir))
+else:
+    schedopt.warm_up()
+inst = generate_instance("gavel", jobs=jobs, servers=servers, seed=seed, data_dir=data_dir)
+t0 = time.perf_counter(); schedopt.solve(inst, solver, seed=0); t1 = time.perf_counter()
 print(t1 - t0)
 """
 
@@ -56,11 +63,12 @@ def latency(seeds: int, data_dir: str) -> None:
     rows = []
     for n in LATENCY_JOBS:
         for solver in LATENCY_SOLVERS:
-            first, nxt, gaps = [], [], []
+            first, first_own, nxt, gaps = [], [], [], []
             for seed in range(seeds):
-                out = subprocess.run([sys.executable, "-c", FIRST % (str(ROOT), n, 27, seed, data_dir, solver)],
-                                     capture_output=True, text=True, check=True).stdout.split()
-                first.append(float(out[-1]))
+                for own, out_list in ((False, first), (True, first_own)):
+                    out = subprocess.run([sys.executable, "-c", FIRST % (str(ROOT), n, 27, seed, data_dir, solver, own)],
+                                         capture_output=True, text=True, check=True).stdout.split()
+                    out_list.append(float(out[-1]))
                 # a scheduler's loop parses each round's instance anew: each call gets a fresh one
                 fresh = [generate_instance("gavel", jobs=n, servers=27, seed=seed, data_dir=data_dir) for _ in range(6)]
                 schedopt.solve(fresh[0], solver, seed=0)
@@ -72,10 +80,12 @@ def latency(seeds: int, data_dir: str) -> None:
                 nxt.append(statistics.median(times))
                 if plan.objective.gap is not None and solver != "gavel-las":
                     gaps.append(plan.objective.gap)
-            rows.append([str(n), solver, f"{statistics.median(first) * 1e3:.1f}", f"{statistics.median(nxt) * 1e3:.1f}",
+            rows.append([str(n), solver, f"{statistics.median(first) * 1e3:.1f}",
+                         f"{statistics.median(first_own) * 1e3:.1f}", f"{statistics.median(nxt) * 1e3:.1f}",
                          f"{max(nxt) * 1e3:.1f}", f"{statistics.median(gaps) * 100:.3f} [{max(gaps) * 100:.3f}]" if gaps else "—"])
             print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
     tables.save("typed-latency", columns=["jobs", "solver", "first call after warm_up (ms, median)",
+                                          "first call after warm_up(instance=another seed's) (ms, median)",
                                           "next calls, fresh instances (ms, median)",
                                           "next calls (ms, worst seed)",
                                           "certified gap % (median [worst])"],

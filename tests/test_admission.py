@@ -173,3 +173,33 @@ def test_baselines_admit_as_their_systems_on_the_drf_example() -> None:
     for name in ("drf", "fifo", "srtf"):
         assert sorted(assert_checked(inst, schedopt.solve(inst, name)).allocation) == ["A"], name
         assert sorted(assert_checked(inst, schedopt.solve(inst, name, admission="lp")).allocation) == ["B", "C"], name
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_admission_lp_over_classes_of_jobs_is_the_lp_over_every_job(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 50 §3: above AGGREGATE_ABOVE_COLUMNS the admitted-count LP is solved over classes of
+    interchangeable jobs. The same count, the same LP value (Σ weights), and weights that are a
+    plan of the LP over every job: at most 1 a job, within every capacity row."""
+    from schedopt.allocation import admission
+    from schedopt.allocation.model import compile_model
+    from schedopt.testing import random_quota_instance, random_typed_instance
+    from schedopt.tolerances import capacity_limit
+
+    for inst in (random_typed_instance(seed, 8), random_quota_instance(seed)):
+        model = compile_model(inst)
+        use, row = admission.admission_columns(model.rows, model.minimum[:2])
+        if not len(row):
+            continue
+        every = admission.admission_lp(model.rows, model.job, least=model.minimum[:2])
+        monkeypatch.setattr(admission, "AGGREGATE_ABOVE_COLUMNS", 0)
+        classes = admission.admission_lp(model.rows, model.job, least=model.minimum[:2], prefer=model.minimum[3])
+        monkeypatch.undo()
+        assert classes[0] == every[0]
+        assert classes[2].sum() == pytest.approx(every[2].sum(), abs=1e-7)
+        group = model.job[row]
+        cl = admission._job_classes(use, group)
+        assert len(cl.use) <= len(row)
+        x = cl.spread(admission._admission_lp(-np.ones(len(cl.use)), cl.use, model.rows.cap, group=cl.group,
+                                              size=cl.jobs[cl.group]).x)
+        assert (np.bincount(group, weights=x) <= 1 + 1e-9).all() and (x >= 0).all()
+        assert (x @ use <= capacity_limit(model.rows.cap) + 1e-7).all()

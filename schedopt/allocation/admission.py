@@ -14,6 +14,7 @@ default and DESIGN.md's literal rule is ``smallest``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -267,11 +268,13 @@ class _Search:
 
 
 def _admission_lp(cost: np.ndarray, use: np.ndarray, cap: np.ndarray, at_least: int | None = None,
-                  group: np.ndarray | None = None) -> LpResult:
+                  group: np.ndarray | None = None, size: np.ndarray | None = None) -> LpResult:
     """min cost·y  s.t.  Σ_k y_k·use_k <= cap (R rows), [Σ_k y_k >= at_least],
-    [Σ_{k in g} y_k <= 1 for each ``group`` g of several columns], 0 <= y <= 1, on HiGHS
-    directly; ``use`` (n, R), ``group`` (n,) each column's job. Row duals follow HiGHS's
-    sign (<= 0 when binding); the capacity rows come first."""
+    [Σ_{k in g} y_k <= s_g for each ``group`` g of several columns], 0 <= y <= s_g, on HiGHS
+    directly; ``use`` (n, R), ``group`` (n,) each column's job (or class of jobs), ``size`` (n,)
+    how many jobs its group stands for, s_g (default 1). Row duals follow HiGHS's sign (<= 0
+    when binding); the capacity rows come first."""
+    limit = np.ones(len(cost)) if size is None else np.asarray(size, dtype=float)
     n, R = use.shape
     col, row = np.nonzero(use)  # row-major: sorted by column
     value = use[col, row]
@@ -281,20 +284,20 @@ def _admission_lp(cost: np.ndarray, use: np.ndarray, cap: np.ndarray, at_least: 
         value = np.append(value, np.ones(n))
         extra_rows, lower, upper = 1, lower + [np.array([float(at_least)])], upper + [np.array([np.inf])]
     if group is not None:
-        _, of, size = np.unique(group, return_inverse=True, return_counts=True)
-        shared = size[of] > 1  # a job of one column needs no row: y <= 1 bounds it
-        _, g_row = np.unique(of[shared], return_inverse=True)
+        _, of, columns = np.unique(group, return_inverse=True, return_counts=True)
+        shared = columns[of] > 1  # a group of one column needs no row: its bound holds it
+        _, first, g_row = np.unique(of[shared], return_index=True, return_inverse=True)
         G = int(g_row.max()) + 1 if len(g_row) else 0
         col = np.append(col, np.flatnonzero(shared))
         row = np.append(row, R + extra_rows + g_row)
         value = np.append(value, np.ones(len(g_row)))
         lower.append(np.full(G, -np.inf))
-        upper.append(np.ones(G))
+        upper.append(limit[np.flatnonzero(shared)[first]])
     order = np.lexsort((row, col))
     col, row, value = col[order], row[order], value[order]
     start = np.concatenate([[0], np.cumsum(np.bincount(col, minlength=n))])
     return solve_lp_colwise(cost, start, row, value, row_lower=np.concatenate(lower), row_upper=np.concatenate(upper),
-                            col_lower=np.zeros(n), col_upper=np.ones(n), presolve=False)  # few rows: presolve dominates
+                            col_lower=np.zeros(n), col_upper=limit, presolve=False)  # few rows: presolve dominates
 
 
 def _admit_lp(data: AllocationData, use: np.ndarray, t: np.ndarray, candidates: np.ndarray, search: _Search) -> list[int]:
@@ -388,14 +391,20 @@ def admission_columns(rows: AllocationData, least: tuple[np.ndarray, np.ndarray]
 
 
 def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
-                 least: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, np.ndarray | None, np.ndarray]:
+                 least: tuple[np.ndarray, np.ndarray] | None = None,
+                 prefer: np.ndarray | None = None) -> tuple[int, np.ndarray | None, np.ndarray]:
     """The admitted-count LP of the one allocation model (rows ``rows``, row v of job
     ``job_of[v]``; one row per job by default): max Σ y over the rows' count-minimal
     configurations, at most one per job, within the capacity rows. Returns (⌊LP⌋ as the
     prices prove it, μ (R,) >= 0, each row's LP weight (V,)). LP duality: every plan admits
     at most μ·C + Σ_j max(0, 1 − min_k μ·u_k) jobs (k over job j's configurations), what
     ``check`` replays; μ is None when no LP was solved (the bound is then the count of
-    jobs with an allowed configuration)."""
+    jobs with an allowed configuration).
+
+    Above :data:`AGGREGATE_ABOVE_COLUMNS` configurations it is solved over classes of jobs whose
+    configurations use the same vectors (:func:`_job_classes`; the same LP value and prices), a
+    class's LP weight going to its jobs in order of ``prefer`` (V,), each job's least over its rows
+    (e.g. its time at its minimum: the shortest first), then job index."""
     job_of = np.arange(rows.J) if job_of is None else job_of
     use, row = admission_columns(rows, least)
     weight = np.zeros(rows.J)
@@ -403,7 +412,19 @@ def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
         return 0, None, weight
     group = job_of[row]
     runnable = len(np.unique(group))
-    res = _admission_lp(-np.ones(len(row)), use, rows.cap, group=group)
+    if len(row) > AGGREGATE_ABOVE_COLUMNS:
+        key = None
+        if prefer is not None:  # each job's least preference over its rows
+            key = np.full(int(group.max()) + 1, np.inf)
+            np.minimum.at(key, group, np.asarray(prefer, dtype=float)[row])
+            key = key[group]
+        classes = _job_classes(use, group, key)
+        res = _admission_lp(-np.ones(len(classes.use)), classes.use, rows.cap, group=classes.group,
+                            size=classes.jobs[classes.group])
+        x = classes.spread(res.x) if res.optimal else None
+    else:
+        res = _admission_lp(-np.ones(len(row)), use, rows.cap, group=group)
+        x = res.x
     if not res.optimal:
         return runnable, None, weight
     mu = np.maximum(-res.row_dual[: rows.R], 0.0)
@@ -411,5 +432,73 @@ def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
     least = np.full(int(group.max()) + 1, np.inf)
     np.minimum.at(least, group, use @ mu)
     proven = float(mu @ capacity_limit(rows.cap)) + float(np.maximum(0.0, 1.0 - least[np.isfinite(least)]).sum())
-    np.add.at(weight, row, res.x)
+    np.add.at(weight, row, x)
     return min(runnable, floor_count(proven)), mu, weight
+
+
+#: above this many configurations the admission LP is solved over classes of interchangeable jobs
+#: (16,000 typed `gavel` jobs, 47,788 configurations: 1.07 -> 0.01 s, the same count and prices).
+#: Below it the LP over every job stays: its weights (which jobs a heuristic admits first) come
+#: from HiGHS's vertex, and the classes' differ (on 355 typed solves of 11-1,000 jobs aggregating
+#: everywhere changed 7 of `optimus-greedy`'s plans, 3 certified tighter and 4 looser, each within 1 %)
+AGGREGATE_ABOVE_COLUMNS = 5_000
+
+
+@dataclass
+class _JobClasses:
+    """The admission LP's columns (n,) grouped into classes of jobs whose columns use the same
+    vectors (every cost is -1 there, so such jobs are interchangeable): ``use`` (m, R) each
+    class's distinct vectors, ``group`` (m,) their class, ``jobs`` (classes,) how many jobs each
+    class has; ``member`` (n,) each column's class column, ``rank`` (n,) its job's place among
+    its class's jobs (by ``key``, then job index)."""
+
+    use: np.ndarray
+    group: np.ndarray
+    jobs: np.ndarray
+    member: np.ndarray
+    rank: np.ndarray
+
+    def spread(self, y: np.ndarray) -> np.ndarray:
+        """Each column's share (n,) of its class column's LP value ``y`` (m,): a class's jobs filled
+        one after the other, in job order (every share in [0, 1], each job's at most 1 in all)."""
+        m = len(self.use)
+        y = np.maximum(y, 0.0)
+        start = np.zeros(m)  # where each class column's amount starts on its class's line of unit slots
+        order = np.lexsort((np.arange(m), self.group))
+        amounts = y[order]
+        first = np.r_[True, self.group[order][1:] != self.group[order][:-1]]
+        running = np.cumsum(amounts)
+        base = np.maximum.accumulate(np.where(first, running - amounts, -np.inf))
+        start[order] = running - amounts - base
+        lo, hi = start[self.member], start[self.member] + y[self.member]
+        return np.clip(np.minimum(hi, self.rank + 1.0) - np.maximum(lo, self.rank), 0.0, 1.0)
+
+
+def _job_classes(use: np.ndarray, group: np.ndarray, key: np.ndarray | None = None) -> _JobClasses:
+    """The admission LP's jobs grouped by the vectors their columns use (:class:`_JobClasses`):
+    typed `gavel` jobs fall into a few classes (4,000 jobs, 11,951 columns: 7), so the LP has a
+    handful of columns instead of one per job and type (16,000 jobs: 1.1 s -> about 1 ms)."""
+    kinds, kind = np.unique(use, axis=0, return_inverse=True)
+    kind = kind.reshape(-1)
+    jobs, of_job = np.unique(group, return_inverse=True)
+    order = np.lexsort((kind, of_job))  # by job, then kind
+    per_job = np.bincount(of_job, minlength=len(jobs))
+    width = int(per_job.max())
+    table = np.full((len(jobs), width), -1, dtype=np.int64)  # each job's kinds, sorted, padded
+    pos = np.arange(len(order)) - np.repeat(np.cumsum(per_job) - per_job, per_job)
+    table[of_job[order], pos] = kind[order]
+    signature, job_class = np.unique(table, axis=0, return_inverse=True)
+    job_class = job_class.reshape(-1)
+    counts = np.bincount(job_class, minlength=len(signature))
+    cls_of_col, kind_of_col = np.nonzero(signature >= 0)  # the class columns: a class and one of its kinds
+    kinds_of = signature[cls_of_col, kind_of_col]
+    column_of = np.full((len(signature), len(kinds)), -1, dtype=np.int64)  # (class, kind) -> class column
+    column_of[cls_of_col, kinds_of] = np.arange(len(cls_of_col))
+    member = column_of[job_class[of_job], kind]
+    rank = np.empty(len(jobs), dtype=np.int64)  # each job's place in its class, by key, then job index
+    job_key = np.zeros(len(jobs))
+    if key is not None:
+        job_key[of_job] = key
+    by_class = np.lexsort((np.arange(len(jobs)), job_key, job_class))
+    rank[by_class] = np.arange(len(jobs)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return _JobClasses(use=kinds[kinds_of], group=cls_of_col, jobs=counts, member=member, rank=rank[of_job])

@@ -324,7 +324,8 @@ def admitted_bound(model: AllocationModel) -> tuple[int, Proof | None, np.ndarra
     solved once per model."""
     cached = model.__dict__.get("_admitted_bound")
     if cached is None:
-        count, mu, weight = admission_lp(model.rows, model.job, least=model.minimum[:2])
+        # a class of interchangeable jobs' weight to its shortest first (their time at the minimum)
+        count, mu, weight = admission_lp(model.rows, model.job, least=model.minimum[:2], prefer=model.minimum[3])
         proof = None if mu is None else Proof(kind="lp-dual", prices=dict(zip(model.resource_names, mu.tolist())))
         cached = model.__dict__["_admitted_bound"] = (count, proof, weight)
     return cached
