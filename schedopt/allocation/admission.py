@@ -437,7 +437,7 @@ def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
 
 
 #: above this many configurations the admission LP is solved over classes of interchangeable jobs
-#: (16,000 typed `gavel` jobs, 47,788 configurations: 1.07 -> 0.01 s, the same count and prices).
+#: (16,000 typed `gavel` jobs, 47,788 configurations in 7 classes: 1.07 -> 0.09 s, the same count and prices).
 #: Below it the LP over every job stays: its weights (which jobs a heuristic admits first) come
 #: from HiGHS's vertex, and the classes' differ (on 355 typed solves of 11-1,000 jobs aggregating
 #: everywhere changed 7 of `optimus-greedy`'s plans, 3 certified tighter and 4 looser, each within 1 %)
@@ -460,7 +460,7 @@ class _JobClasses:
 
     def spread(self, y: np.ndarray) -> np.ndarray:
         """Each column's share (n,) of its class column's LP value ``y`` (m,): a class's jobs filled
-        one after the other, in job order (every share in [0, 1], each job's at most 1 in all)."""
+        one after the other in ``rank`` order (every share in [0, 1], each job's at most 1 in all)."""
         m = len(self.use)
         y = np.maximum(y, 0.0)
         start = np.zeros(m)  # where each class column's amount starts on its class's line of unit slots
@@ -477,7 +477,7 @@ class _JobClasses:
 def _job_classes(use: np.ndarray, group: np.ndarray, key: np.ndarray | None = None) -> _JobClasses:
     """The admission LP's jobs grouped by the vectors their columns use (:class:`_JobClasses`):
     typed `gavel` jobs fall into a few classes (4,000 jobs, 11,951 columns: 7), so the LP has a
-    handful of columns instead of one per job and type (16,000 jobs: 1.1 s -> about 1 ms)."""
+    handful of columns instead of one per job and type (16,000 jobs: 18 columns; 0.07 s to find the classes)."""
     kinds, kind = np.unique(use, axis=0, return_inverse=True)
     kind = kind.reshape(-1)
     jobs, of_job = np.unique(group, return_inverse=True)
