@@ -448,7 +448,7 @@ AGGREGATE_ABOVE_COLUMNS = 5_000
 class _JobClasses:
     """The admission LP's columns (n,) grouped into classes of jobs whose columns use the same
     vectors (every cost is -1 there, so such jobs are interchangeable): ``use`` (m, R) each
-    class's distinct vectors, ``group`` (m,) their class, ``jobs`` (classes,) how many jobs each
+    class's distinct vectors, ``group`` (m,) their class (ascending), ``jobs`` (classes,) how many jobs each
     class has; ``member`` (n,) each column's class column, ``rank`` (n,) its job's place among
     its class's jobs (by ``key``, then job index)."""
 
@@ -461,15 +461,10 @@ class _JobClasses:
     def spread(self, y: np.ndarray) -> np.ndarray:
         """Each column's share (n,) of its class column's LP value ``y`` (m,): a class's jobs filled
         one after the other in ``rank`` order (every share in [0, 1], each job's at most 1 in all)."""
-        m = len(self.use)
         y = np.maximum(y, 0.0)
-        start = np.zeros(m)  # where each class column's amount starts on its class's line of unit slots
-        order = np.lexsort((np.arange(m), self.group))
-        amounts = y[order]
-        first = np.r_[True, self.group[order][1:] != self.group[order][:-1]]
-        running = np.cumsum(amounts)
-        base = np.maximum.accumulate(np.where(first, running - amounts, -np.inf))
-        start[order] = running - amounts - base
+        before = np.cumsum(y) - y  # the class columns come class by class (``group`` ascending)
+        first = np.r_[0, np.flatnonzero(np.diff(self.group)) + 1]  # each class's first column
+        start = before - np.repeat(before[first], np.diff(np.r_[first, len(y)]))  # from its class's start
         lo, hi = start[self.member], start[self.member] + y[self.member]
         return np.clip(np.minimum(hi, self.rank + 1.0) - np.maximum(lo, self.rank), 0.0, 1.0)
 
