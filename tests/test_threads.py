@@ -1,5 +1,6 @@
 """Concurrent solves from threads neither hang nor differ from sequential ones
-(issue: two Pyomo + HiGHS solves in two threads deadlocked in pyomo.common.tee).
+(issue: two Pyomo + HiGHS solves in two threads deadlocked in pyomo.common.tee, when
+``pyomo.contrib.solver`` ran them; HiGHS now gets the compiled model and logs through a callback).
 Every exact solver runs in three threads at once under a watchdog."""
 
 from __future__ import annotations

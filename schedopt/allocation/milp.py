@@ -1,5 +1,6 @@
 """``optimus-milp``: the exact multiple-choice model in Pyomo, solved by HiGHS
-through ``pyomo.contrib.solver``.
+through :func:`schedopt.backends.highs.solve_highs` (Pyomo's standard-form compiler,
+then ``highspy``).
 
 Data: the dominance-pruned configurations k of each job j, their time
 t_k = Q_j / f_j(p_k, w_k) and resource use u_kr. Variables: x_k = 1 when job
@@ -101,8 +102,7 @@ class HighsBackend:
         built = _time.perf_counter() - t0
         left = None if time_limit is None else max(1e-3, time_limit - built)
         res = solve_highs(model, time_limit=left, rel_gap=self.rel_gap, threads=self.threads, seed=seed,
-                          presolve=self.presolve, build_seconds=built,  # Pyomo's hand-over is outside HiGHS's clock
-                          max_nodes=self.max_nodes)
+                          presolve=self.presolve, max_nodes=self.max_nodes)
         info = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": _time.perf_counter() - t0 - built}
         term = res.termination
         chosen = [k for k in range(cs.K) if pyo.value(model.x[k]) > 0.5] if res.has_solution else None

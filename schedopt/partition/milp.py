@@ -1,5 +1,5 @@
 """``dorm-milp`` (and the presets ``dorm-1/2/3``): Dorm's P2 as a declarative
-Pyomo model, solved by HiGHS through ``pyomo.contrib.solver``.
+Pyomo model, solved by HiGHS (:func:`schedopt.backends.highs.solve_highs`).
 
     max  Σ_k Σ_i Σ_j x_ij·d_ik / C_k                              (eq. 10)
     s.t. per-server capacity (6), n_min <= Σ_j x_ij <= n_max (7-8),
@@ -138,7 +138,7 @@ class HighsDorm:
         built = time.perf_counter() - t0
         res = solve_highs(m, time_limit=None if time_limit is None else time_limit - built,
                           rel_gap=self.rel_gap if rel_gap is None else max(rel_gap, self.rel_gap),
-                          threads=self.threads, seed=seed, build_seconds=built)
+                          threads=self.threads, seed=seed)
         info: dict[str, Any] = {"build_seconds": built, "solver_seconds": time.perf_counter() - t0 - built}
         term = res.termination
         if term == Termination.ERROR:

@@ -176,7 +176,7 @@ class HighsPlacement:
         model = build_model(data, stage=stage, objective=objective, min_placed=min_placed, max_moved=max_moved)
         built = time.perf_counter() - t0
         res = solve_highs(model, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
-                          threads=self.threads, seed=seed, abs_gap=COUNT_ABS_GAP, build_seconds=built)
+                          threads=self.threads, seed=seed, abs_gap=COUNT_ABS_GAP)
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
         term = res.termination
         if term == Termination.ERROR:
@@ -195,7 +195,7 @@ class HighsPlacement:
         model = build_class_model(data, cm, stage=stage, objective=objective, min_placed=min_placed)
         built = time.perf_counter() - t0
         res = solve_highs(model, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
-                          threads=self.threads, seed=seed, abs_gap=COUNT_ABS_GAP, build_seconds=built)
+                          threads=self.threads, seed=seed, abs_gap=COUNT_ABS_GAP)
         info: dict[str, Any] = {f"{stage}_build_seconds": built, f"{stage}_solver_seconds": time.perf_counter() - t0 - built}
         if res.termination == Termination.ERROR:
             info[f"{stage}_backend_status"] = res.backend_status
