@@ -40,6 +40,7 @@ from schedopt.allocation.problem import (AllocationData, ChoiceSet, compile_allo
 from schedopt.allocation.admission import admit as admit_by_rule, all_fit_at_minimum
 from schedopt.allocation.typed import count_start, lp_guided_pass, typed_admission
 from schedopt.deadline import Deadline, check_time_limit
+from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import DUAL_FIXING_REL_TOL, MIP_REL_GAP, floor_count, worse
@@ -253,7 +254,19 @@ def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_li
     """Solve the multiple-choice allocation model of ``instance`` (``compile`` turns a plain
     instance into arrays; typed, queued and spread ones take the typed rows) with
     ``backend``, anytime; ``heuristic`` grows the plain incumbent. ``branch_proof``: search a
-    branch certificate for an optimum only the backend proves (docs/certificates.md)."""
+    branch certificate for an optimum only the backend proves (docs/certificates.md).
+
+    Python's cyclic collector is paused for the call (:mod:`schedopt.gcpause`): its full passes
+    over the arrays, dicts and Pyomo objects of a large solve cost 0.8 s of 16,000 typed jobs'."""
+    with paused_gc():
+        return _solve_exact(backend, name, instance, time_limit=time_limit, seed=seed, options=options,
+                            compile=compile, heuristic=heuristic, branch_proof=branch_proof)
+
+
+def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,
+                 seed: int | None, options: dict[str, Any], compile: Callable[[Instance], AllocationData],
+                 heuristic: Heuristic, branch_proof: bool) -> Plan:
+    """:func:`solve_exact`'s body."""
     check_time_limit(time_limit, name)
     clock = Deadline(time_limit)
     started = clock.started

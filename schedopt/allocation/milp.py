@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from schedopt.backends.highs import solve_highs
+import numpy as np
+
+from schedopt.backends.highs import linear_sum, solve_highs
+from schedopt.gcpause import paused_gc
 from schedopt.results import StageResult
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.plan import Termination
@@ -34,40 +37,41 @@ def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: b
     m.J = pyo.Set(initialize=owners, ordered=True)
     m.R = pyo.Set(initialize=range(data.R), ordered=True)
     cost = cs.cost.tolist()
-    use = cs.use.tolist()
+    start = cs.start.tolist()
     cap = data.cap.tolist()
     # -- variables: x[k] = 1 if its job runs in configuration k
     m.x = pyo.Var(m.K, domain=pyo.Binary)
+    x = list(m.x.values())  # in K's order
 
     # -- constraints
     # Optimus eq. 8 as a multiple choice: a job runs in one configuration (at most one if it may be paused)
     def one_config(m: pyo.ConcreteModel, j: int) -> Any:
-        picked = sum(m.x[k] for k in range(int(cs.start[j]), int(cs.start[j + 1])))
+        picked = linear_sum(x[start[j]:start[j + 1]])
         return picked == 1 if every_job else picked <= 1
     m.one_config = pyo.Constraint(m.J, rule=one_config)
 
     # Optimus eq. 7: capacity of every resource type r
     def capacity(m: pyo.ConcreteModel, r: int) -> Any:
-        terms = [(use[k][r], m.x[k]) for k in range(cs.K) if use[k][r] != 0]
-        if not terms:
+        uses = np.flatnonzero(cs.use[:, r])
+        if not len(uses):
             return pyo.Constraint.Skip
-        return sum(a * v for a, v in terms) <= capacity_limit(cap[r])
+        return linear_sum([x[k] for k in uses.tolist()], cs.use[uses, r].tolist()) <= capacity_limit(cap[r])
     m.capacity = pyo.Constraint(m.R, rule=capacity)
 
     # DESIGN.md admission: admit at least the most jobs found in stage 1
     if not every_job and stage == "time":
-        m.admitted = pyo.Constraint(expr=sum(m.x[k] for k in m.K) >= min_admitted)
+        m.admitted = pyo.Constraint(expr=linear_sum(x) >= min_admitted)
     # stage 1's ceiling, the count the admission LP's prices prove: a plan meeting it ends the search
     if stage == "admit" and max_admitted is not None:
-        m.ceiling = pyo.Constraint(expr=sum(m.x[k] for k in m.K) <= max_admitted)
+        m.ceiling = pyo.Constraint(expr=linear_sum(x) <= max_admitted)
 
     # -- objective
     if stage == "admit":
         # DESIGN.md: first, maximise the number of admitted jobs
-        m.objective = pyo.Objective(expr=sum(m.x[k] for k in m.K), sense=pyo.maximize)
+        m.objective = pyo.Objective(expr=linear_sum(x), sense=pyo.maximize)
     else:
         # Optimus eq. 5-6: minimise Σ_j t_j, t_j = Q_j / f_j(p_j, w_j)
-        m.objective = pyo.Objective(expr=sum(cost[k] * m.x[k] for k in m.K), sense=pyo.minimize)
+        m.objective = pyo.Objective(expr=linear_sum(x, cost), sense=pyo.minimize)
     return m
 
 
@@ -97,8 +101,9 @@ class HighsBackend:
         import time as _time
 
         t0 = _time.perf_counter()
-        model = build_model(data, cs, stage=stage, every_job=every_job, min_admitted=min_admitted,
-                            max_admitted=max_admitted)
+        with paused_gc():  # Pyomo's objects, one per variable and term (16,000 typed jobs: 1.1 -> 0.2 s)
+            model = build_model(data, cs, stage=stage, every_job=every_job, min_admitted=min_admitted,
+                                max_admitted=max_admitted)
         built = _time.perf_counter() - t0
         left = None if time_limit is None else max(1e-3, time_limit - built)
         res = solve_highs(model, time_limit=left, rel_gap=self.rel_gap, threads=self.threads, seed=seed,

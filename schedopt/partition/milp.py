@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from schedopt.backends.highs import solve_highs
+from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
 from schedopt.partition.dorm import solve_dorm, thresholds
 from schedopt.partition.model import DormModel, DormSolution
@@ -134,7 +135,8 @@ class HighsDorm:
                     rel_gap: float | None = None) -> StageResult[DormSolution]:
         import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
-        m = build_model(model)
+        with paused_gc():  # Pyomo's objects, one per variable and term
+            m = build_model(model)
         built = time.perf_counter() - t0
         res = solve_highs(m, time_limit=None if time_limit is None else time_limit - built,
                           rel_gap=self.rel_gap if rel_gap is None else max(rel_gap, self.rel_gap),

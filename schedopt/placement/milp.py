@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from schedopt.backends.highs import solve_highs
+from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
 from schedopt.placement.classes import ClassModel, decode
 from schedopt.placement.exact import Counts, Objective, coefficients, dense_previous, solve_placement_exact
@@ -173,7 +174,8 @@ class HighsPlacement:
                     time_limit: float | None, seed: int | None, max_moved: int | None = None) -> StageResult[Counts]:
         import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
-        model = build_model(data, stage=stage, objective=objective, min_placed=min_placed, max_moved=max_moved)
+        with paused_gc():  # Pyomo's objects, one per variable and term
+            model = build_model(data, stage=stage, objective=objective, min_placed=min_placed, max_moved=max_moved)
         built = time.perf_counter() - t0
         res = solve_highs(model, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
                           threads=self.threads, seed=seed, abs_gap=COUNT_ABS_GAP)
@@ -192,7 +194,8 @@ class HighsPlacement:
                       time_limit: float | None, seed: int | None) -> StageResult[Counts]:
         import pyomo.environ as pyo
         t0 = time.perf_counter()
-        model = build_class_model(data, cm, stage=stage, objective=objective, min_placed=min_placed)
+        with paused_gc():
+            model = build_class_model(data, cm, stage=stage, objective=objective, min_placed=min_placed)
         built = time.perf_counter() - t0
         res = solve_highs(model, time_limit=None if time_limit is None else time_limit - built, rel_gap=self.rel_gap,
                           threads=self.threads, seed=seed, abs_gap=COUNT_ABS_GAP)
