@@ -52,6 +52,8 @@ import numpy as np
 from schedopt.deadline import Deadline
 from schedopt.allocation.model import AllocationModel, cannot_run, compile_typed
 from schedopt.allocation.plans import build_plan, plan_bounds
+from schedopt.backends.highs import linear_sum
+from schedopt.gcpause import paused_gc
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
@@ -95,13 +97,14 @@ def compile_gavel(instance: Instance) -> GavelData:
     T = np.zeros((M, K))
     row = np.full((M, K), -1, dtype=np.int64)
     use = np.zeros((M, K, R))
+    demands = instance.role_demands()  # (J, 2, R) per task, a one-role job's second slot 0
     for v in range(len(typed.job)):
         m, t = int(typed.job[v]), int(typed.kind[v])
         row[m, t] = v
-        step = float(typed.rows.jobs[v].speed.step_time_s(int(counts[m, 0]), int(counts[m, 1])))
+        speed = instance.speed_on(instance.jobs[m], kinds[t])  # the typed row's speed, without its job copy
+        step = float(speed.step_time_s(int(counts[m, 0]), int(counts[m, 1]))) if speed is not None else math.inf
         T[m, t] = 1.0 / step if math.isfinite(step) and step > 0 else 0.0
-        demand = instance.role_demand(instance.jobs[m])
-        use[m, t] = counts[m, 0] * demand[0] + (counts[m, 1] * demand[1] if len(demand) == 2 else 0.0)
+        use[m, t] = counts[m, 0] * demands[m, 0] + counts[m, 1] * demands[m, 1]
     received = np.array([[float((job.received_s or {}).get(str(kind), 0.0)) if kind is not None else 0.0 for kind in kinds]
                          for job in instance.jobs]).reshape(M, K)
     return GavelData(typed=typed, T=T, s=counts[:, 0] if M else np.zeros(0, dtype=np.int64), use=use,
@@ -131,20 +134,23 @@ def _base_model(g: GavelData):
         by_job.setdefault(m, []).append((m, t))
         by_type.setdefault(t, []).append((m, t))
     # Gavel §3.1: a job's time shares sum to at most 1 (one type at a time)
-    model.one_type = pyo.Constraint(sorted(by_job), rule=lambda mdl, m: sum(mdl.X[p] for p in by_job[m]) <= 1)
+    model.one_type = pyo.Constraint(sorted(by_job), rule=lambda mdl, m: linear_sum([mdl.X[p] for p in by_job[m]]) <= 1)
     # Gavel §3.1: each type's capacity, per resource: Σ_m X[m][τ]·s_m·d_m,r <= C_τ,r
     R = g.cap.shape[1]
 
     def capacity(mdl: Any, t: int, r: int) -> Any:
-        terms = [(g.use[m, t, r], mdl.X[(m, t)]) for m, t in by_type.get(t, []) if g.use[m, t, r] > 0]
-        return sum(a * x for a, x in terms) <= g.cap[t, r] if terms else pyo.Constraint.Skip
+        terms = [(float(g.use[m, t, r]), mdl.X[(m, t)]) for m, t in by_type.get(t, []) if g.use[m, t, r] > 0]
+        if not terms:
+            return pyo.Constraint.Skip
+        return linear_sum([x for _, x in terms], [a for a, _ in terms]) <= float(g.cap[t, r])
     model.capacity = pyo.Constraint([(t, r) for t in range(g.T.shape[1]) for r in range(R)], rule=capacity)
     return model, pairs, by_job
 
 
 def _throughput(model: Any, g: GavelData, by_job: dict[int, list[tuple[int, int]]], m: int) -> Any:
     """thr(m, X) = Σ_τ ``T[m][τ]``·``X[m][τ]`` (steps/s)."""
-    return sum(g.T[p] * model.X[p] for p in by_job.get(m, []))
+    pairs = by_job.get(m, [])
+    return linear_sum([model.X[p] for p in pairs], [float(g.T[p]) for p in pairs])  # floats: numpy's would dispatch per term
 
 
 def _solve(model: Any, *, time_limit: float | None, seed: int | None) -> tuple[bool, str]:
@@ -192,7 +198,7 @@ def max_sum_throughput(g: GavelData, *, normalize: str, time_limit: float | None
     fastest = g.T.max(axis=1)
     norm = np.where(fastest > 0, fastest, 1.0) if normalize == "fastest" else np.ones(g.M)
     # Gavel §4.1 max-sum-throughput: Σ_m thr(m, X) (raw steps/s, or per job's fastest speed)
-    model.objective = pyo.Objective(expr=sum(_throughput(model, g, by_job, m) / norm[m] for m in by_job) if by_job else 0.0,
+    model.objective = pyo.Objective(expr=sum(_throughput(model, g, by_job, m) / float(norm[m]) for m in by_job) if by_job else 0.0,
                                     sense=pyo.maximize)
     ok, why = _solve(model, time_limit=time_limit, seed=seed)
     return (_shares(model, pairs, g), float(pyo.value(model.objective)), why) if ok else (None, None, why)
@@ -206,7 +212,8 @@ def las(g: GavelData, *, time_limit: float | None, seed: int | None) -> tuple[np
     eq = equal_share_throughput(g)
     model.t = pyo.Var(domain=pyo.NonNegativeReals)
     # Gavel §4.1 heterogeneity-aware LAS: t <= s_m·thr(m, X) / (w_m·thr(m, X_eq)) for every job that can run
-    model.fair = pyo.Constraint(sorted(by_job), rule=lambda mdl, m: mdl.t * weight[m] * eq[m] <= g.s[m] * _throughput(mdl, g, by_job, m))
+    model.fair = pyo.Constraint(sorted(by_job), rule=lambda mdl, m: float(weight[m] * eq[m]) * mdl.t
+                                <= float(g.s[m]) * _throughput(mdl, g, by_job, m))
     model.objective = pyo.Objective(expr=model.t, sense=pyo.maximize)
     ok, why = _solve(model, time_limit=time_limit, seed=seed)
     return (_shares(model, pairs, g), float(pyo.value(model.t)), why) if ok else (None, None, why)
@@ -231,7 +238,7 @@ def finish_time_fairness(g: GavelData, *, time_limit: float | None, seed: int | 
         model, pairs, by_job = _base_model(g)
         need = [m for m in runnable if m in by_job]
         # Themis's finish-time fairness, ρ_m <= c: thr(m, X)·(c·D_m - e_m) >= Q_m
-        model.ftf = pyo.Constraint(need, rule=lambda mdl, m: _throughput(mdl, g, by_job, m) * (c * D[m] - e[m]) >= Q[m])
+        model.ftf = pyo.Constraint(need, rule=lambda mdl, m: float(c * D[m] - e[m]) * _throughput(mdl, g, by_job, m) >= float(Q[m]))
         model.objective = pyo.Objective(expr=0.0)
         left = clock.left()
         ok, _ = _solve(model, time_limit=left, seed=seed)
@@ -327,7 +334,8 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
                           termination=Termination.INFEASIBLE if nothing_runs else Termination.COMPLETED,
                           started=started, seed=seed, options=options,
                           message="no job can run at its scale factor: none fits any type's capacity with a speed there")
-    X, value, why = policy(g, time_limit=time_limit, seed=seed, **kw)
+    with paused_gc():  # the policy's Pyomo model: an object per variable and term
+        X, value, why = policy(g, time_limit=time_limit, seed=seed, **kw)
     if X is None:
         term = Termination.TIME_LIMIT if why.startswith("time limit") else Termination.ERROR
         return build_plan(g.typed, solver=solver, config={}, status=Status.TIME_LIMIT if term == Termination.TIME_LIMIT else Status.INFEASIBLE,
