@@ -3,6 +3,8 @@ crashes. Import both in one process and solve a model with each."""
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_ortools_and_highspy_in_one_process() -> None:
     import highspy
@@ -25,11 +27,79 @@ def test_ortools_and_highspy_in_one_process() -> None:
     assert s.solve(m) == cp_model.OPTIMAL and s.objective_value == 9
 
 
-def test_pyomo_highs_available() -> None:
-    import pyomo.environ  # noqa: F401  (registers the solver plugins)
-    from pyomo.contrib.solver.common.factory import SolverFactory
+def _run(model, **kw):
+    from schedopt.backends.highs import solve_highs
 
-    assert SolverFactory("highs").available()
+    return solve_highs(model, **{"time_limit": None, "rel_gap": 0.0, "threads": 1, "seed": 0, **kw})
+
+
+def test_solve_highs_compiles_every_row_kind_and_loads_the_values_back() -> None:
+    """A Pyomo model through Pyomo's standard-form compiler and one highspy.passModel: a maximised
+    objective with a constant, a ranged row, a >= row, an == row, a fixed variable (moved to the
+    right-hand sides) and an integer column; worked by hand: x = 3, y = 1.5, w = 0.5."""
+    import pyomo.environ as pyo
+
+    from schedopt.plan import Termination
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 4))
+    m.y = pyo.Var(bounds=(0, 4))
+    m.w = pyo.Var(bounds=(0, None))
+    m.z = pyo.Var(initialize=1.0)
+    m.z.fix()
+    m.ranged = pyo.Constraint(expr=pyo.inequality(2, m.x + m.y + m.z, 5.5))  # x + y <= 4.5
+    m.floor = pyo.Constraint(expr=m.y - m.w >= 1)
+    m.tie = pyo.Constraint(expr=m.x - 6 * m.w == 0)
+    m.obj = pyo.Objective(expr=2 * m.x + m.y - m.w + 3, sense=pyo.maximize)
+    res = _run(m)
+    assert res.termination == Termination.OPTIMAL and res.has_solution
+    assert (pyo.value(m.x), pyo.value(m.y), pyo.value(m.w)) == pytest.approx((3.0, 1.5, 0.5))
+    assert res.incumbent == pytest.approx(2 * 3 + 1.5 - 0.5 + 3) and res.bound == pytest.approx(res.incumbent)
+    assert pyo.value(m.z) == 1.0  # a fixed variable keeps its value
+
+
+def test_solve_highs_limits_come_back_as_terminations() -> None:
+    """Infeasible (by HiGHS, and a constant row the compiler rejects), unbounded and a spent time
+    limit are statuses, never exceptions."""
+    import pyomo.environ as pyo
+
+    from schedopt.plan import Termination
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=m.x >= 2)
+    m.o = pyo.Objective(expr=m.x)
+    assert _run(m).termination == Termination.INFEASIBLE
+    assert _run(m, time_limit=0.0).termination == Termination.TIME_LIMIT
+    constant = pyo.ConcreteModel()
+    constant.x = pyo.Var(initialize=1.0)
+    constant.x.fix()
+    constant.c = pyo.Constraint(expr=constant.x >= 2)
+    constant.o = pyo.Objective(expr=constant.x)
+    res = _run(constant)
+    assert res.termination == Termination.INFEASIBLE and not res.has_solution
+    open_ended = pyo.ConcreteModel()
+    open_ended.x = pyo.Var(domain=pyo.NonNegativeReals)
+    open_ended.c = pyo.Constraint(expr=open_ended.x >= 1)
+    open_ended.o = pyo.Objective(expr=open_ended.x, sense=pyo.maximize)
+    res = _run(open_ended)
+    assert res.termination == Termination.UNBOUNDED and res.bound is None
+
+
+def test_solve_highs_streams_its_log_to_the_callers_logger_only_when_asked(caplog) -> None:
+    import pyomo.environ as pyo
+
+    from schedopt.logs import solver_logging
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Binary)
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    with caplog.at_level("INFO", logger="schedopt"):
+        _run(m)
+        assert not caplog.records
+        with solver_logging(True):
+            _run(m)
+    assert any(r.name == "schedopt.highs" for r in caplog.records)
 
 
 def test_import_and_a_greedy_solve_load_no_heavy_backend() -> None:
