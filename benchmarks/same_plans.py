@@ -10,10 +10,7 @@ Instances: the bundled allocation instances, generated `optimus`, `gavel` (typed
 `dl2` instances, and schedopt.testing's tiny typed, quota and restart instances (no
 shared data needed). The stored records were taken before issue 49's re-layout and held
 after each of its steps; rewritten once since, on purpose, when `gavel-las` and
-`gavel-finish-time-fairness` took Gavel's own equal share (issue 50): 8 of their plans changed;
-and once more when Gavel's policy models were built with float coefficients and handed to HiGHS
-compiled (2026-11-29): 2 `gavel-las` plans, another optimum of the same max-min LP (the same t;
-Gavel's own LAS, `cp.Maximize(cp.min(...))`, is as free among its optima).
+`gavel-finish-time-fairness` took Gavel's own equal share (issue 50): 8 of their plans changed.
 """
 
 from __future__ import annotations

@@ -84,32 +84,66 @@ def linear_sum(variables: Sequence[Any], coefs: Sequence[float] | None = None) -
 
 
 def compile_model(model: pyo.ConcreteModel) -> CompiledModel:
-    """``model``'s matrices by Pyomo's ``LinearStandardFormCompiler`` (mixed form, the
-    objective's own sense). Raises Pyomo's ``InfeasibleConstraintException`` for a constant
-    constraint that does not hold, and its ``InvalidConstraintError`` for a non-linear one."""
-    from pyomo.common.enums import ObjectiveSense
-    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+    """``model``'s matrices by Pyomo's ``LinearStandardFormCompiler`` (mixed form). Raises
+    Pyomo's ``InfeasibleConstraintException`` for a constant constraint that does not hold, and
+    ``ValueError`` for a non-linear or second objective (its ``InvalidConstraintError`` for a
+    non-linear constraint).
 
-    sf = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
-    n = len(sf.columns)
-    if len(sf.objectives) > 1:
-        raise ValueError(f"model {model.name!r} has {len(sf.objectives)} active objectives; HiGHS takes one")
-    if sf.objectives:
-        cost = np.asarray(sf.c[[0], :].toarray(), dtype=float).ravel()
-        offset = float(sf.c_offset[0])
-        maximize = sf.objectives[0].sense == ObjectiveSense.maximize
-    else:
-        cost, offset, maximize = np.zeros(n), 0.0, False
+    The columns come in the order ``pyomo.contrib.solver`` handed them to HiGHS: each variable
+    where it first appears in the constraints (in their declaration order), then the objective's
+    others. HiGHS's branch and bound follows the column order; with the compiler's own (the
+    objective's variables first) the placement MIP of 20 jobs on 10 servers took 1.6-1.8x as long
+    on two of three seeds. So the objective is compiled apart, its coefficients placed on those
+    columns."""
+    import pyomo.environ as pyo
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+    from pyomo.repn.standard_repn import generate_standard_repn
+
+    objectives = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    if len(objectives) > 1:
+        raise ValueError(f"model {model.name!r} has {len(objectives)} active objectives; HiGHS takes one")
+    objective = objectives[0] if objectives else None
+    if objective is not None:
+        objective.deactivate()
+    try:
+        sf = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
+    finally:
+        if objective is not None:
+            objective.activate()
+    columns = list(sf.columns)
+    coefs: dict[int, float] = {}
+    offset, maximize = 0.0, False
+    if objective is not None:
+        repn = generate_standard_repn(objective.expr, compute_values=True, quadratic=False)
+        if repn.nonlinear_expr is not None:
+            raise ValueError(f"model {model.name!r}: its objective is not linear; HiGHS takes a linear one here")
+        where = {id(v): j for j, v in enumerate(columns)}
+        for var, coef in zip(repn.linear_vars, repn.linear_coefs):
+            j = where.get(id(var))
+            if j is None:  # in the objective only: a column after the constraints' (as Pyomo added it)
+                j = where[id(var)] = len(columns)
+                columns.append(var)
+            coefs[j] = coefs.get(j, 0.0) + float(coef)
+        offset = float(repn.constant)
+        maximize = objective.sense == pyo.maximize
+    n = len(columns)
+    cost = np.zeros(n)
+    if coefs:
+        cost[list(coefs)] = list(coefs.values())
+    A = sf.A
+    if n > A.shape[1]:  # the objective-only columns: empty in every row
+        from scipy.sparse import csc_array
+
+        A = csc_array((A.data, A.indices, np.r_[A.indptr, np.full(n - A.shape[1], A.indptr[-1])]), shape=(A.shape[0], n))
     kind = np.fromiter((entry.bound_type for entry in sf.rows), dtype=np.int8, count=len(sf.rows))
     rhs = np.asarray(sf.rhs, dtype=float)
     row_lower = np.where(kind <= 0, rhs, -math.inf)  # >= and == rows
     row_upper = np.where(kind >= 0, rhs, math.inf)  # <= and == rows
-    bounds = [v.bounds for v in sf.columns]
+    bounds = [v.bounds for v in columns]
     col_lower = np.fromiter((-math.inf if lb is None else lb for lb, _ in bounds), dtype=float, count=n)
     col_upper = np.fromiter((math.inf if ub is None else ub for _, ub in bounds), dtype=float, count=n)
-    integer = np.fromiter((v.is_integer() for v in sf.columns), dtype=bool, count=n)
-    return CompiledModel(list(sf.columns), cost, offset, maximize, sf.A, row_lower, row_upper,
-                         col_lower, col_upper, integer)
+    integer = np.fromiter((v.is_integer() for v in columns), dtype=bool, count=n)
+    return CompiledModel(columns, cost, offset, maximize, A, row_lower, row_upper, col_lower, col_upper, integer)
 
 
 def _pass(h: Any, highspy: Any, cm: CompiledModel) -> Any:
