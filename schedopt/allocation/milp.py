@@ -79,10 +79,13 @@ class HighsBackend:
     """One lexicographic stage of the multiple-choice model in Pyomo + HiGHS (shared with the quality problem)."""
 
     label = "pyomo+highs"
-    # Pyomo's model build per configuration: 3.5e-5 s measured on 481,935 configurations, 4.8e-5 s on
-    # 141,955 (8,000 jobs) on a slower day, when a 10-s solve overran to 11.7-13.9 s building a model
-    # HiGHS then had no time for; the driver skips the stage when this much does not fit
-    seconds_per_choice = 5.0e-5
+    # Pyomo's model build and its compilation for HiGHS, per configuration: 1.0-1.1e-5 s measured on
+    # typed stage models of 2,967, 11,908 and 44,718 configurations (the build with the collector paused,
+    # the compiler's hand-over), twice that kept for a slow phase of the machine. (With
+    # pyomo.contrib.solver's hand-over the build alone took 3.5-4.8e-5 s, its hand-over 2.5x more, and a
+    # 10-s solve of 141,955 configurations overran to 11.7-13.9 s.) The driver skips the stage when this
+    # much does not fit
+    seconds_per_choice = 2.0e-5
 
     def __init__(self, rel_gap: float, threads: int, presolve: bool = False, max_nodes: int | None = None):
         self.rel_gap = rel_gap
