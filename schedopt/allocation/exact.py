@@ -24,6 +24,7 @@ from __future__ import annotations
 
 
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
@@ -43,7 +44,7 @@ from schedopt.deadline import Deadline, check_time_limit
 from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
-from schedopt.tolerances import DUAL_FIXING_REL_TOL, MIP_REL_GAP, floor_count, worse
+from schedopt.tolerances import DUAL_FIXING_REL_TOL, LP_ZERO, MIP_REL_GAP, floor_count, improves, worse
 from schedopt.results import StageResult
 from schedopt.allocation.stage import (BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB, ExactBackend,
                                       no_plan_message, settled_bound)
@@ -74,6 +75,11 @@ PRICED_INCUMBENT_ABOVE = 20_000
 #: the exchange pass's moves, and paused jobs tried per pass, for the LP-guided start there (each
 #: O(jobs · types); all of them cost about 20 s at 16,000 typed jobs)
 GUIDED_EXCHANGE_MOVES = 200
+#: the neighbourhood search (:func:`_neighbourhood`) is made when fixing leaves more configurations than
+#: this (below, the stage model costs little more than the search's 5-10 ms: 0.1 s at 5,000) and the
+#: jobs it frees have at most NEIGHBOURHOOD_MAX_CONFIGURATIONS (16,000 typed `gavel` jobs: 12-28)
+NEIGHBOURHOOD_ABOVE = 5_000
+NEIGHBOURHOOD_MAX_CONFIGURATIONS = 2_000
 
 
 #: a heuristic that grows a feasible start (job -> counts) into a plan (an incumbent for fixing)
@@ -111,6 +117,7 @@ def _grow(model: AllocationModel, start: dict[int, tuple[int, int]], heuristic: 
 
 def _reduce(model: AllocationModel, cs: ChoiceSet, row_of: np.ndarray, metrics: dict[str, Any],
             incumbents: list[dict[int, tuple[int, int]]], *, admit: int | None, clock: Deadline,
+            backend: ExactBackend | None = None, seed: int | None = None,
             ) -> tuple[ChoiceSet, np.ndarray, LpBound, dict[int, tuple[int, int]]]:
     """Reduced-cost fixing (see :mod:`schedopt.allocation.lagrange`): keep only the
     listed configurations that can be in a plan no worse than the best incumbent.
@@ -120,10 +127,11 @@ def _reduce(model: AllocationModel, cs: ChoiceSet, row_of: np.ndarray, metrics: 
     {row: counts}, the first admitting ``admit`` (or all). Returns the reduced choices,
     their rows, the LP bound (its certificate: the capacity prices) and the best
     incumbent (the LP rounding's and, when many configurations survive, the priced one's
-    included)."""
+    included), improved by ``backend`` over the jobs the LP and it disagree on
+    (:func:`_neighbourhood`) when it is not within the backends' gap of the LP bound."""
     t0 = time.perf_counter()
-    seed = incumbents[0] if incumbents else {}
-    relaxed = lp_bound(model, cs, admit=admit, seed_columns=model.seed_columns(seed, cs, row_of) or None)
+    first = incumbents[0] if incumbents else {}
+    relaxed = lp_bound(model, cs, admit=admit, seed_columns=model.seed_columns(first, cs, row_of) or None)
     lag = relaxed.lp
     candidates = [c for c in incumbents if c and (admit is None or len(c) >= admit)]
     rounded = round_lp(model.by_job, cs, lag.x, admit=admit)
@@ -136,6 +144,13 @@ def _reduce(model: AllocationModel, cs: ChoiceSet, row_of: np.ndarray, metrics: 
             candidates.append(greedy_allocate(model.rows, guided, keep_running=False)[0])
     best = min(candidates, key=lambda c: (-len(c), model.rows.total_time_s(c)))
     keep = fix_by_reduced_cost(cs, lag, model.rows.total_time_s(best))
+    if (backend is not None and best and int(keep.sum()) > NEIGHBOURHOOD_ABOVE
+            and (relative_gap(model.rows.total_time_s(best), lag.bound) or 0.0) > CLOSED_BY_LP_GAP):
+        better = _neighbourhood(model, backend, cs, row_of, lag.x, keep, best, admit=admit, clock=clock, seed=seed,
+                                metrics=metrics)
+        if better is not None:
+            best = better
+            keep = fix_by_reduced_cost(cs, lag, model.rows.total_time_s(best))
     if int(keep.sum()) > PRICED_INCUMBENT_ABOVE and model.rows.closed_form_cost and not clock.expired():
         # many configurations survive: optimus-lagrange's steps over the incumbent's rows (and over the
         # jobs the LP admits) give a closer incumbent, which fixes more
@@ -154,6 +169,62 @@ def _reduce(model: AllocationModel, cs: ChoiceSet, row_of: np.ndarray, metrics: 
         "presolve_seconds": time.perf_counter() - t0,
     })
     return reduced, row_of[keep], relaxed, best
+
+
+def _neighbourhood(model: AllocationModel, backend: ExactBackend, cs: ChoiceSet, row_of: np.ndarray, x: np.ndarray,
+                   keep: np.ndarray, best: dict[int, tuple[int, int]], *, admit: int | None, clock: Deadline,
+                   seed: int | None, metrics: dict[str, Any]) -> dict[int, tuple[int, int]] | None:
+    """A better incumbent by relaxation-induced neighbourhood search (RINS; Danna, Rothberg and
+    Le Pape 2005) over the multiple-choice model: every job on which the LP optimum ``x`` (over
+    ``cs``, rows ``row_of``) and the incumbent ``best`` agree (both run it in the same configuration,
+    or neither runs it) keeps what they give it; ``backend`` solves the stage model of the other jobs
+    (their configurations fixing ``keep`` leaves, in the capacity the kept jobs leave, admitting as
+    many as the stage must). Returns that plan with the kept jobs' when it costs less than ``best``;
+    None when it does not, or when the freed jobs have more than NEIGHBOURHOOD_MAX_CONFIGURATIONS
+    configurations (then the search would cost what the stage model does).
+
+    Where the LP is nearly integral it is a small model: on 16,000 typed `gavel` jobs the LP splits
+    4 jobs and agrees with the incumbent on all but 10 (28 configurations), and the plan it finds is
+    within 4e-6 of the LP bound, against 8e-4 for the incumbent, so fixing keeps fewer configurations."""
+    rows = model.rows
+    J = len(cs.start) - 1
+    mass = np.bincount(cs.job, weights=x, minlength=J)
+    whole = np.flatnonzero(x >= 1 - LP_ZERO)  # the LP's one configuration of each job it runs whole
+    lp_choice = np.full(J, -1, dtype=np.int64)
+    lp_choice[cs.job[whole]] = whole
+    at = model.indices(best, cs, row_of)
+    if len(at) != len(best):
+        return None  # an incumbent configuration the list does not hold (never for the driver's own)
+    ours = np.full(J, -1, dtype=np.int64)
+    ours[cs.job[at]] = at
+    kept = ((ours >= 0) & (lp_choice == ours)) | ((ours < 0) & (mass <= LP_ZERO))
+    free = ~kept
+    columns = free[cs.job] & keep
+    columns[ours[free & (ours >= 0)]] = True  # the incumbent's own configurations, whatever fixing says
+    n_free = int(columns.sum())
+    if n_free == 0 or n_free > NEIGHBOURHOOD_MAX_CONFIGURATIONS or clock.expired():
+        return None
+    fixed = ours[kept & (ours >= 0)]
+    view = model.by_job
+    residual = replace(view, cap=view.cap - cs.use[fixed].sum(axis=0))
+    sub = cs.subset(columns)
+    position = np.cumsum(columns) - 1  # each kept configuration's position in ``sub``
+    every_job = admit is None
+    started = time.perf_counter()
+    result = backend.solve_stage(residual, sub, stage="time", every_job=every_job,
+                                 min_admitted=0 if every_job else max(0, admit - len(fixed)),
+                                 time_limit=clock.left(), seed=seed,
+                                 hint=position[ours[free & (ours >= 0)]].tolist() or None)
+    metrics.update({"neighbourhood_jobs": int(free.sum()), "neighbourhood_configurations": n_free,
+                    "neighbourhood_seconds": time.perf_counter() - started})
+    if result.solution is None:
+        return None
+    chosen = np.flatnonzero(columns)[result.solution]
+    found = {int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in np.concatenate([fixed, chosen])}
+    if not improves(rows.total_time_s(found), rows.total_time_s(best)):
+        return None
+    metrics["neighbourhood_improved"] = rows.total_time_s(best) - rows.total_time_s(found)
+    return found
 
 
 def _priced_incumbent(model: AllocationModel, starts: list[dict[int, tuple[int, int]]], *, clock: Deadline
@@ -431,7 +502,8 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
             return stopped(f"before the LP bound (about {LP_SECONDS_PER_CHOICE * cs.K:.2g} s for {cs.K:,} configurations)",
                            admitted_bound=most)
         cs, row_of_reduced, relaxed, best = _reduce(model, cs, row_of, metrics, [best, stage1_incumbent],  # type: ignore[arg-type]
-                                                    admit=None if every_job else k_min, clock=clock)
+                                                    admit=None if every_job else k_min, clock=clock,
+                                                    backend=backend, seed=seed)
         bound_lp, lp_proof = relaxed.bound, relaxed.proof
     incumbent_gap = relative_gap(total(best), bound_lp) if best else None
     if admit_proven and (cs is None or (incumbent_gap is not None and incumbent_gap <= CLOSED_BY_LP_GAP)):
