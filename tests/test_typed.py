@@ -629,3 +629,23 @@ def test_making_room_moves_admitted_jobs_to_other_types_within_capacity() -> Non
             assert np.allclose(slack, recomputed) and (slack >= 0).all()
             assert added == pytest.approx(float(t_min[new_rows].sum() - t_min[rows].sum()))
     assert answered >= 10 and moved >= 3, (answered, moved)
+
+
+def test_exchange_grouped_by_rows_used_makes_the_same_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exchange's swap test over admitted jobs grouped by the rows they use (only a job using
+    every row a paused row is short on can make room for it) gives the plans the test over every
+    admitted job gives, on rigid multi-GPU, mixed and quota instances."""
+    from schedopt.allocation import typed
+    from schedopt.allocation.model import compile_model
+    from schedopt.testing import random_quota_instance
+
+    instances = ([random_rigid_typed_instance(s) for s in range(12)] + [random_typed_instance(s) for s in range(8)]
+                 + [random_quota_instance(s) for s in range(8)])
+    for inst in instances:
+        plans = []
+        for above in (10**9, 0):  # one group of every admitted job; grouped from the first
+            monkeypatch.setattr(typed, "SWAP_GROUPS_ABOVE", above)
+            data = compile_model(inst)
+            start = typed.typed_admission(data, "aware", exchange=False)
+            plans.append(typed._exchange(data, start, typed._free_after(data, start)))
+        assert plans[0] == plans[1]
