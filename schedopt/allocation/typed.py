@@ -13,6 +13,7 @@ is the model's one (``repair.py``).
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from typing import Any
@@ -439,8 +440,30 @@ def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs:
     for part in partners.values():
         for idx, pos in enumerate(part.cand.tolist()):
             slots.setdefault(pos, []).append((part, idx))
+    # the positions where some trade may save as the pass starts (a job's own part plus the most any
+    # partner's adds: a partner's part never grows), in order; a partner moved later in the pass is
+    # visited at its turn too, with its new row
+    there = row_on[jobs]  # (n, types)
+    on_a = kind[rows]
+    most_of = np.full((n_types, n_types), -math.inf)  # [tb, ta]
+    for (tb, ta), value in most.items():
+        if (tb, ta) in partners:
+            most_of[tb, ta] = value
+    own = t_min[rows][:, None] - t_min[np.where(there >= 0, there, 0)]
+    may = (there >= 0) & (own + most_of[:, on_a].T > (IMPROVE_TOL * np.maximum(1.0, t_min[rows]))[:, None])
+    visit = np.flatnonzero(may.any(axis=1)).tolist()
+    later: list[int] = []  # a heap of partners moved ahead of the pass
     traded = False
-    for i in range(len(jobs)):
+    at, last = 0, -1
+    while at < len(visit) or later:
+        if later and (at >= len(visit) or later[0] <= visit[at]):
+            i = heapq.heappop(later)
+        else:
+            i = visit[at]
+            at += 1
+        if i <= last:
+            continue  # visited already
+        last = i
         if moves >= limit:
             break
         va = int(rows[i])
@@ -477,6 +500,8 @@ def _trade_types_ranked(data: AllocationModel, row_of_job: dict[int, int], jobs:
         for pos in (i, b):  # the partner tables where they stand
             for part, idx in slots.get(pos, ()):
                 part.moved(idx, int(rows[pos]))
+        if b > i:
+            heapq.heappush(later, b)
         moves += 1
         traded = True
     return moves, free, traded
