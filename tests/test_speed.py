@@ -136,3 +136,21 @@ def test_step_table_reads_many_speeds_as_each_reads_itself() -> None:
         assert t == want, (kk, a, b)
     assert table.flat.size == two._grid().size + one._grid().size  # the equal tables share one grid
     assert np.isinf(got).any() and np.isfinite(got).any()
+
+
+def test_small_tables_build_the_grid_the_general_path_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One-role tables of a few listed counts build their grid point by point: the same step times
+    (inf where a count is not listed or its speed is 0) as the array path."""
+    import numpy as np
+
+    from schedopt import speed as speed_module
+    from schedopt.speed import TableSpeed
+
+    tables = [[[1, 8.6]], [[4, 2.0]], [[1, 3.0], [2, 5.5], [8, 0.0]], [[3, 0.0]], [[2, 1.5], [1, 1.0]]]
+    for points in tables:
+        fast = TableSpeed(points=points)._build_grid()
+        monkeypatch.setattr(speed_module, "SMALL_TABLE_POINTS", 0)
+        general = TableSpeed(points=points)._build_grid()
+        monkeypatch.undo()
+        assert fast.shape == general.shape
+        assert np.array_equal(fast, general)
