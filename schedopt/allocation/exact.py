@@ -179,7 +179,7 @@ def _neighbourhood(model: AllocationModel, backend: ExactBackend, cs: ChoiceSet,
     ``cs``, rows ``row_of``) and the incumbent ``best`` agree (both run it in the same configuration,
     or neither runs it) keeps what they give it; ``backend`` solves the stage model of the other jobs
     (their configurations fixing ``keep`` leaves, in the capacity the kept jobs leave, admitting as
-    many as the stage must). Returns that plan with the kept jobs' when it costs less than ``best``;
+    many as the incumbent does). Returns that plan with the kept jobs' when it costs less than ``best``;
     None when it does not, or when the freed jobs have more than NEIGHBOURHOOD_MAX_CONFIGURATIONS
     configurations (then the search would cost what the stage model does).
 
@@ -212,7 +212,7 @@ def _neighbourhood(model: AllocationModel, backend: ExactBackend, cs: ChoiceSet,
     every_job = admit is None
     started = time.perf_counter()
     result = backend.solve_stage(residual, sub, stage="time", every_job=every_job,
-                                 min_admitted=0 if every_job else max(0, admit - len(fixed)),
+                                 min_admitted=0 if every_job else max(0, len(best) - len(fixed)),
                                  time_limit=clock.left(), seed=seed,
                                  hint=position[ours[free & (ours >= 0)]].tolist() or None)
     metrics.update({"neighbourhood_jobs": int(free.sum()), "neighbourhood_configurations": n_free,
@@ -221,8 +221,8 @@ def _neighbourhood(model: AllocationModel, backend: ExactBackend, cs: ChoiceSet,
         return None
     chosen = np.flatnonzero(columns)[result.solution]
     found = {int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in np.concatenate([fixed, chosen])}
-    if not improves(rows.total_time_s(found), rows.total_time_s(best)):
-        return None
+    if len(found) < len(best) or not improves(rows.total_time_s(found), rows.total_time_s(best)):
+        return None  # never fewer jobs than the incumbent (the count comes first)
     metrics["neighbourhood_improved"] = rows.total_time_s(best) - rows.total_time_s(found)
     return found
 
