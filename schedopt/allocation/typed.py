@@ -255,8 +255,9 @@ def _swap_state(data: AllocationModel, row_of_job: dict[int, int],
     """What :func:`_first_swap` reads of the admitted jobs, while none changes: the jobs (A,), their
     costs at their rows (A,), the room each one's leaving frees (A, T·R + quotas), its most per row,
     and the admitted jobs grouped by the rows their own use is on: [(those rows as a set
-    (:func:`_row_set`), their positions (ascending))]. Only a job using every row a paused row is short on can make room
-    for it (on a typed cluster without quotas, a job of the same type)."""
+    (:func:`_row_set`; -1: every row, one group below SWAP_GROUPS_ABOVE jobs), their positions
+    (ascending))]. Only a job using every row a paused row is short on can make room for it (on a
+    typed cluster without quotas, a job of the same type)."""
     _, _, use, t_min = data.minimum
     admitted, a_rows = _admitted_rows(row_of_job)
     used = use[a_rows]
@@ -310,7 +311,8 @@ def _first_swap(data: AllocationModel, paused: np.ndarray,
                 batches.append((np.flatnonzero(which == n),
                                 np.sort(np.concatenate(members)) if len(members) > 1 else members[0]))
     for mine, cand in batches:
-        mm, aa = np.nonzero(a_cost[cand][None, :] > (t_min[u[mine]] + IMPROVE_TOL)[:, None])  # the room test only where it saves
+        # the room test only where the swap saves
+        mm, aa = np.nonzero(a_cost[cand][None, :] > (t_min[u[mine]] + IMPROVE_TOL)[:, None])
         ok = np.all(use[u[mine[mm]]] <= room[cand[aa]], axis=1)
         mm, aa = mm[ok], cand[aa[ok]]
         if not len(mm):
