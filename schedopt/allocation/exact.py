@@ -221,9 +221,10 @@ def _neighbourhood(model: AllocationModel, backend: ExactBackend, cs: ChoiceSet,
         return None
     chosen = np.flatnonzero(columns)[result.solution]
     found = {int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in np.concatenate([fixed, chosen])}
-    if len(found) < len(best) or not improves(rows.total_time_s(found), rows.total_time_s(best)):
+    cost, before = rows.total_time_s(found), rows.total_time_s(best)
+    if len(found) < len(best) or not improves(cost, before):
         return None  # never fewer jobs than the incumbent (the count comes first)
-    metrics["neighbourhood_improved"] = rows.total_time_s(best) - rows.total_time_s(found)
+    metrics["neighbourhood_improved"] = before - cost
     return found
 
 
