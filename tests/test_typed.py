@@ -649,3 +649,40 @@ def test_exchange_grouped_by_rows_used_makes_the_same_moves(monkeypatch: pytest.
             start = typed.typed_admission(data, "aware", exchange=False)
             plans.append(typed._exchange(data, start, typed._free_after(data, start)))
         assert plans[0] == plans[1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_priced_terms_bound_every_plan(seed: int) -> None:
+    """``typed._PricedCosts``, which rules out relocating swaps: for every feasible plan of a small
+    rigid multi-GPU instance admitting at least the LP's count (enumerated), Σ t − L is at least the
+    plan's enter terms plus its paused jobs' pause terms, each of them >= 0."""
+    import itertools
+
+    import numpy as np
+
+    from schedopt.allocation import typed
+    from schedopt.allocation.model import compile_model, lp_bound
+    from schedopt.tolerances import capacity_limit
+
+    inst = random_rigid_typed_instance(seed, n_jobs=6)
+    data = compile_model(inst)
+    start = typed.typed_admission(data, "aware")
+    admit = None if len(start) == data.J else len(start)
+    _, cs, _ = data.choices
+    priced = typed._PricedCosts(data, lp_bound(data, cs, admit=admit))
+    _, feasible, use, t_min = data.minimum
+    options = [[-1] + [v for v in range(int(data.job_start[j]), int(data.job_start[j + 1])) if feasible[v]]
+               for j in range(data.J)]
+    assert np.all(priced.enter[np.isfinite(priced.enter)] >= -1e-6)
+    assert np.all(priced.pause >= -1e-6)
+    checked = 0
+    for pick in itertools.product(*options):
+        rows = [v for v in pick if v >= 0]
+        if len(rows) < (data.J if admit is None else admit):
+            continue
+        if rows and np.any(use[rows].sum(axis=0) > capacity_limit(data.rows.cap)):
+            continue
+        terms = sum(priced.enter[v] for v in rows) + sum(priced.pause[j] for j, v in enumerate(pick) if v < 0)
+        assert float(t_min[rows].sum()) - priced.bound >= terms - 1e-6 * max(1.0, priced.bound)
+        checked += 1
+    assert checked > 0

@@ -625,7 +625,7 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         return done(best)
     if proven(best, SETTLED_GAP):  # as many jobs as any plan, certified within 1 %: no relocating moves
         return best[0], {**best[1], "accelerator_plan": best[2]}, lp
-    moved = _relocated(data, best[0], grow, most=most())
+    moved = _relocated(data, best[0], grow, most=most(), priced=_PricedCosts(data, lp))
     if moved is not None and key((moved, None, "")) < key(best):
         best = (moved, best[1], best[2] + ", then paused jobs swapped in by moving others' types")
     return best[0], {**best[1], "accelerator_plan": best[2]}, lp
@@ -725,8 +725,34 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed
     return None
 
 
+class _PricedCosts:
+    """What the LP's prices (λ on the capacity rows, ν on the admission row; bound L) say of any plan
+    P admitting at least the LP's count: Σ t(P) − L >= Σ_(j in P) ``enter[v_j]`` + Σ_(j not in P)
+    ``pause[j]``, every term >= 0, where enter[v] = (the least c + λ·u over row v's configurations) − ν
+    − min(0, m_j − ν), m_j the least over job j's, and pause[j] = max(0, ν − m_j) (the Lagrangian's
+    terms, λ·(C − Σ u) >= 0 dropped; every job admitted: enter[v] = that least − m_j, no pause). So a plan costing less than ``cost`` has every term below
+    cost − L: a row whose enter term, or a job whose pause term, is not cannot be in it so."""
+
+    def __init__(self, data: AllocationModel, lp: "LpBound") -> None:
+        _, cs, row_of = data.choices
+        priced = cs.cost + cs.use @ lp.lp.lam
+        best_row = np.full(len(data.job), np.inf)
+        np.minimum.at(best_row, row_of, priced)
+        m = np.full(data.J, np.inf)
+        np.minimum.at(m, data.job, best_row)
+        with np.errstate(invalid="ignore"):
+            if lp.proof.admit is None:  # every job runs: L = Σ_j m_j − λ·C, and no job may pause
+                self.enter = best_row - m[data.job]  # (V,); nan or inf: the row cannot run
+                self.pause = np.full(data.J, np.inf)
+            else:
+                nu = float(lp.lp.nu)
+                self.enter = best_row - nu - np.minimum(0.0, m - nu)[data.job]
+                self.pause = np.maximum(0.0, nu - m)
+        self.bound = float(lp.bound)
+
+
 def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: np.ndarray,
-                      budget: _Budget) -> tuple[np.ndarray, bool]:
+                      budget: _Budget, priced: _PricedCosts | None = None) -> tuple[np.ndarray, bool]:
     """One pass of the moves the exchange pass cannot make, each once other admitted jobs move
     to types with room (:func:`_make_room`):
 
@@ -736,9 +762,18 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
       RELOCATE_LEAVERS costliest tried), swapped in when Σ t falls (RELOCATE_SCAN paused jobs,
       fastest first, each its best move: one more job first, then the largest saving).
 
-    ``row_of_job`` is updated in place; returns (free, whether anything changed)."""
+    ``row_of_job`` is updated in place; returns (free, whether anything changed). With ``priced``
+    (:class:`_PricedCosts`), a row no cheaper plan can hold is not moved to or admitted on, and a job no
+    cheaper plan can pause is not paused, in the moves that keep the count (neither costs a
+    :func:`_make_room` call; one more job is always tried: it comes first, whatever its Σ t)."""
     _, feasible, use, t_min = data.minimum
     fastest = _fastest(data)
+
+    def slack() -> float:
+        """How far below the plan's Σ t (at minimum configurations) the LP bound is: a cheaper plan's
+        every priced term is below it (inf: no prices)."""
+        return math.inf if priced is None else float(t_min[list(row_of_job.values())].sum()) - priced.bound
+
     paused = sorted((j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])),
                     key=lambda j: (fastest[j], j))[:RELOCATE_SCAN]
     changed = False
@@ -751,9 +786,12 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
         me = np.zeros(len(rows), dtype=bool)
         me[int(np.searchsorted(admitted, j))] = True
         found: tuple[float, int, list[tuple[int, int]], np.ndarray] | None = None
+        below = slack()
         for w in range(int(data.job_start[j]), int(data.job_start[j + 1])):
             if not feasible[w] or t_min[v] - t_min[w] <= IMPROVE_TOL * max(1.0, t_min[v]):
                 continue
+            if priced is not None and priced.enter[w] >= below:
+                continue  # no plan cheaper than this one runs j on w
             if not budget.take():
                 return free, changed
             got = _make_room(data, rows, free + use[v] - use[w], me, table)
@@ -789,6 +827,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
         order = np.lexsort((np.arange(len(rows)), -cost))  # the costliest admitted jobs first
         none = np.zeros(len(rows), dtype=bool)
         best: tuple[int, float, int, int, list[tuple[int, int]], np.ndarray] | None = None
+        below = slack()
         for u in range(int(data.job_start[p]), int(data.job_start[p + 1])):
             if not feasible[u]:
                 continue
@@ -801,6 +840,8 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                     best = pick
             if best is not None and best[0] == 1:
                 continue
+            if priced is not None and priced.enter[u] >= below:
+                continue  # a swap keeps the count: no plan cheaper than this one runs p on u
             tried = 0
             for i in order.tolist():
                 saving_most = cost[i] - t_min[u]
@@ -808,6 +849,8 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                     break
                 if best is not None and saving_most <= best[1]:
                     break  # moving others adds time: no costlier leaver left saves more
+                if priced is not None and priced.pause[int(admitted[i])] >= below:
+                    continue  # no plan cheaper than this one pauses it
                 tried += 1
                 leaving = none.copy()
                 leaving[i] = True
@@ -951,11 +994,12 @@ def raise_count(data: AllocationModel, config: dict[int, tuple[int, int]],
 
 
 def _relocated(data: AllocationModel, config: dict[int, tuple[int, int]], grow: Any,
-               most: int | None = None) -> dict[int, tuple[int, int]] | None:
+               most: int | None = None, priced: "_PricedCosts | None" = None) -> dict[int, tuple[int, int]] | None:
     """``config``'s rows at their minimum configurations improved by :func:`_one_for_more`
     while it admits fewer than ``most`` jobs (an upper bound; None: no such move) and by
-    :func:`_relocating_swaps` (up to RELOCATE_PASSES passes in all), then by the exchange
-    pass, and grown; None when no such move applies."""
+    :func:`_relocating_swaps` (up to RELOCATE_PASSES passes in all; ``priced``: the LP's terms
+    that rule out swaps no better plan makes), then by the exchange pass, and grown; None when
+    no such move applies."""
     mins, _, use, _ = data.minimum
     free = capacity_limit(data.rows.cap) - use[list(config)].sum(axis=0) if config else capacity_limit(data.rows.cap)
     if np.any(free < 0):
@@ -968,7 +1012,7 @@ def _relocated(data: AllocationModel, config: dict[int, tuple[int, int]], grow: 
         if most is not None and len(row_of_job) < most:
             free, more = _one_for_more(data, row_of_job, free, budget)
         if not more:
-            free, more = _relocating_swaps(data, row_of_job, free, budget)
+            free, more = _relocating_swaps(data, row_of_job, free, budget, priced)
         if not more:
             break
         changed = True
