@@ -52,7 +52,7 @@ class LagrangeResult:
     columns: int
 
 
-def _segment_min(values: np.ndarray, cs: ChoiceSet) -> np.ndarray:
+def segment_min(values: np.ndarray, cs: ChoiceSet) -> np.ndarray:
     """Per-job minimum of ``values`` (K,), shape (J,); +inf for jobs with no configuration."""
     n_jobs = len(cs.start) - 1
     out = np.full(n_jobs, np.inf)
@@ -72,7 +72,7 @@ def lagrangian_bound(cs: ChoiceSet, cap: np.ndarray, lam: np.ndarray, nu: float 
     lam = np.maximum(lam, 0.0)
     nu = max(nu, 0.0) if admit is not None else 0.0
     priced = cs.cost + cs.use @ lam - nu
-    best = _segment_min(priced, cs)
+    best = segment_min(priced, cs)
     owned = np.isfinite(best)
     if admit is None:
         bound = float(best[owned].sum() - lam @ cap)
@@ -146,7 +146,7 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
         x_full[:] = 0.0
         x_full[cols] = res.x
         priced = cs.cost + cs.use @ lam - nu - job_dual[cs.job]
-        best = _segment_min(priced, cs)
+        best = segment_min(priced, cs)
         # each improving job's most negative configuration enters (if not already in)
         improving = best < -IMPROVE_TOL * scale  # (J,)
         enter = np.flatnonzero((priced == best[cs.job]) & ~active & improving[cs.job])  # by job, then position

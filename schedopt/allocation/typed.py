@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from schedopt.allocation.greedy import greedy_allocate
-from schedopt.allocation.lagrange import round_lp, solve_lp
+from schedopt.allocation.lagrange import round_lp, segment_min, solve_lp
 from schedopt.allocation.model import AllocationModel, LpBound, admitted_bound, compile_typed, lp_bound
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import ChoiceSet, inverse_capacity
@@ -728,26 +728,21 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed
 class _PricedCosts:
     """What the LP's prices (λ on the capacity rows, ν on the admission row; bound L) say of any plan
     P admitting at least the LP's count: Σ t(P) − L >= Σ_(j in P) ``enter[v_j]`` + Σ_(j not in P)
-    ``pause[j]``, every term >= 0, where enter[v] = (the least c + λ·u over row v's configurations) − ν
-    − min(0, m_j − ν), m_j the least over job j's, and pause[j] = max(0, ν − m_j) (the Lagrangian's
-    terms, λ·(C − Σ u) >= 0 dropped; every job admitted: enter[v] = that least − m_j, no pause). So a plan costing less than ``cost`` has every term below
-    cost − L: a row whose enter term, or a job whose pause term, is not cannot be in it so."""
+    ``pause[j]``, every term >= 0 (the Lagrangian's terms; λ·(C − Σ u) >= 0 dropped). enter[v] is the
+    least reduced cost (``LagrangeResult.rc``, the one reduced-cost fixing reads) of row v's
+    configurations; pause[j] = max(0, ν − m_j), m_j the least c + λ·u of job j's (every job admitted:
+    no pause). So a plan costing less than ``cost`` has every term below cost − L: a row whose enter
+    term, or a job whose pause term, is not cannot be in it so."""
 
     def __init__(self, data: AllocationModel, lp: "LpBound") -> None:
         _, cs, row_of = data.choices
-        priced = cs.cost + cs.use @ lp.lp.lam
-        best_row = np.full(len(data.job), np.inf)
-        np.minimum.at(best_row, row_of, priced)
-        m = np.full(data.J, np.inf)
-        np.minimum.at(m, data.job, best_row)
-        with np.errstate(invalid="ignore"):
-            if lp.proof.admit is None:  # every job runs: L = Σ_j m_j − λ·C, and no job may pause
-                self.enter = best_row - m[data.job]  # (V,); nan or inf: the row cannot run
-                self.pause = np.full(data.J, np.inf)
-            else:
-                nu = float(lp.lp.nu)
-                self.enter = best_row - nu - np.minimum(0.0, m - nu)[data.job]
-                self.pause = np.maximum(0.0, nu - m)
+        self.enter = np.full(len(data.job), np.inf)  # (V,); inf: the row cannot run
+        np.minimum.at(self.enter, row_of, lp.lp.rc)
+        if lp.proof.admit is None:  # every job runs: no job may pause
+            self.pause = np.full(data.J, np.inf)
+        else:
+            m = segment_min(cs.cost + cs.use @ lp.lp.lam, cs)
+            self.pause = np.maximum(0.0, float(lp.lp.nu) - m)
         self.bound = float(lp.bound)
 
 
