@@ -75,6 +75,8 @@ class Proof(BaseModel):
     admit: int | None = Field(None, description="lagrangian: the bound holds over plans admitting at least this many jobs")
     admit_price: float | None = Field(None, description="lagrangian: ν >= 0, the price of the admission row")
     job_prices: dict[str, float] | None = Field(None, description="knapsack-lagrangian: job id -> μ_j, the price of the job's one-configuration row (>= 0 with admit; any sign when every job runs)")
+    pooled: str | None = Field(None, description="size-class-lagrangian: the resource whose use, summed over the types and floored, sorts configurations into size classes")
+    class_prices: dict[str, float] | None = Field(None, description="size-class-lagrangian: size -> π_s (any sign), the price of the range every plan keeps its count of jobs of that size in")
     backend: str | None = Field(None, description="backend: who proved the bound (e.g. pyomo+highs, cp-sat)")
     tree: dict[str, Any] | None = Field(None, description="branch-lagrangian, pattern-branch: the branch tree, its leaves carrying prices (docs/certificates.md)")
     part_admit: list[int] | None = Field(None, description="pattern-lagrangian on a placement of independent parts (e.g. accelerator types): the bound holds over placements placing at least this many jobs in each part, parts in the order of their first job")

@@ -267,7 +267,8 @@ def test_the_search_is_budgeted_in_node_lps_so_its_certificate_does_not_depend_o
 def test_branch_proof_false_states_the_backends_word(solver: str) -> None:
     """``branch_proof=false`` skips the search (a latency-bound caller's choice): the same plan, its
     optimum stated on the backend's word, which plain ``check`` accepts and ``--strict`` names
-    (`gavel` 40 × 10 seed 1, whose optimum the default proves by a tree)."""
+    (`gavel` 40 × 10 seed 0, whose optimum the default proves by a tree: on seed 1 the size classes'
+    bound proves it before any search)."""
     import schedopt
     from schedopt.generate import generate_instance
     from tests.conftest import SHARED_DATA
@@ -275,7 +276,7 @@ def test_branch_proof_false_states_the_backends_word(solver: str) -> None:
     with pytest.raises(schedopt.InputError, match="branch_proof"):
         schedopt.solve(random_tiny_instance(0), solver, branch_proof="no")
     try:
-        inst = generate_instance("gavel", jobs=40, servers=10, seed=1, data_dir=SHARED_DATA)
+        inst = generate_instance("gavel", jobs=40, servers=10, seed=0, data_dir=SHARED_DATA)
     except schedopt.InputError as exc:
         pytest.skip(f"needs ../shared/data (Gavel's throughputs, not redistributed): {str(exc).splitlines()[0]}")
     plan = schedopt.solve(inst, solver, seed=0, time_limit=60)
@@ -343,8 +344,14 @@ def test_the_greedys_quick_tree_is_not_given_up_for_its_first_levels_cost() -> N
     """`gavel --max-tasks 8`, 80 jobs on 27 servers, seed 117: the greedy's plan is optimal and its
     quick tree (within 0.99 of the plan's value, at most 100 node LPs) closes in 41 node LPs; a rule
     that projected the dive's levels at its first levels' node LPs (17 a level with strong branching,
-    later ones reuse the scores) gave it up at depth 3 and the plan stated the knapsack's 7.75 %."""
+    later ones reuse the scores) gave it up at depth 3 and the plan stated the knapsack's 7.75 %.
+    (The size classes' bound now proves that plan before any tree: the quick tree is searched here
+    as the greedy would without it.)"""
+    import math
+
     import schedopt
+    from schedopt.allocation.certificates import configuration_count
+    from schedopt.allocation.plans import QUICK_TREE_LPS, QUICK_TREE_WORK, _branch_bound
     from schedopt.generate import generate_instance
     from tests.conftest import SHARED_DATA
 
@@ -353,12 +360,20 @@ def test_the_greedys_quick_tree_is_not_given_up_for_its_first_levels_cost() -> N
     except schedopt.InputError as exc:
         pytest.skip(f"needs ../shared/data (Gavel's throughputs, not redistributed): {str(exc).splitlines()[0]}")
     plan = schedopt.solve(inst, "optimus-greedy", seed=0)
-    assert plan.certificate.bound.kind == "branch-lagrangian"
+    assert plan.certificate.bound.kind in ("size-class-lagrangian", "branch-lagrangian")
     assert plan.objective.gap <= 0.01
     exact = schedopt.solve(inst, "optimus-milp", seed=0, time_limit=60)
     assert exact.status == schedopt.Status.OPTIMAL
     assert plan.objective.bound <= exact.objective.value * (1 + 1e-9)
     assert not check(inst, plan, strict=True)
+    value, admit = plan.objective.value, plan.objective.admitted
+    lps = min(QUICK_TREE_LPS, QUICK_TREE_WORK // configuration_count(inst))
+    metrics: dict = {}
+    tree = _branch_bound(inst, value, admit if admit < len(inst.jobs) else None, 0.05, math.inf, metrics,
+                         max_node_lps=lps, within_only=True)
+    assert tree is not None, metrics
+    assert tree[0] <= exact.objective.value * (1 + 1e-9)
+    assert tree[1].kind == "branch-lagrangian"
 
 
 def test_a_counted_configuration_total_spares_the_enumeration() -> None:

@@ -177,20 +177,24 @@ def mutation(draw: Any) -> tuple[str, Any]:
         "tree-prices*factor", "tree-to-leaf", "tree-swap-children", "tree-at", "tree-admit",
         # knapsack certificates: their job prices
         "job-prices*factor", "job-price=number", "job-price-unknown-key",
+        # size-class certificates: their class prices, the resource they pool
+        "class-prices*factor", "class-price=number", "class-price-odd-key", "pooled=other",
         # Dorm's certificates: the budgets' prices
         "budget-prices*factor", "fairness-price=number", "adjustment-price=number",
     ]))
-    if what in ("bound=number", "gap=number", "price=number", "admit_price", "job-price=number",
+    if what in ("bound=number", "gap=number", "price=number", "admit_price", "job-price=number", "class-price=number",
                 "fairness-price=number", "adjustment-price=number"):
         return what, draw(NUMBERS)
     if what in ("bound*factor", "prices*factor", "count-proof-for-bound", "tree-prices*factor", "job-prices*factor",
+                "class-prices*factor",
                 "budget-prices*factor"):
         return what, draw(FACTORS)
     if what in ("admitted_bound=number", "admit", "tree-at", "tree-admit"):
         return what, draw(st.integers(min_value=-1, max_value=6))
     if what == "kind":
         return what, draw(st.sampled_from(["lagrangian", "lp-dual", "utilization-lagrangian", "backend", "trust-me",
-                                           "knapsack-lagrangian", "branch-lagrangian", "dorm-lagrangian"]))
+                                           "knapsack-lagrangian", "branch-lagrangian", "dorm-lagrangian",
+                                           "size-class-lagrangian"]))
     if what in ("copy-certificate", "other-instance", "pause-a-job"):
         return what, draw(st.integers(min_value=0, max_value=1000))
     return what, None
@@ -333,6 +337,18 @@ def mutate(case: Case, doc: dict, what: str, arg: Any) -> tuple[dict, Instance]:
                 proof["job_prices"] = prices
             else:
                 proof["job_prices"] = {**prices, "nobody": 1.0}
+    elif what.startswith("class-price") or what == "pooled=other":
+        for proof in _proofs(doc):
+            prices = proof.get("class_prices") or {}
+            if what == "class-prices*factor":
+                proof["class_prices"] = {k: v * arg for k, v in prices.items()}
+            elif what == "class-price=number":
+                prices[sorted(prices)[0] if prices else "1"] = arg
+                proof["class_prices"] = prices
+            elif what == "class-price-odd-key":
+                proof["class_prices"] = {**prices, "1.5": 1e6}
+            else:
+                proof["pooled"] = "cpu" if proof.get("pooled") == "gpu" else "gpu"
     elif what == "pause-a-job" and doc.get("allocation"):
         # an honest recomputation of the objective for a plan with one job fewer, claims kept
         jobs = sorted(doc["allocation"])
@@ -407,7 +423,7 @@ def test_every_forgery_is_refused_or_true(index: int, edits: list[tuple[str, Any
 
 def test_honest_plans_pass_and_claim_only_truths() -> None:
     kinds = {c.plan.certificate.bound.kind for c in cases() if c.plan.certificate and c.plan.certificate.bound}
-    assert {"branch-lagrangian", "knapsack-lagrangian", "dorm-lagrangian"} <= kinds  # the suite forges these kinds too
+    assert {"branch-lagrangian", "knapsack-lagrangian", "dorm-lagrangian", "size-class-lagrangian"} <= kinds  # forged too
     for case in cases():
         assert not check(case.instance, case.plan), case.plan.solver
         assert not truly_proven(case, case.instance, case.plan), case.plan.solver

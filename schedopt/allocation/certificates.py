@@ -657,9 +657,11 @@ class ConfigurationTable:
         self.run_owner = self.owner[self.starts]
         self.kinds = np.unique(self.t).tolist()
 
-    def priced_minimum(self, J: int, priced_role: Callable[[int], np.ndarray], domain: "Domain | None") -> np.ndarray:
-        """m (J,): each job's least cost + c0·a_t[j, 0] + c1·a_t[j, 1] over the configurations ``domain``
-        allows (all without it), a_t = ``priced_role(t)`` (J, 2); inf: none allowed."""
+    def priced_minimum(self, J: int, priced_role: Callable[[int], np.ndarray], domain: "Domain | None",
+                       minus: np.ndarray | None = None) -> np.ndarray:
+        """m (J,): each job's least cost + c0·a_t[j, 0] + c1·a_t[j, 1] (− ``minus`` (N,), each
+        configuration's own term, when given) over the configurations ``domain`` allows (all without
+        it), a_t = ``priced_role(t)`` (J, 2); inf: none allowed."""
         m = np.full(J, np.inf)
         if not len(self.owner):
             return m
@@ -668,6 +670,8 @@ class ConfigurationTable:
             a[k] = priced_role(k)
         at = a[self.t, self.owner]  # (N, 2)
         priced = self.costs + self.c0 * at[:, 0] + self.c1 * at[:, 1]
+        if minus is not None:
+            priced = priced - minus
         if domain is not None:
             priced = np.where(domain.allows(self.t, self.owner, self.c0, self.c1), priced, np.inf)
         least = np.fmin.reduceat(priced, self.starts)  # fmin skips NaN; a job of NaN only gives NaN
@@ -855,6 +859,139 @@ def branch_leaves(instance: Instance, tree: Any) -> list[tuple[Domain, dict]]:
                                      "{job, accelerator, on, off} or {job, admitted, paused}")
 
 
+@dataclass
+class SizeClasses:
+    """Every configuration's size class on one resource pooled over the types (its use of the
+    resource, c0·d0 + c1·d1, floored to an integer: ``size`` (N,), in the order of a
+    :class:`ConfigurationTable`), the classes ``sizes`` (S,) ascending, how many jobs have an allowed
+    configuration in each (``jobs`` (S,)), and the range [``lo``, ``hi``] (S,) that every plan admitting
+    at least ``admit`` jobs within the pooled capacity (floored, ``capacity``) keeps each class's count
+    of admitted jobs in (lo > hi: no such plan)."""
+
+    size: np.ndarray
+    sizes: np.ndarray
+    jobs: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    capacity: int
+    admit: int
+
+    @property
+    def tight(self) -> int:
+        """How much the pooled capacity cuts the ranges: Σ (lo − lo0) + (jobs − hi), lo0 the least
+        count the admission row alone forces (admit less the other classes' jobs)."""
+        lo0 = np.maximum(0, self.admit - (self.jobs.sum() - self.jobs))
+        return int((self.lo - lo0 + self.jobs - self.hi).sum())
+
+
+def pooled_capacity(instance: Instance, r: int) -> float:
+    """Resource ``r``'s capacity limit summed over the types (quota rows left out)."""
+    cap = capacity_of(instance)
+    if not instance.typed:
+        return float(cap[r])
+    R = len(instance.resources)
+    return float(sum(cap[t * R + r] for t in range(len(instance.accelerators))))
+
+
+def size_classes(instance: Instance, table: ConfigurationTable, r: int, admit: int) -> SizeClasses:
+    """The :class:`SizeClasses` of resource ``r`` over ``table``'s allowed configurations.
+
+    A plan admitting n_s jobs at a configuration of class s (n_s <= the jobs having one there),
+    Σ n_s >= ``admit``, uses at least Σ s·n_s of the pooled capacity. So n_s = k is possible only
+    if s·k plus the least pooled use of admit − k jobs from the other classes (the smallest sizes
+    first, each class counted as often as it has jobs) fits: a convex function of k, so the
+    possible k form the range [lo, hi]."""
+    data = job_arrays(instance)
+    allowed = np.isfinite(table.costs)
+    use = table.c0 * data.demand[table.owner, 0, r] + table.c1 * data.demand[table.owner, 1, r]
+    size = np.floor(np.where(allowed, use, 0.0)).astype(np.int64)
+    pairs = np.unique(np.stack([size[allowed], table.owner[allowed]]), axis=1) if allowed.any() else np.zeros((2, 0), np.int64)
+    sizes, jobs = np.unique(pairs[0], return_counts=True)
+    capacity = math.floor(pooled_capacity(instance, r))
+    S = len(sizes)
+    lo, hi = np.ones(S, dtype=np.int64), np.zeros(S, dtype=np.int64)
+    for i in range(S):
+        others = np.repeat(np.delete(sizes, i), np.delete(jobs, i))  # ascending: sizes are
+        least = np.concatenate([[0], np.cumsum(others)])  # least[m]: the least pooled use of m other jobs
+        k = np.arange(int(jobs[i]) + 1)
+        need = np.maximum(0, admit - k)
+        ok = need <= len(others)
+        ok[ok] &= sizes[i] * k[ok] + least[need[ok]] <= capacity
+        if ok.any():
+            lo[i], hi[i] = int(k[ok].min()), int(k[ok].max())
+    return SizeClasses(size, sizes, jobs, lo, hi, capacity, admit)
+
+
+def class_price_vector(classes: SizeClasses, prices: dict[str, float] | None) -> np.ndarray:
+    """π (S,) over ``classes.sizes`` from a proof's ``class_prices`` (size -> price, any sign; sizes
+    that are no class price nothing); ValueError for a key that is not a size or a price not finite."""
+    pi = np.zeros(len(classes.sizes))
+    where = {int(s): i for i, s in enumerate(classes.sizes.tolist())}
+    for key, value in (prices or {}).items():
+        try:
+            size = int(key)
+        except ValueError:
+            raise ValueError(f"class_prices: {key!r} is not an integer size") from None
+        if str(size) != str(key).strip() or size < 0:
+            raise ValueError(f"class_prices: {key!r} is not an integer size >= 0")
+        v = float(value)
+        if not math.isfinite(v):
+            raise ValueError(f"class_prices[{key!r}] must be finite, got {value}")
+        if size in where:
+            pi[where[size]] = v
+    return pi
+
+
+def size_class_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, admit: int | None, nu: float,
+                     resource: str, class_prices: dict[str, float] | None,
+                     table: ConfigurationTable | None = None) -> float:
+    """L(λ, ν, π): the Lagrangian bound with prices π_s on the size classes' ranges of ``resource``
+    (:func:`size_classes`) beside λ on the capacities and ν on the admission row. Every plan
+    admitting at least ``admit`` jobs keeps each class's count n_s in [lo_s, hi_s], so
+    π_s·(n_s − b_s) >= 0 with b_s = lo_s where π_s >= 0, hi_s where π_s < 0; its cost is at least
+    Σ_A (c_j − π_s(j)) + Σ_s π_s·b_s, and the Lagrangian bound of those costs follows as for
+    ``lagrangian``. ValueError for an unknown resource."""
+    if resource not in instance.resources:
+        raise ValueError(f"pooled: unknown resource {resource!r}")
+    J = len(instance.jobs)
+    k = J if admit is None else int(admit)
+    data = job_arrays(instance)
+    if table is None:
+        table = ConfigurationTable(list(_enumerated(instance, cost, data)))
+    classes = size_classes(instance, table, instance.resources.index(resource), k)
+    if np.any(classes.lo > classes.hi):
+        return math.inf  # no plan admits that many within the pooled capacity
+    pi = class_price_vector(classes, class_prices)
+    per_config = pi[np.searchsorted(classes.sizes, classes.size)] if len(classes.sizes) else np.zeros(len(table.owner))
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = table.priced_minimum(J, _priced_use(instance, data, lam), None, minus=per_config)
+    if k >= J:
+        total = float(m.sum())
+    else:
+        with np.errstate(invalid="ignore"):
+            total = float(np.minimum(0.0, m - nu).sum()) + nu * float(k)
+    b = np.where(pi >= 0, classes.lo, classes.hi)
+    return total - float(lam @ capacity_of(instance)) + float(pi @ b)
+
+
+def size_class_replay(cost: CostGrid, sense: str) -> Callable:
+    """The replay of a ``size-class-lagrangian`` proof (docs/certificates.md)."""
+
+    def replay(instance: Instance, plan, proof) -> float:
+        if proof.tree is not None or proof.job_prices:
+            raise ValueError("a size-class-lagrangian proof prices resources, the admission row and size classes")
+        if not proof.pooled:
+            raise ValueError("a size-class-lagrangian proof names the resource its classes pool (pooled)")
+        lam = price_vector(instance, proof.prices)
+        admit = proof_admit(instance, plan, proof)
+        nu = finite_nonneg(proof.admit_price, "admit_price")
+        bound = size_class_bound(instance, lam, cost, admit=admit, nu=nu, resource=proof.pooled,
+                                 class_prices=proof.class_prices)
+        return bound if sense == "min" else -bound
+
+    return replay
+
+
 def branch_replay(cost: CostGrid, sense: str) -> Callable:
     """The replay of a ``branch-lagrangian`` proof: the least Lagrangian bound over the
     leaves of its tree, each over the configurations its path allows."""
@@ -892,4 +1029,5 @@ def count_certificates(cost: CostGrid, sense: str) -> dict[str, Replay]:
     return {"lagrangian": Replay("bound", lagrangian_replay(cost, sense)),
             "branch-lagrangian": Replay("bound", branch_replay(cost, sense)),
             "knapsack-lagrangian": Replay("bound", knapsack_replay(cost, sense)),
+            "size-class-lagrangian": Replay("bound", size_class_replay(cost, sense)),
             "lp-dual": Replay("admitted_bound", admission_replay(cost))}

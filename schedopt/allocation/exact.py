@@ -37,7 +37,7 @@ from schedopt.allocation.model import AllocationModel, LpBound, admitted_bound, 
 from schedopt.allocation.plans import build_plan
 from schedopt.allocation.price_guided import allocate_at_prices, dual_admission, minimum_counts
 from schedopt.allocation.problem import (AllocationData, ChoiceSet, compile_allocation, count_minimal,
-                                         enumerate_choices, lagrangian_proof)
+                                         enumerate_choices, fits, lagrangian_proof)
 from schedopt.allocation.admission import admit as admit_by_rule, all_fit_at_minimum
 from schedopt.allocation.typed import count_start, lp_guided_pass, typed_admission
 from schedopt.deadline import Deadline, check_time_limit
@@ -46,6 +46,7 @@ from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import DUAL_FIXING_REL_TOL, LP_ZERO, MIP_REL_GAP, floor_count, improves, worse
 from schedopt.results import StageResult
+from schedopt.allocation.size_classes import size_class_proof
 from schedopt.allocation.stage import (BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB, ExactBackend,
                                       no_plan_message, settled_bound)
 
@@ -512,6 +513,22 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
         metrics["stopped_in"] = "after the LP bound (the incumbent meets it)"
         return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound_lp, admitted_bound=most,
                     proof=lp_proof, admitted_proof=admitted_proof)
+    if admit_proven and compile is compile_allocation and best and len(best) == k_min:
+        # the count row's gap in how many jobs of each size fit: the LP with the size classes' ranges
+        # (size_classes.py) often has the optimum itself as its optimum, and proves it
+        classes = size_class_proof(model, admit=None if every_job else k_min)
+        if classes is not None:
+            lp_plan = classes.plan
+            if (lp_plan is not None and len(lp_plan) >= len(best) and fits(data.usage(lp_plan), 0.0, data.cap)
+                    and improves(total(lp_plan), total(best))):
+                best = lp_plan
+                metrics["size_class_plan"] = "the LP with the size classes' ranges has an integral optimum: the incumbent"
+            classes_gap = relative_gap(total(best), classes.bound)
+            if classes_gap is not None and classes_gap <= CLOSED_BY_LP_GAP:
+                metrics.update(classes.info)
+                metrics["stopped_in"] = "after the size classes' bound (the incumbent meets it)"
+                return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=classes.bound, admitted_bound=most,
+                            proof=classes.proof, admitted_proof=admitted_proof)
     build_s = getattr(backend, "seconds_per_choice", 0.0) * cs.K
     if expired() or not clock.affords(build_s):
         return stopped(f"after the LP bound (building the model would take about {build_s:.2g} s for {cs.K:,} configurations)",
@@ -545,6 +562,7 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
     bound, proof = settled_bound(instance, total(found), len(found), lp_bound=bound_lp, lp_proof=lp_proof,
                                  stage=s2, backend_proof=backend_proof, proven=proven, clock=clock, metrics=metrics,
                                  branch=branch_proof and compile is compile_allocation,
-                                 allowed_at_least=model.allowed_at_least)
+                                 allowed_at_least=model.allowed_at_least,
+                                 model=model if compile is compile_allocation else None)
     return plan(found, status, term, bound=bound, admitted_bound=most, proof=proof,
                 admitted_proof=admitted_proof)

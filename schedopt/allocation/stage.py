@@ -17,7 +17,7 @@ from schedopt.deadline import Deadline
 from schedopt.instance import Instance
 from schedopt.plan import Proof, Termination, relative_gap
 from schedopt.results import StageResult
-from schedopt.tolerances import REPLAYABLE_GAP
+from schedopt.tolerances import BOUND_NOISE, REPLAYABLE_GAP
 
 #: what the exact driver keeps back: the measured cost of assembling the plan after the last phase,
 #: per job (s; 0.12-0.22 s at 16,000 jobs: objective, metrics, certificate), reserved from the phases'
@@ -54,14 +54,15 @@ def no_plan_message(stage: str, result: StageResult) -> str:
 
 def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: float, lp_proof: Proof,
                   stage: StageResult, backend_proof: Proof, proven: bool, clock: Deadline, metrics: dict[str, Any],
-                  branch: bool = True, allowed_at_least: int = 0) -> tuple[float, Proof]:
+                  branch: bool = True, allowed_at_least: int = 0, model: Any = None) -> tuple[float, Proof]:
     """The bound an exact driver states after stage 2, and its proof, for a plan of ``value``
     admitting ``admitted`` jobs: the LP's (its prices prove it; anyone can replay it) unless the
     backend proved the plan optimal and the LP leaves more than REPLAYABLE_GAP (a tighter
     backend bound the plan does not state is kept in ``metrics.backend_bound``). For an
     optimum only the backend proved, a branch certificate when one is found in the search's budget
     (``branch``; allocation's own cost only; ``allowed_at_least``: the allowed configurations the
-    driver counted, which may rule the search out at once), else the knapsack bound
+    driver counted, which may rule the search out at once; first, with the driver's ``model``, the
+    size classes' bound (``size_classes.py``) when it is within REPLAYABLE_GAP), else the knapsack bound
     (``knapsack.py``) when it is within REPLAYABLE_GAP, else the backend's word."""
     bound = lp_bound if stage.bound is None else max(lp_bound, stage.bound)
     proof = lp_proof if bound <= lp_bound else backend_proof
@@ -78,6 +79,15 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
 
         # the tree first, as for a heuristic's plan (plans.plan_bounds): at 80-100 typed jobs the knapsack's
         # subgradient search costs as much as a tree and closed none of the gaps a tree did
+        if model is not None:
+            from schedopt.allocation.size_classes import size_class_proof
+
+            classes = size_class_proof(model, admit=admitted if admitted < model.J else None)
+            gap = None if classes is None else relative_gap(value, classes[0])
+            if classes is not None and gap is not None and gap <= REPLAYABLE_GAP and classes[0] <= value + BOUND_NOISE * max(1.0, abs(value)):
+                metrics.update(classes[2])
+                metrics["backend_bound"] = stage.bound
+                return classes[0], classes[1]
         left = clock.remaining()
         got = certify_optimum(instance, value, admitted, bound, proof, left_s=math.inf if left is None else left,
                               metrics=metrics, allowed_at_least=allowed_at_least)

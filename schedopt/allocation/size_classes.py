@@ -1,0 +1,134 @@
+"""The ``size-class-lagrangian`` bound (solver side; docs/certificates.md).
+
+Where jobs must be paused, the LP's gap often lies in how many jobs of each size the
+count row lets it admit: on 100 rigid `gavel` jobs on 108 GPUs every plan admitting the
+most jobs admits every one-GPU job (the sizes of the rest leave no room otherwise), while
+the LP admits two thirds of the dearest one and a third of a 4-GPU job in the last GPU.
+The range every plan keeps each size class's count in follows from the admitted count and
+the capacity pooled over the types alone (:func:`~schedopt.allocation.certificates.size_classes`,
+which the checker runs too); the LP with those ranges as rows gives prices on them, and the
+Lagrangian bound at its prices (:func:`~schedopt.allocation.certificates.size_class_bound`)
+is what the proof states: on that instance the optimum's value.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from schedopt.allocation.certificates import (ConfigurationTable, SizeClasses, _enumerated, configuration_count, job_arrays,
+                                              price_vector, remaining_time_grid, size_class_bound, size_classes)
+from schedopt.allocation.model import AllocationModel
+from schedopt.backends.lp import solve_lp_colwise
+from schedopt.plan import Proof
+
+SIZE_CLASS_METHOD = "size-class-lagrangian (the LP with each size class's count in its range)"
+
+#: classes are tried only where the configurations are few enough to enumerate once more (the
+#: checker's table): past it the LP's gap is spread thin and the tree or the backend decide
+MAX_CLASS_CONFIGURATIONS = 20_000
+
+
+def _tightest(instance: Any, table: ConfigurationTable, admit: int) -> tuple[str, SizeClasses] | None:
+    """The resource whose size classes' ranges cut the most (None: no range cuts anything)."""
+    best = None
+    for r, name in enumerate(instance.resources):
+        classes = size_classes(instance, table, r, admit)
+        if np.any(classes.lo > classes.hi) or classes.tight == 0:
+            continue
+        if best is None or classes.tight > best[1].tight:
+            best = (name, classes)
+    return best
+
+
+class SizeClassBound(NamedTuple):
+    """The bound (the replay's value), its proof, what it did (``info``: metrics) and the LP's
+    optimum as a plan {row: (c0, c1)} where it is integral (else None; the caller checks it fits)."""
+
+    bound: float
+    proof: Proof
+    info: dict[str, Any]
+    plan: dict[int, tuple[int, int]] | None
+
+
+#: how far from 0 or 1 an LP value may be for the LP's optimum to count as a plan
+INTEGRAL_TOL = 1e-9
+
+
+def size_class_proof(model: AllocationModel, *, admit: int | None) -> SizeClassBound | None:
+    """The ``size-class-lagrangian`` bound on Σ t over plans admitting at least ``admit`` jobs
+    (None: every job) and its proof, or None where no size class's range cuts (or the LP fails).
+    The LP is the model's over its listed configurations plus one row per cut class; the bound stated
+    is the replay's own value at its prices. Solved once per model and count (the exact driver asks
+    again as it ends)."""
+    held = model.__dict__.setdefault("size_class_bounds", {})
+    if admit not in held:
+        held[admit] = _size_class_proof(model, admit)
+    return held[admit]
+
+
+def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBound | None:
+    started = time.perf_counter()
+    instance = model.instance
+    if not model.own_cost or configuration_count(instance) > MAX_CLASS_CONFIGURATIONS:
+        return None
+    J = model.J
+    k = J if admit is None else int(admit)
+    table = ConfigurationTable(list(_enumerated(instance, remaining_time_grid, job_arrays(instance))))
+    got = _tightest(instance, table, k)
+    if got is None:
+        return None
+    resource, classes = got
+    r = instance.resources.index(resource)
+    _, cs, row_of = model.choices
+    data = job_arrays(instance)
+    use_r = cs.counts[:, 0] * data.demand[cs.job, 0, r] + cs.counts[:, 1] * data.demand[cs.job, 1, r]
+    size = np.floor(use_r).astype(np.int64)
+    lo0 = np.maximum(0, k - (classes.jobs.sum() - classes.jobs))  # what the admission row alone forces
+    cut = np.flatnonzero((classes.lo > lo0) | (classes.hi < classes.jobs))
+    K, R = cs.K, cs.use.shape[1]
+    # rows: each job at most one configuration (J), the capacity rows (R), the admission row, the cut classes
+    cls = np.searchsorted(classes.sizes, size)
+    in_cut = np.isin(cls, cut)
+    cut_row = np.full(len(classes.sizes), -1, dtype=np.int64)
+    cut_row[cut] = J + R + 1 + np.arange(len(cut))
+    use = np.asarray(cs.use, dtype=float)
+    nz_r, nz_k = np.nonzero(use.T)  # (row, column) pairs of the capacity block
+    rows = [cs.job.astype(np.int64), J + nz_r, np.full(K, J + R), cut_row[cls[in_cut]]]
+    cols = [np.arange(K), nz_k, np.arange(K), np.flatnonzero(in_cut)]
+    vals = [np.ones(K), use.T[nz_r, nz_k], np.ones(K), np.ones(int(in_cut.sum()))]
+    row, col, val = (np.concatenate(a) for a in (rows, cols, vals))
+    order = np.lexsort((row, col))
+    row, col, val = row[order], col[order], val[order]
+    start = np.searchsorted(col, np.arange(K + 1))
+    every = k >= J
+    lower = np.concatenate([np.ones(J) if every else np.full(J, -np.inf), np.full(R, -np.inf),
+                            [-np.inf if every else float(k)], classes.lo[cut].astype(float)])
+    upper = np.concatenate([np.ones(J), model.rows.cap.astype(float), [np.inf], classes.hi[cut].astype(float)])
+    res = solve_lp_colwise(np.asarray(cs.cost, dtype=float), start, row, val, row_lower=lower, row_upper=upper,
+                           col_lower=np.zeros(K), col_upper=np.ones(K))
+    if not res.optimal:
+        return None
+    lam = np.maximum(0.0, -res.row_dual[J:J + R])
+    nu = 0.0 if every else max(0.0, float(res.row_dual[J + R]))
+    prices = {str(int(classes.sizes[i])): float(res.row_dual[J + R + 1 + n]) for n, i in enumerate(cut.tolist())}
+    proof = Proof(kind="size-class-lagrangian", prices={n: float(v) for n, v in zip(model.resource_names, lam)},
+                  admit=None if every else k, admit_price=None if every else nu, pooled=resource,
+                  class_prices=prices)
+    lam_vec = price_vector(instance, proof.prices)
+    bound = size_class_bound(instance, lam_vec, remaining_time_grid, admit=None if every else k, nu=nu,
+                             resource=resource, class_prices=prices, table=table)
+    proof.value = bound
+    info = {"bound_method": SIZE_CLASS_METHOD, "size_class_lp": float(res.objective),
+            "size_classes": {str(int(classes.sizes[i])): [int(classes.lo[i]), int(classes.hi[i])] for i in cut.tolist()},
+            "size_class_seconds": time.perf_counter() - started}
+    x = res.x
+    plan = None
+    if np.all(np.minimum(np.abs(x), np.abs(1.0 - x)) <= INTEGRAL_TOL):  # an integral optimum: a plan itself
+        at = np.flatnonzero(x > 0.5)
+        plan = {int(row_of[i]): (int(cs.counts[i, 0]), int(cs.counts[i, 1])) for i in at.tolist()}
+        if len(plan) != len(at):
+            plan = None
+    return SizeClassBound(bound, proof, info, plan)

@@ -1,0 +1,201 @@
+"""The ``size-class-lagrangian`` certificate (allocation/certificates.py replays it,
+allocation/size_classes.py finds its prices): each size class's count of admitted jobs kept in
+the range the admitted count and the pooled capacity leave (docs/certificates.md)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import schedopt
+from schedopt.allocation.bruteforce import solve_bruteforce
+from schedopt.allocation.certificates import (ConfigurationTable, _enumerated, job_arrays, remaining_time_grid,
+                                              resource_names, size_class_bound, size_classes)
+from schedopt.allocation.model import compile_model, lp_bound
+from schedopt.allocation.size_classes import size_class_proof
+from schedopt.instance import Instance
+from schedopt.testing import random_rigid_typed_instance
+from tests.conftest import assert_checked
+
+
+def _plans(inst: Instance):
+    """Every plan of a small rigid typed instance: per job None (paused) or (type index, GPUs), its
+    cost; only plans within every type's capacity."""
+    kinds = inst.accelerators
+    cap = {k: sum(s.count * s.capacity.get("gpu", 0.0) for s in inst.servers if s.accelerator == k) for k in kinds}
+    options = []
+    for job in inst.jobs:
+        role = next(iter(job.roles.values()))
+        n = role.min
+        opts = [None] + [(t, n) for t, k in enumerate(kinds) if (job.speed_by_accelerator or {}).get(k) is not None]
+        options.append(opts)
+    for combo in itertools.product(*options):
+        used = np.zeros(len(kinds))
+        for o in combo:
+            if o is not None:
+                used[o[0]] += o[1]
+        if np.all(used <= np.array([cap[k] for k in kinds]) + 1e-9):
+            yield combo
+
+
+def _table(inst: Instance) -> ConfigurationTable:
+    return ConfigurationTable(list(_enumerated(inst, remaining_time_grid, job_arrays(inst))))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_plan_admitting_as_many_keeps_each_class_in_its_range(seed: int) -> None:
+    """Brute force: every plan admitting at least k jobs (k the most any plan admits, and one less)
+    has each size class's count within [lo, hi]."""
+    inst = random_rigid_typed_instance(seed, n_jobs=7)
+    plans = list(_plans(inst))
+    most = max(sum(o is not None for o in p) for p in plans)
+    table = _table(inst)
+    for admit in (most, max(0, most - 1)):
+        classes = size_classes(inst, table, 0, admit)
+        assert np.all(classes.lo <= classes.hi)
+        index = {int(s): i for i, s in enumerate(classes.sizes.tolist())}
+        for p in plans:
+            if sum(o is not None for o in p) < admit:
+                continue
+            counts = np.zeros(len(classes.sizes), dtype=int)
+            for o in p:
+                if o is not None:
+                    counts[index[o[1]]] += 1
+            assert np.all(counts >= classes.lo) and np.all(counts <= classes.hi), (p, classes)
+
+
+def test_the_ranges_of_a_forced_mix() -> None:
+    """12 GPUs (one v100 server, two k80 ones), four 1-GPU jobs and three 4-GPU jobs: the most jobs any
+    plan admits is 6 (four 1-GPU, two 4-GPU: 12 GPUs), which forces both classes; 5 leaves a range."""
+    jobs = [{"id": f"s{i}", "roles": {"worker": {"demand": {"gpu": 1.0}, "min": 1, "max": 1}},
+             "speed_by_accelerator": {"v100": {"form": "table", "points": [[1, 1.0]]}}, "remaining_steps": 10.0 * (i + 1)}
+            for i in range(4)]
+    jobs += [{"id": f"b{i}", "roles": {"worker": {"demand": {"gpu": 1.0}, "min": 4, "max": 4}},
+              "speed_by_accelerator": {k: {"form": "table", "points": [[4, 1.0]]} for k in ("v100", "k80")},
+              "remaining_steps": 5.0} for i in range(3)]
+    servers = [{"name": k, "accelerator": k, "count": 1 if k == "v100" else 2, "capacity": {"gpu": 4.0}}
+               for k in ("v100", "k80")]
+    inst = Instance.from_dict({"name": "forced", "resources": ["gpu"], "servers": servers, "jobs": jobs})
+    table = _table(inst)
+    classes = size_classes(inst, table, 0, 6)
+    assert classes.sizes.tolist() == [1, 4] and classes.capacity == 12
+    assert classes.lo.tolist() == [4, 2] and classes.hi.tolist() == [4, 2]
+    # 5 jobs in 12 GPUs: 3 or 4 1-GPU jobs (2 and three 4-GPU jobs need 14), 1 or 2 4-GPU jobs
+    classes = size_classes(inst, table, 0, 5)
+    assert classes.lo.tolist() == [3, 1] and classes.hi.tolist() == [4, 2]
+    seven = size_classes(inst, table, 0, 7)  # no plan admits 7: an empty range
+    assert np.any(seven.lo > seven.hi)
+
+
+@pytest.mark.parametrize("trial", range(40))
+def test_the_bound_is_below_the_optimum_at_any_prices(trial: int) -> None:
+    """L(λ, ν, π) at random prices (λ, ν >= 0, π of any sign) never exceeds the brute-force optimum
+    among plans admitting the most jobs."""
+    rng = np.random.default_rng(trial)
+    inst = random_rigid_typed_instance(trial % 10, n_jobs=6)
+    admitted, total, _ = solve_bruteforce(inst)
+    lam = rng.exponential(float(rng.choice([1.0, 1e3, 1e5])), len(resource_names(inst)))
+    nu = float(rng.exponential(1e5))
+    table = _table(inst)
+    classes = size_classes(inst, table, 0, admitted)
+    pi = {str(int(s)): float(rng.normal(0, 1e5)) for s in classes.sizes}
+    admit = None if admitted >= len(inst.jobs) else admitted
+    bound = size_class_bound(inst, lam, remaining_time_grid, admit=admit, nu=nu, resource="gpu", class_prices=pi)
+    assert bound <= total * (1 + 1e-9) + 1e-6
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_proof_lies_between_the_lp_and_the_optimum(seed: int) -> None:
+    """size_class_proof: at least the LP bound, at most the brute-force optimum, the replay's own
+    value; its LP's integral optimum, when stated, is a plan of that cost."""
+    inst = random_rigid_typed_instance(seed, n_jobs=8)
+    admitted, total, _ = solve_bruteforce(inst)
+    if admitted == 0:
+        return
+    model = compile_model(inst)
+    admit = None if admitted >= model.J else admitted
+    _, cs, _ = model.choices
+    lp = lp_bound(model, cs, admit=admit)
+    got = size_class_proof(model, admit=admit)
+    if got is None:
+        return
+    assert got.bound >= lp.bound - 1e-6 * max(1.0, abs(lp.bound))
+    assert got.bound <= total * (1 + 1e-9) + 1e-6
+    assert got.proof.kind == "size-class-lagrangian" and got.proof.pooled == "gpu"
+    if got.plan is not None:
+        assert len(got.plan) >= admitted
+        assert model.rows.total_time_s(got.plan) >= total * (1 - 1e-9) - 1e-6
+
+
+def _solved_by_classes() -> list[Instance]:
+    out = []
+    for seed in range(60):
+        inst = random_rigid_typed_instance(seed, n_jobs=8)
+        plan = schedopt.solve(inst, "optimus-milp", seed=0)
+        if plan.certificate.bound.kind == "size-class-lagrangian":
+            out.append(inst)
+        if len(out) == 4:
+            break
+    return out
+
+
+def test_exact_solvers_proven_by_the_classes_are_brute_force() -> None:
+    """Where the size classes prove `optimus-milp`'s optimum, both exact solvers give brute force's value
+    and `check --strict` replays the bound; the greedy's bound is the same kind there, never above."""
+    found = _solved_by_classes()
+    assert found, "no rigid typed instance of 8 jobs proven by the size classes in 60 seeds"
+    for inst in found:
+        admitted, total, _ = solve_bruteforce(inst)
+        for solver in ("optimus-milp", "optimus-cpsat", "optimus-greedy"):
+            plan = assert_checked(inst, schedopt.solve(inst, solver, seed=0))
+            assert not schedopt.check(inst, plan, strict=True), solver
+            assert plan.objective.admitted == admitted
+            assert plan.objective.bound <= total * (1 + 1e-9) + 1e-6
+            if solver != "optimus-greedy":
+                assert plan.status == schedopt.Status.OPTIMAL
+                assert math.isclose(plan.objective.value, total, rel_tol=1e-9, abs_tol=1e-6), solver
+
+
+def test_a_forged_class_bound_is_refused() -> None:
+    """The checker recomputes the ranges and the bound from the instance: a plan stating more than the
+    replay at its prices, a class that is no size, or a resource that is not one, is refused."""
+    inst = _solved_by_classes()[0]
+    plan = schedopt.solve(inst, "optimus-milp", seed=0)
+    assert not schedopt.check(inst, plan, strict=True)
+    for edit in ("prices", "pooled", "key"):
+        forged = plan.model_copy(deep=True)
+        proof = forged.certificate.bound
+        if edit == "prices":  # any prices prove some bound: these prove less than the plan states
+            proof.class_prices, proof.prices = {}, {}
+        elif edit == "pooled":
+            proof.pooled = "cpu"
+        else:
+            proof.class_prices = {**proof.class_prices, "1.5": 1e9}
+        assert schedopt.check(inst, forged, strict=True), edit
+
+
+def test_at_100_typed_jobs_the_classes_replace_the_tree() -> None:
+    """`gavel` 100 jobs on 27 servers (108 GPUs), seed 0: the LP leaves 2.7 % (it admits two thirds of
+    the dearest 1-GPU job and a third of a 4-GPU job in the last GPU); every plan admitting 87 jobs
+    admits all 73 1-GPU jobs, 11 2-GPU jobs and three 4-GPU jobs, and the LP with those counts proves
+    the optimum: both the greedy's and the exact solver's bound, no tree searched."""
+    from schedopt.generate import generate_instance
+    from tests.conftest import SHARED_DATA
+
+    try:
+        inst = generate_instance("gavel", jobs=100, servers=27, seed=0, data_dir=SHARED_DATA)
+    except schedopt.InputError as exc:
+        pytest.skip(f"needs ../shared/data (Gavel's throughputs, not redistributed): {str(exc).splitlines()[0]}")
+    exact = assert_checked(inst, schedopt.solve(inst, "optimus-milp", seed=0))
+    greedy = assert_checked(inst, schedopt.solve(inst, "optimus-greedy", seed=0))
+    for plan in (exact, greedy):
+        assert plan.certificate.bound.kind == "size-class-lagrangian"
+        assert plan.metrics["size_classes"] == {"1": [73, 73], "2": [11, 11], "4": [3, 3], "8": [0, 0]}
+        assert "branch_node_lps" not in plan.metrics
+        assert not schedopt.check(inst, plan, strict=True)
+    assert exact.status == schedopt.Status.OPTIMAL and exact.objective.gap <= 1e-6
+    assert greedy.objective.gap <= 0.01
+    assert greedy.objective.value >= exact.objective.value * (1 - 1e-9)
