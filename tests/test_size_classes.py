@@ -12,8 +12,8 @@ import pytest
 
 import schedopt
 from schedopt.allocation.bruteforce import solve_bruteforce
-from schedopt.allocation.certificates import (ConfigurationTable, _enumerated, job_arrays, remaining_time_grid,
-                                              resource_names, size_class_bound, size_classes)
+from schedopt.allocation.certificates import (ConfigurationTable, instance_table, remaining_time_grid, resource_names,
+                                              size_class_bound, size_classes)
 from schedopt.allocation.model import compile_model, lp_bound
 from schedopt.allocation.size_classes import size_class_proof
 from schedopt.instance import Instance
@@ -42,7 +42,7 @@ def _plans(inst: Instance):
 
 
 def _table(inst: Instance) -> ConfigurationTable:
-    return ConfigurationTable(list(_enumerated(inst, remaining_time_grid, job_arrays(inst))))
+    return instance_table(inst, remaining_time_grid)
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -679,6 +679,12 @@ class ConfigurationTable:
         return m
 
 
+def instance_table(instance: Instance, cost: CostGrid) -> ConfigurationTable:
+    """Every allowed configuration of ``instance`` (:func:`configuration_blocks`, enumerated once per
+    replay session) as one :class:`ConfigurationTable`."""
+    return ConfigurationTable(list(_enumerated(instance, cost, job_arrays(instance))))
+
+
 def configuration_table(blocks: "list | ConfigurationTable") -> ConfigurationTable:
     """``blocks`` as a :class:`ConfigurationTable` (built when a list of blocks is given)."""
     return blocks if isinstance(blocks, ConfigurationTable) else ConfigurationTable(list(blocks))
@@ -957,7 +963,7 @@ def size_class_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, adm
     k = J if admit is None else int(admit)
     data = job_arrays(instance)
     if table is None:
-        table = ConfigurationTable(list(_enumerated(instance, cost, data)))
+        table = instance_table(instance, cost)
     classes = size_classes(instance, table, instance.resources.index(resource), k)
     if np.any(classes.lo > classes.hi):
         return math.inf  # no plan admits that many within the pooled capacity

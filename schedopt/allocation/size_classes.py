@@ -18,11 +18,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from schedopt.allocation.certificates import (ConfigurationTable, SizeClasses, _enumerated, configuration_count, job_arrays,
-                                              price_vector, remaining_time_grid, size_class_bound, size_classes)
+from schedopt.allocation.certificates import (ConfigurationTable, SizeClasses, configuration_count, instance_table,
+                                              job_arrays, price_vector, remaining_time_grid, size_class_bound,
+                                              size_classes)
 from schedopt.allocation.model import AllocationModel
 from schedopt.backends.lp import solve_lp_colwise
 from schedopt.plan import Proof
+from schedopt.tolerances import INTEGRAL_TOL
 
 SIZE_CLASS_METHOD = "size-class-lagrangian (the LP with each size class's count in its range)"
 
@@ -53,10 +55,6 @@ class SizeClassBound(NamedTuple):
     plan: dict[int, tuple[int, int]] | None
 
 
-#: how far from 0 or 1 an LP value may be for the LP's optimum to count as a plan
-INTEGRAL_TOL = 1e-9
-
-
 def size_class_proof(model: AllocationModel, *, admit: int | None) -> SizeClassBound | None:
     """The ``size-class-lagrangian`` bound on Σ t over plans admitting at least ``admit`` jobs
     (None: every job) and its proof, or None where no size class's range cuts (or the LP fails).
@@ -76,7 +74,7 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
         return None
     J = model.J
     k = J if admit is None else int(admit)
-    table = ConfigurationTable(list(_enumerated(instance, remaining_time_grid, job_arrays(instance))))
+    table = instance_table(instance, remaining_time_grid)
     got = _tightest(instance, table, k)
     if got is None:
         return None
