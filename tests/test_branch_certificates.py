@@ -30,14 +30,14 @@ def _instances():
 @pytest.mark.parametrize("solver", ["optimus-milp", "optimus-cpsat"])
 def test_every_tiny_optimum_carries_a_replayable_proof(solver: str) -> None:
     """80 tiny instances, untyped and typed: every optimal plan passes --strict, and every bound
-    proven beyond the LP's prices (a branch tree, or the knapsack bound, which the exact drivers try
-    first) is on the right side of the brute-force optimum."""
+    proven beyond the LP's prices (the size classes' bound, which the exact drivers try first, a branch
+    tree, or the knapsack bound) is on the right side of the brute-force optimum."""
     trees = 0
     for inst in _instances():
         plan = get_solver(solver).solve(inst, seed=0)
         assert not check(inst, plan, strict=True), (inst.name, [str(v) for v in check(inst, plan, strict=True)])
         proof = plan.certificate.bound if plan.certificate else None
-        if proof is not None and proof.kind in ("branch-lagrangian", "knapsack-lagrangian"):
+        if proof is not None and proof.kind in ("branch-lagrangian", "knapsack-lagrangian", "size-class-lagrangian"):
             trees += 1
             admitted, optimum, _ = solve_bruteforce(inst)
             assert len(plan.allocation) == admitted

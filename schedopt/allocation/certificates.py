@@ -90,16 +90,17 @@ def remaining_time_block(instance: Instance, kind: str | None, owner: np.ndarray
         if speed is None or job.remaining_steps is None:
             continue
         speeds[i], q[i] = speed, float(job.remaining_steps)
+        running = instance.running_counts(job)
+        if running is None:  # a job not running now: no restart to pay, on any type
+            continue
         names = job.role_names
         two[i] = len(names) == 2
         if typed and instance.moves_type(job, kind):
             moved[i], rho[i] = True, instance.restart_cost_s(job)
             continue
-        running = instance.running_counts(job)
-        if running is not None:
-            r0[i] = running.get(names[0], 0)
-            r1[i] = running.get(names[1], 0) if two[i] else 0
-            rho[i] = instance.restart_cost_s(job)
+        r0[i] = running.get(names[0], 0)
+        r1[i] = running.get(names[1], 0) if two[i] else 0
+        rho[i] = instance.restart_cost_s(job)
     at = np.repeat(np.arange(n), size)  # each entry's place in ``present``
     table = StepTable(speeds)
     step = np.full(len(owner), np.inf)
@@ -173,6 +174,12 @@ BLOCK_CONFIGURATIONS = 1_000_000
 
 
 def configuration_count(instance: Instance) -> int:
+    """How many configurations the replay enumerates (every job's role ranges, on every type);
+    computed once per jobs list."""
+    return instance.derived("configuration_count", _configuration_count)
+
+
+def _configuration_count(instance: Instance) -> int:
     kinds = len(instance.accelerators) if instance.typed else 1
     total = 0
     for job in instance.jobs:
@@ -911,8 +918,9 @@ def size_classes(instance: Instance, table: ConfigurationTable, r: int, admit: i
     allowed = np.isfinite(table.costs)
     use = table.c0 * data.demand[table.owner, 0, r] + table.c1 * data.demand[table.owner, 1, r]
     size = np.floor(np.where(allowed, use, 0.0)).astype(np.int64)
-    pairs = np.unique(np.stack([size[allowed], table.owner[allowed]]), axis=1) if allowed.any() else np.zeros((2, 0), np.int64)
-    sizes, jobs = np.unique(pairs[0], return_counts=True)
+    n_jobs = len(instance.jobs) + 1
+    pairs = np.unique(size[allowed] * n_jobs + table.owner[allowed])  # each (size, job) once
+    sizes, jobs = np.unique(pairs // n_jobs, return_counts=True)
     capacity = math.floor(pooled_capacity(instance, r))
     S = len(sizes)
     lo, hi = np.ones(S, dtype=np.int64), np.zeros(S, dtype=np.int64)
@@ -950,13 +958,14 @@ def class_price_vector(classes: SizeClasses, prices: dict[str, float] | None) ->
 
 def size_class_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, admit: int | None, nu: float,
                      resource: str, class_prices: dict[str, float] | None,
-                     table: ConfigurationTable | None = None) -> float:
+                     table: ConfigurationTable | None = None, classes: SizeClasses | None = None) -> float:
     """L(λ, ν, π): the Lagrangian bound with prices π_s on the size classes' ranges of ``resource``
     (:func:`size_classes`) beside λ on the capacities and ν on the admission row. Every plan
     admitting at least ``admit`` jobs keeps each class's count n_s in [lo_s, hi_s], so
     π_s·(n_s − b_s) >= 0 with b_s = lo_s where π_s >= 0, hi_s where π_s < 0; its cost is at least
     Σ_A (c_j − π_s(j)) + Σ_s π_s·b_s, and the Lagrangian bound of those costs follows as for
-    ``lagrangian``. ValueError for an unknown resource."""
+    ``lagrangian``. ``table`` and ``classes``: :func:`instance_table` and :func:`size_classes` of this
+    instance, resource and count, when the caller has them. ValueError for an unknown resource."""
     if resource not in instance.resources:
         raise ValueError(f"pooled: unknown resource {resource!r}")
     J = len(instance.jobs)
@@ -964,7 +973,8 @@ def size_class_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, adm
     data = job_arrays(instance)
     if table is None:
         table = instance_table(instance, cost)
-    classes = size_classes(instance, table, instance.resources.index(resource), k)
+    if classes is None:
+        classes = size_classes(instance, table, instance.resources.index(resource), k)
     if np.any(classes.lo > classes.hi):
         return math.inf  # no plan admits that many within the pooled capacity
     pi = class_price_vector(classes, class_prices)

@@ -106,7 +106,7 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
                             [-np.inf if every else float(k)], classes.lo[cut].astype(float)])
     upper = np.concatenate([np.ones(J), model.rows.cap.astype(float), [np.inf], classes.hi[cut].astype(float)])
     res = solve_lp_colwise(np.asarray(cs.cost, dtype=float), start, row, val, row_lower=lower, row_upper=upper,
-                           col_lower=np.zeros(K), col_upper=np.ones(K))
+                           col_lower=np.zeros(K), col_upper=np.ones(K), presolve=False)
     if not res.optimal:
         return None
     lam = np.maximum(0.0, -res.row_dual[J:J + R])
@@ -117,7 +117,7 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
                   class_prices=prices)
     lam_vec = price_vector(instance, proof.prices)
     bound = size_class_bound(instance, lam_vec, remaining_time_grid, admit=None if every else k, nu=nu,
-                             resource=resource, class_prices=prices, table=table)
+                             resource=resource, class_prices=prices, table=table, classes=classes)
     proof.value = bound
     info = {"bound_method": SIZE_CLASS_METHOD, "size_class_lp": float(res.objective),
             "size_classes": {str(int(classes.sizes[i])): [int(classes.lo[i]), int(classes.hi[i])] for i in cut.tolist()},

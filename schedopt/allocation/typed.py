@@ -25,9 +25,10 @@ from schedopt.allocation.lagrange import round_lp, segment_min, solve_lp
 from schedopt.allocation.model import AllocationModel, LpBound, admitted_bound, compile_typed, lp_bound
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import ChoiceSet, inverse_capacity
+from schedopt.allocation.size_classes import size_class_proof
 from schedopt.instance import Instance
 from schedopt.plan import Plan
-from schedopt.tolerances import IMPROVE_TOL, MIP_REL_GAP, SETTLED_GAP, capacity_limit
+from schedopt.tolerances import BRANCH_ABOVE_GAP, IMPROVE_TOL, MIP_REL_GAP, SETTLED_GAP, capacity_limit
 
 #: how a heuristic picks a job's type: the one where its minimum configuration runs
 #: fastest ("aware"), or the first type in the cluster's order with room ("blind",
@@ -578,13 +579,22 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         """At most how many jobs any plan admits (every job when the LP admits all; else the admission LP's count)."""
         return data.J if admit is None else admitted_bound(data)[0]
 
+    floor: dict[int | None, float] = {}  # admit -> a bound above the LP's among plans admitting that many
+
     def proven(c: tuple[dict[int, tuple[int, int]], Any, str], gap: float = MIP_REL_GAP) -> bool:
         """Whether no plan beats ``c`` by more than ``gap`` (relative): it admits the most jobs any
-        plan does and costs at most the LP bound among such plans, plus ``gap`` (by default the
-        exact backends' own)."""
+        plan does and costs at most the LP bound (or the size classes', when higher) among such
+        plans, plus ``gap`` (by default the exact backends' own)."""
         if len(c[0]) != most() or len(c[0]) != count:
             return False
-        return key(c)[1] - lp.bound <= gap * max(1.0, abs(lp.bound))
+        bound = max(lp.bound, floor.get(admit, -math.inf))
+        return key(c)[1] - bound <= gap * max(1.0, abs(bound))
+
+    def enough() -> float:
+        """The gap that ends the search: the exact backends' own, or BRANCH_ABOVE_GAP (1e-4) against the
+        size classes' bound (the further candidates' passes cost 20-30 ms at 100 typed jobs and could win
+        at most that much)."""
+        return BRANCH_ABOVE_GAP if admit in floor else MIP_REL_GAP
 
     def done(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[dict[int, tuple[int, int]], dict[str, Any], LpBound]:
         return c[0], {**c[1], "accelerator_plan": c[2], "proven_at": c[2]}, lp
@@ -594,10 +604,19 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     candidates = [(*grow(quick), quick_origin)]
     if proven(candidates[0]):  # no candidate below can do better: stop here
         return done(candidates[0])
+    if admit is not None:  # jobs paused: the size classes' ranges may close what the count row leaves
+        classes = size_class_proof(data, admit=admit)
+        if classes is not None:
+            floor[admit] = classes.bound
+            if classes.plan is not None:  # that LP's optimum is integral: a candidate, perhaps the optimum
+                candidates.append((*grow(classes.plan), "the LP with the size classes' ranges"))
+            best = min(candidates, key=key)
+            if proven(best, enough()):
+                return done(best)
     # the local search over each pass's jobs
     guided, more = grow(_exchange(data, quick, _free_after(data, quick)))
     candidates.append((guided, more, quick_origin + ", then the exchange pass"))
-    if proven(candidates[-1]):
+    if proven(candidates[-1], enough()):
         return done(candidates[-1])
     if count > SETTLE_ABOVE_JOBS and proven(candidates[-1], SETTLED_GAP):  # each further pass costs seconds here
         return guided, {**more, "accelerator_plan": candidates[-1][2]}, lp
@@ -616,12 +635,12 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         count = len(best[0])
         admit = None if count == data.J else count
         lp = lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(best[0], cs, row_of) or None)
-    if proven(best):
+    if proven(best, enough()):
         return done(best)
     again = _reassign(data, cs, row_of, best[0], grow)
     if again is not None and key((again, None, "")) < key(best):
         best = (again, best[1], best[2] + ", then its jobs' types by the LP over them")
-    if proven(best):
+    if proven(best, enough()):
         return done(best)
     if proven(best, SETTLED_GAP):  # as many jobs as any plan, certified within 1 %: no relocating moves
         return best[0], {**best[1], "accelerator_plan": best[2]}, lp
