@@ -44,7 +44,7 @@ from schedopt.deadline import Deadline, check_time_limit
 from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
-from schedopt.tolerances import DUAL_FIXING_REL_TOL, LP_ZERO, MIP_REL_GAP, floor_count, improves, worse
+from schedopt.tolerances import DUAL_FIXING_REL_TOL, LP_ZERO, MIP_REL_GAP, REPLAYABLE_GAP, floor_count, improves, worse
 from schedopt.results import StageResult
 from schedopt.allocation.size_classes import size_class_proof
 from schedopt.allocation.stage import (BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB, ExactBackend,
@@ -513,7 +513,8 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
         metrics["stopped_in"] = "after the LP bound (the incumbent meets it)"
         return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound_lp, admitted_bound=most,
                     proof=lp_proof, admitted_proof=admitted_proof)
-    if admit_proven and compile is compile_allocation and best and len(best) == k_min:
+    if (admit_proven and compile is compile_allocation and best and len(best) == k_min and incumbent_gap is not None
+            and incumbent_gap > REPLAYABLE_GAP):  # closer, the stage model closes it sooner than the class LP at scale
         # the count row's gap in how many jobs of each size fit: the LP with the size classes' ranges
         # (size_classes.py) often has the optimum itself as its optimum, and proves it
         classes = size_class_proof(model, admit=None if every_job else k_min)

@@ -25,7 +25,7 @@ from schedopt.allocation.lagrange import round_lp, segment_min, solve_lp
 from schedopt.allocation.model import AllocationModel, LpBound, admitted_bound, compile_typed, lp_bound
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import ChoiceSet, inverse_capacity
-from schedopt.allocation.size_classes import size_class_proof
+from schedopt.allocation.size_classes import HEURISTIC_CLASS_CONFIGURATIONS, size_class_proof
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.tolerances import BRANCH_ABOVE_GAP, IMPROVE_TOL, MIP_REL_GAP, SETTLED_GAP, capacity_limit
@@ -604,8 +604,9 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     candidates = [(*grow(quick), quick_origin)]
     if proven(candidates[0]):  # no candidate below can do better: stop here
         return done(candidates[0])
-    if admit is not None:  # jobs paused: the size classes' ranges may close what the count row leaves
-        classes = size_class_proof(data, admit=admit)
+    if admit is not None and not proven(candidates[0], BRANCH_ABOVE_GAP):
+        # jobs paused, the LP's gap above 1e-4: the size classes' ranges may close what the count row leaves
+        classes = size_class_proof(data, admit=admit, max_configurations=HEURISTIC_CLASS_CONFIGURATIONS)
         if classes is not None:
             floor[admit] = classes.bound
             if classes.plan is not None:  # that LP's optimum is integral: a candidate, perhaps the optimum
