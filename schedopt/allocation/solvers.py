@@ -15,7 +15,7 @@ import numpy as np
 
 from schedopt.allocation.admission import DEFAULT_ADMISSION, admit, check_admission
 from schedopt.allocation.cpsat import CpSatBackend
-from schedopt.allocation.exact import solve_exact
+from schedopt.allocation.exact import solve_exact, warm_backend
 from schedopt.allocation.greedy import StopRule, greedy_allocate
 from schedopt.allocation.objectives import OBJECTIVES
 from schedopt.allocation.milp import HighsBackend
@@ -142,6 +142,10 @@ class OptimusMilp:
         return solve_exact(backend, self.name, instance, time_limit=time_limit, seed=seed, options=options,
                            branch_proof=self.branch_proof)
 
+    def warm_up(self) -> None:
+        """Import and run the backend once (:func:`~schedopt.allocation.exact.warm_backend`)."""
+        warm_backend(HighsBackend(self.rel_gap, self.threads, self.presolve))
+
 
 @register("optimus-cpsat", problem="allocation", exact=True, backend="cp-sat", supports_time_limit=True, requires=("ortools",),
           accelerator_types=True, quotas=True, restarts=True, objectives=True)
@@ -159,6 +163,10 @@ class OptimusCpSat:
                            options=_with_objective({"workers": self.workers, "branch_proof": self.branch_proof},
                                                    self.objective),
                            branch_proof=self.branch_proof)
+
+    def warm_up(self) -> None:
+        """Import and run the backend once (:func:`~schedopt.allocation.exact.warm_backend`)."""
+        warm_backend(CpSatBackend(self.workers))
 
 
 @register("optimus-lagrange", problem="allocation", exact=False, backend="numpy", supports_time_limit=True,
