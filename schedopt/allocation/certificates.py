@@ -906,6 +906,28 @@ def pooled_capacity(instance: Instance, r: int) -> float:
     return float(sum(cap[t * R + r] for t in range(len(instance.accelerators))))
 
 
+def class_ranges(size: np.ndarray, owner: np.ndarray, n_jobs: int, capacity: int,
+                 admit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(sizes (S,) ascending, jobs (S,), lo (S,), hi (S,)) of the configurations given by their integer
+    ``size`` and ``owner`` (job index < ``n_jobs``): :func:`size_classes`' ranges within the pooled
+    ``capacity`` for plans admitting at least ``admit`` jobs (lo > hi: none does)."""
+    key = n_jobs + 1
+    pairs = np.unique(size * key + owner)  # each (size, job) once
+    sizes, jobs = np.unique(pairs // key, return_counts=True)
+    S = len(sizes)
+    lo, hi = np.ones(S, dtype=np.int64), np.zeros(S, dtype=np.int64)
+    for i in range(S):
+        others = np.repeat(np.delete(sizes, i), np.delete(jobs, i))  # ascending: sizes are
+        least = np.concatenate([[0], np.cumsum(others)])  # least[m]: the least pooled use of m other jobs
+        k = np.arange(int(jobs[i]) + 1)
+        need = np.maximum(0, admit - k)
+        ok = need <= len(others)
+        ok[ok] &= sizes[i] * k[ok] + least[need[ok]] <= capacity
+        if ok.any():
+            lo[i], hi[i] = int(k[ok].min()), int(k[ok].max())
+    return sizes, jobs, lo, hi
+
+
 def size_classes(instance: Instance, table: ConfigurationTable, r: int, admit: int) -> SizeClasses:
     """The :class:`SizeClasses` of resource ``r`` over ``table``'s allowed configurations.
 
@@ -918,21 +940,8 @@ def size_classes(instance: Instance, table: ConfigurationTable, r: int, admit: i
     allowed = np.isfinite(table.costs)
     use = table.c0 * data.demand[table.owner, 0, r] + table.c1 * data.demand[table.owner, 1, r]
     size = np.floor(np.where(allowed, use, 0.0)).astype(np.int64)
-    n_jobs = len(instance.jobs) + 1
-    pairs = np.unique(size[allowed] * n_jobs + table.owner[allowed])  # each (size, job) once
-    sizes, jobs = np.unique(pairs // n_jobs, return_counts=True)
     capacity = math.floor(pooled_capacity(instance, r))
-    S = len(sizes)
-    lo, hi = np.ones(S, dtype=np.int64), np.zeros(S, dtype=np.int64)
-    for i in range(S):
-        others = np.repeat(np.delete(sizes, i), np.delete(jobs, i))  # ascending: sizes are
-        least = np.concatenate([[0], np.cumsum(others)])  # least[m]: the least pooled use of m other jobs
-        k = np.arange(int(jobs[i]) + 1)
-        need = np.maximum(0, admit - k)
-        ok = need <= len(others)
-        ok[ok] &= sizes[i] * k[ok] + least[need[ok]] <= capacity
-        if ok.any():
-            lo[i], hi[i] = int(k[ok].min()), int(k[ok].max())
+    sizes, jobs, lo, hi = class_ranges(size[allowed], table.owner[allowed], len(instance.jobs), capacity, admit)
     return SizeClasses(size, sizes, jobs, lo, hi, capacity, admit)
 
 
