@@ -46,7 +46,8 @@ from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import DUAL_FIXING_REL_TOL, LP_ZERO, MIP_REL_GAP, REPLAYABLE_GAP, floor_count, improves, worse
 from schedopt.results import StageResult
-from schedopt.allocation.size_classes import size_class_proof
+from schedopt.allocation.size_classes import (HEURISTIC_CLASS_CONFIGURATIONS, MAX_CLASS_CONFIGURATIONS,
+                                              size_class_proof)
 from schedopt.allocation.stage import (BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB, ExactBackend,
                                       no_plan_message, settled_bound)
 
@@ -497,6 +498,7 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
         if expired():
             return stopped("after stage 1 (max admitted jobs)", admitted_bound=most)
 
+    lp_x = None  # the LP's optimum over the listed configurations (model.choices), where listed
     if cs is None:
         if expired() or not clock.affords(REDUCE_SECONDS_PER_JOB * model.J):
             return stopped(f"before the dual bound and reduced-cost fixing (about {REDUCE_SECONDS_PER_JOB * model.J:.2g} s "
@@ -518,17 +520,22 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
                                                     admit=None if every_job else k_min, clock=clock,
                                                     backend=backend, seed=seed)
         bound_lp, lp_proof = relaxed.bound, relaxed.proof
+        lp_x = relaxed.lp.x
     incumbent_gap = relative_gap(total(best), bound_lp) if best else None
     if admit_proven and (cs is None or (incumbent_gap is not None and incumbent_gap <= CLOSED_BY_LP_GAP)):
         # the LP's prices already prove the incumbent within the exact stage's own gap: no model to build
         metrics["stopped_in"] = "after the LP bound (the incumbent meets it)"
         return plan(best, Status.OPTIMAL, Termination.OPTIMAL, bound=bound_lp, admitted_bound=most,
                     proof=lp_proof, admitted_proof=admitted_proof)
-    if (admit_proven and compile is compile_allocation and best and len(best) == k_min and incumbent_gap is not None
-            and incumbent_gap > REPLAYABLE_GAP):  # closer, the stage model closes it sooner than the class LP at scale
-        # the count row's gap in how many jobs of each size fit: the LP with the size classes' ranges
-        # (size_classes.py) often has the optimum itself as its optimum, and proves it
-        classes = size_class_proof(model, admit=None if every_job else k_min)
+    if (admit_proven and compile is compile_allocation and best and len(best) == k_min
+            and incumbent_gap is not None and incumbent_gap > REPLAYABLE_GAP):
+        # (closer, the stage model closes it sooner than the class LP at scale) the count row's gap in how
+        # many jobs of each size fit: the LP with the size classes' ranges (size_classes.py) often has the
+        # optimum itself as its optimum, and proves it; not solved where the LP keeps every class in range
+        # (priced in closed form, with no LP optimum over listed configurations: small instances only)
+        classes = size_class_proof(model, admit=None if every_job else k_min, lp_x=lp_x,
+                                   max_configurations=MAX_CLASS_CONFIGURATIONS if lp_x is not None
+                                   else HEURISTIC_CLASS_CONFIGURATIONS)
         if classes is not None:
             lp_plan = classes.plan
             if (lp_plan is not None and len(lp_plan) >= len(best) and fits(data.usage(lp_plan), 0.0, data.cap)
