@@ -890,11 +890,20 @@ class SizeClasses:
     admit: int
 
     @property
+    def forced_by_count(self) -> np.ndarray:
+        """(S,) the least count of each class the admission row alone forces (admit less the other
+        classes' jobs): the ranges without the pooled capacity are [forced_by_count, jobs]."""
+        return np.maximum(0, self.admit - (self.jobs.sum() - self.jobs))
+
+    @property
+    def cut(self) -> np.ndarray:
+        """The classes (indices) whose range the pooled capacity narrows."""
+        return np.flatnonzero((self.lo > self.forced_by_count) | (self.hi < self.jobs))
+
+    @property
     def tight(self) -> int:
-        """How much the pooled capacity cuts the ranges: Σ (lo − lo0) + (jobs − hi), lo0 the least
-        count the admission row alone forces (admit less the other classes' jobs)."""
-        lo0 = np.maximum(0, self.admit - (self.jobs.sum() - self.jobs))
-        return int((self.lo - lo0 + self.jobs - self.hi).sum())
+        """How much the pooled capacity cuts the ranges: Σ (lo − forced_by_count) + (jobs − hi)."""
+        return int((self.lo - self.forced_by_count + self.jobs - self.hi).sum())
 
 
 def pooled_capacity(instance: Instance, r: int) -> float:
@@ -904,6 +913,12 @@ def pooled_capacity(instance: Instance, r: int) -> float:
         return float(cap[r])
     R = len(instance.resources)
     return float(sum(cap[t * R + r] for t in range(len(instance.accelerators))))
+
+
+def pooled_sizes(demand: np.ndarray, owner: np.ndarray, c0: np.ndarray, c1: np.ndarray, r: int) -> np.ndarray:
+    """(N,) each configuration's size class on resource ``r``: c0·d0_r + c1·d1_r of its job (``owner``;
+    ``demand`` :class:`JobArrays`' (J, 2, R)), floored to an integer (its use on whichever type)."""
+    return np.floor(c0 * demand[owner, 0, r] + c1 * demand[owner, 1, r]).astype(np.int64)
 
 
 def class_ranges(size: np.ndarray, owner: np.ndarray, n_jobs: int, capacity: int,
@@ -936,10 +951,8 @@ def size_classes(instance: Instance, table: ConfigurationTable, r: int, admit: i
     if s·k plus the least pooled use of admit − k jobs from the other classes (the smallest sizes
     first, each class counted as often as it has jobs) fits: a convex function of k, so the
     possible k form the range [lo, hi]."""
-    data = job_arrays(instance)
     allowed = np.isfinite(table.costs)
-    use = table.c0 * data.demand[table.owner, 0, r] + table.c1 * data.demand[table.owner, 1, r]
-    size = np.floor(np.where(allowed, use, 0.0)).astype(np.int64)
+    size = np.where(allowed, pooled_sizes(job_arrays(instance).demand, table.owner, table.c0, table.c1, r), 0)
     capacity = math.floor(pooled_capacity(instance, r))
     sizes, jobs, lo, hi = class_ranges(size[allowed], table.owner[allowed], len(instance.jobs), capacity, admit)
     return SizeClasses(size, sizes, jobs, lo, hi, capacity, admit)

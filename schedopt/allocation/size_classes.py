@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from schedopt.allocation.certificates import (ConfigurationTable, SizeClasses, class_ranges, configuration_count,
-                                              instance_table, job_arrays, pooled_capacity, price_vector,
-                                              remaining_time_grid, size_class_bound, size_classes)
+                                              instance_table, job_arrays, pooled_capacity, pooled_sizes,
+                                              price_vector, remaining_time_grid, size_class_bound, size_classes)
 from schedopt.allocation.model import AllocationModel
 from schedopt.backends.lp import solve_lp_colwise
 from schedopt.plan import Proof
@@ -90,8 +90,7 @@ def _lp_within_ranges(model: AllocationModel, admit: int | None, lp_x: np.ndarra
     k = J if admit is None else int(admit)
     data = job_arrays(instance)
     for r in range(len(instance.resources)):
-        size = np.floor(cs.counts[:, 0] * data.demand[cs.job, 0, r] + cs.counts[:, 1] * data.demand[cs.job, 1, r])
-        size = size.astype(np.int64)
+        size = pooled_sizes(data.demand, cs.job, cs.counts[:, 0], cs.counts[:, 1], r)
         sizes, _, lo, hi = class_ranges(size, cs.job, J, math.floor(pooled_capacity(instance, r)), k)
         held = np.bincount(np.searchsorted(sizes, size), weights=lp_x, minlength=len(sizes))
         if np.any(held < lo - LP_ZERO) or np.any(held > hi + LP_ZERO):
@@ -113,11 +112,8 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
     resource, classes = got
     r = instance.resources.index(resource)
     _, cs, row_of = model.choices
-    data = job_arrays(instance)
-    use_r = cs.counts[:, 0] * data.demand[cs.job, 0, r] + cs.counts[:, 1] * data.demand[cs.job, 1, r]
-    size = np.floor(use_r).astype(np.int64)
-    lo0 = np.maximum(0, k - (classes.jobs.sum() - classes.jobs))  # what the admission row alone forces
-    cut = np.flatnonzero((classes.lo > lo0) | (classes.hi < classes.jobs))
+    size = pooled_sizes(job_arrays(instance).demand, cs.job, cs.counts[:, 0], cs.counts[:, 1], r)
+    cut = classes.cut
     K, R = cs.K, cs.use.shape[1]
     # rows: each job at most one configuration (J), the capacity rows (R), the admission row, the cut classes
     cls = np.searchsorted(classes.sizes, size)
