@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import schedopt
 from schedopt.allocation.admission import ADMISSION_RULES, DEFAULT_ADMISSION, admit, admitted_upper_bound
@@ -203,3 +204,15 @@ def test_the_admission_lp_over_classes_of_jobs_is_the_lp_over_every_job(seed: in
                                               size=cl.jobs[cl.group]).x)
         assert (np.bincount(group, weights=x) <= 1 + 1e-9).all() and (x >= 0).all()
         assert (x @ use <= capacity_limit(model.rows.cap) + 1e-7).all()
+
+
+@given(st.integers(0, 40), st.integers(0, 4), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_unique_rows_is_numpys(n, m, levels, seed):
+    """``_unique_rows`` (the job classes' grouping) gives ``np.unique(axis=0)``'s rows and inverse."""
+    from schedopt.allocation.admission import _unique_rows
+
+    a = np.random.default_rng(seed).integers(0, levels, size=(n, m)).astype(float) * 1.5
+    rows, inverse = _unique_rows(a)
+    want, want_inverse = np.unique(a, axis=0, return_inverse=True)
+    assert np.array_equal(rows, want) and np.array_equal(inverse, want_inverse.reshape(-1))
+    assert np.array_equal(rows[inverse], a)

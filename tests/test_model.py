@@ -11,7 +11,7 @@ import pytest
 import schedopt
 from schedopt.allocation.admission import admission_lp
 from schedopt.allocation.bruteforce import solve_bruteforce
-from schedopt.allocation.model import AllocationModel, admitted_bound, compile_model, compile_typed, lp_bound
+from schedopt.allocation.model import AllocationModel, admission_weights, admitted_bound, compile_model, compile_typed, lp_bound
 from schedopt.allocation.plans import build_plan
 from schedopt.allocation.problem import compile_allocation
 from schedopt.allocation.repair import exact_repair
@@ -45,12 +45,16 @@ def test_a_plain_instance_is_the_one_type_case(seed: int) -> None:
 @pytest.mark.parametrize("make", [random_tiny_instance, random_typed_instance, random_quota_instance])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_admitted_count_lp_bounds_brute_force(make, seed: int) -> None:
-    """One LP for plain and typed rows: its floor is never below the most jobs any plan admits."""
+    """One LP for plain and typed rows: its floor is never below the most jobs any plan admits; the
+    count from the classes' LP is the count from the LP over every job, whose weights sum to its value."""
     inst = make(seed)
     most, _, _ = solve_bruteforce(inst)
     model = compile_model(inst)
-    count, proof, weight = admitted_bound(model)
+    count, proof = admitted_bound(model)
     assert count >= most
+    weight = admission_weights(model)
+    every = admission_lp(model.rows, model.job, least=model.minimum[:2])
+    assert every[0] == count and np.allclose(every[2], weight)
     assert weight.shape == (len(model.job),) and np.all(weight >= -1e-9)
     if proof is not None:
         assert set(proof.prices) == set(model.resource_names)

@@ -392,7 +392,7 @@ def admission_columns(rows: AllocationData, least: tuple[np.ndarray, np.ndarray]
 
 def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
                  least: tuple[np.ndarray, np.ndarray] | None = None,
-                 prefer: np.ndarray | None = None) -> tuple[int, np.ndarray | None, np.ndarray]:
+                 prefer: np.ndarray | None = None, weights: bool = True) -> tuple[int, np.ndarray | None, np.ndarray | None]:
     """The admitted-count LP of the one allocation model (rows ``rows``, row v of job
     ``job_of[v]``; one row per job by default): max Σ y over the rows' count-minimal
     configurations, at most one per job, within the capacity rows. Returns (⌊LP⌋ as the
@@ -404,7 +404,10 @@ def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
     Above :data:`AGGREGATE_ABOVE_COLUMNS` configurations it is solved over classes of jobs whose
     configurations use the same vectors (:func:`_job_classes`; the same LP value and prices), a
     class's LP weight going to its jobs in order of ``prefer`` (V,), each job's least over its rows
-    (e.g. its time at its minimum: the shortest first), then job index."""
+    (e.g. its time at its minimum: the shortest first), then job index. Without ``weights`` (None
+    returned for them) it is solved over the classes at any size: the count and a proof are all
+    the caller wants, and the classes' LP has a handful of columns (100 typed `gavel` jobs: 4 instead
+    of 300, 0.1 ms instead of 1 ms)."""
     job_of = np.arange(rows.J) if job_of is None else job_of
     use, row = admission_columns(rows, least)
     weight = np.zeros(rows.J)
@@ -412,7 +415,7 @@ def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
         return 0, None, weight
     group = job_of[row]
     runnable = len(np.unique(group))
-    if len(row) > AGGREGATE_ABOVE_COLUMNS:
+    if len(row) > AGGREGATE_ABOVE_COLUMNS or not weights:
         key = None
         if prefer is not None:  # each job's least preference over its rows
             key = np.full(int(group.max()) + 1, np.inf)
@@ -421,17 +424,19 @@ def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
         classes = _job_classes(use, group, key)
         res = _admission_lp(-np.ones(len(classes.use)), classes.use, rows.cap, group=classes.group,
                             size=classes.jobs[classes.group])
-        x = classes.spread(res.x) if res.optimal else None
+        x = classes.spread(res.x) if res.optimal and weights else None
     else:
         res = _admission_lp(-np.ones(len(row)), use, rows.cap, group=group)
         x = res.x
     if not res.optimal:
-        return runnable, None, weight
+        return runnable, None, weight if weights else None
     mu = np.maximum(-res.row_dual[: rows.R], 0.0)
     # the bound the prices prove (whatever the LP's accuracy), floored
     least = np.full(int(group.max()) + 1, np.inf)
     np.minimum.at(least, group, use @ mu)
     proven = float(mu @ capacity_limit(rows.cap)) + float(np.maximum(0.0, 1.0 - least[np.isfinite(least)]).sum())
+    if not weights:
+        return min(runnable, floor_count(proven)), mu, None
     np.add.at(weight, row, x)
     return min(runnable, floor_count(proven)), mu, weight
 
@@ -469,12 +474,27 @@ class _JobClasses:
         return np.clip(np.minimum(hi, self.rank + 1.0) - np.maximum(lo, self.rank), 0.0, 1.0)
 
 
+def _unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(a, axis=0, return_inverse=True)`` of a 2-D array (n, m): the distinct rows in
+    lexicographic order and each row's place among them (n,), by one ``lexsort`` (0.05 ms where
+    numpy's takes 0.3 ms: 600 rows of 3)."""
+    n, m = a.shape
+    if n == 0 or m == 0:
+        return a[:min(n, 1)], np.zeros(n, dtype=np.int64)
+    order = np.lexsort(a.T[::-1])  # the first column the primary key
+    ranked = a[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ranked[new], inverse
+
+
 def _job_classes(use: np.ndarray, group: np.ndarray, key: np.ndarray | None = None) -> _JobClasses:
     """The admission LP's jobs grouped by the vectors their columns use (:class:`_JobClasses`):
     typed `gavel` jobs fall into a few classes (4,000 jobs, 11,951 columns: 7), so the LP has a
     handful of columns instead of one per job and type (16,000 jobs: 18 columns; 0.07 s to find the classes)."""
-    kinds, kind = np.unique(use, axis=0, return_inverse=True)
-    kind = kind.reshape(-1)
+    kinds, kind = _unique_rows(use)
     jobs, of_job = np.unique(group, return_inverse=True)
     order = np.lexsort((kind, of_job))  # by job, then kind
     per_job = np.bincount(of_job, minlength=len(jobs))
@@ -482,8 +502,7 @@ def _job_classes(use: np.ndarray, group: np.ndarray, key: np.ndarray | None = No
     table = np.full((len(jobs), width), -1, dtype=np.int64)  # each job's kinds, sorted, padded
     pos = np.arange(len(order)) - np.repeat(np.cumsum(per_job) - per_job, per_job)
     table[of_job[order], pos] = kind[order]
-    signature, job_class = np.unique(table, axis=0, return_inverse=True)
-    job_class = job_class.reshape(-1)
+    signature, job_class = _unique_rows(table)
     counts = np.bincount(job_class, minlength=len(signature))
     cls_of_col, kind_of_col = np.nonzero(signature >= 0)  # the class columns: a class and one of its kinds
     kinds_of = signature[cls_of_col, kind_of_col]

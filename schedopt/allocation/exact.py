@@ -464,7 +464,7 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
         elif not clock.affords(getattr(backend, "seconds_per_choice", 0.0) * cs_min.K):
             s1 = StageResult(Termination.TIME_LIMIT, None, info={"skipped": "too little time left to build the model"})
         else:
-            ceiling, ceiling_proof, _ = admitted_bound(model)
+            ceiling, ceiling_proof = admitted_bound(model)
             s1 = backend.solve_stage(view, cs_min, stage="admit", every_job=False, min_admitted=0,
                                      time_limit=left(), seed=seed, hint=hint,
                                      max_admitted=ceiling if ceiling_proof is not None else None)
@@ -477,7 +477,7 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
         else:  # the heuristic admits as many (or the backend found nothing): start from its admitted set
             stage1_config = model.minimum_configs(best)  # type: ignore[assignment]
         k_min = len(stage1_config)
-        count, count_proof, _ = admitted_bound(model)  # a replayable proof when the LP's prices suffice
+        count, count_proof = admitted_bound(model)  # a replayable proof when the LP's prices suffice
         if admit_proven:
             most = k_min
             admitted_proof = count_proof if count <= k_min and count_proof is not None else backend_proof

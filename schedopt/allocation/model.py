@@ -317,15 +317,26 @@ def lp_bound(model: AllocationModel, cs: ChoiceSet, *, admit: int | None,
     return LpBound(bound=relaxed.bound, proof=relaxed.proof, lp=relaxed.result)
 
 
-def admitted_bound(model: AllocationModel) -> tuple[int, Proof | None, np.ndarray]:
-    """At most how many jobs any plan admits, its proof (the admission LP's prices μ per
-    capacity row, kind ``lp-dual``, which ``check`` replays; None when no LP was solved)
-    and each row's LP weight (V,): :func:`~schedopt.allocation.admission.admission_lp`,
-    solved once per model."""
+def admitted_bound(model: AllocationModel) -> tuple[int, Proof | None]:
+    """At most how many jobs any plan admits and its proof (the admission LP's prices μ per
+    capacity row, kind ``lp-dual``, which ``check`` replays; None when no LP was solved):
+    :func:`~schedopt.allocation.admission.admission_lp` over classes of interchangeable jobs
+    (the count and the prices are all it gives), solved once per model."""
     cached = model.__dict__.get("_admitted_bound")
     if cached is None:
-        # a class of interchangeable jobs' weight to its shortest first (their time at the minimum)
-        count, mu, weight = admission_lp(model.rows, model.job, least=model.minimum[:2], prefer=model.minimum[3])
+        count, mu, _ = admission_lp(model.rows, model.job, least=model.minimum[:2], weights=False)
         proof = None if mu is None else Proof(kind="lp-dual", prices=dict(zip(model.resource_names, mu.tolist())))
-        cached = model.__dict__["_admitted_bound"] = (count, proof, weight)
+        cached = model.__dict__["_admitted_bound"] = (count, proof)
+    return cached
+
+
+def admission_weights(model: AllocationModel) -> np.ndarray:
+    """Each row's weight (V,) in the admission LP over every job (HiGHS's vertex: which jobs the
+    heuristics admit first), solved once per model, only where a heuristic reads it (its count
+    and prices are :func:`admitted_bound`'s, which the classes' LP gives at a tenth of the cost)."""
+    cached = model.__dict__.get("_admission_weights")
+    if cached is None:
+        # a class of interchangeable jobs' weight to its shortest first (their time at the minimum)
+        cached = model.__dict__["_admission_weights"] = admission_lp(
+            model.rows, model.job, least=model.minimum[:2], prefer=model.minimum[3])[2]
     return cached

@@ -150,7 +150,7 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
         return PlanBounds(None, None, None, None, {}, config)
     admitted_proof = None
     if len(config) < model.J:  # a bound on Σ t holds among plans admitting as many: prove no plan admits more
-        count, admitted_proof, _ = admitted_bound(model)
+        count, admitted_proof = admitted_bound(model)
         most = max(count, len(config))
     else:
         most = model.J

@@ -22,7 +22,7 @@ import numpy as np
 
 from schedopt.allocation.greedy import greedy_allocate
 from schedopt.allocation.lagrange import round_lp, segment_min, solve_lp
-from schedopt.allocation.model import AllocationModel, LpBound, admitted_bound, compile_typed, lp_bound
+from schedopt.allocation.model import AllocationModel, LpBound, admission_weights, admitted_bound, compile_typed, lp_bound
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import ChoiceSet, inverse_capacity
 from schedopt.allocation.size_classes import HEURISTIC_CLASS_CONFIGURATIONS, size_class_proof
@@ -560,8 +560,8 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     start, origin = count_start(data)
     if not start:
         return {}, {"tasks_added": 0}, None
-    # the admission LP's weights, when some job was paused by the first pass
-    weight = admitted_bound(data)[2] if origin != "fastest at minimum" or len(start) < data.J else None
+    # the admission LP's weights are read (:func:`admission_weights`) when some job was paused by the first pass
+    weighed = origin != "fastest at minimum" or len(start) < data.J
     count = len(start)
     rows_cs, cs, row_of = data.choices
     admit = None if count == data.J else count
@@ -625,9 +625,10 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     candidates.append((*grow(typed_admission(data, choice)), "fastest at minimum, then the exchange pass"))
     if origin not in ("fastest at minimum", "admission-LP-guided"):  # the count's own plan, raised: improved as the others are
         candidates.append((*grow(_exchange(data, start, _free_after(data, start))), origin + ", then the exchange pass"))
-    if weight is not None:  # the LP's jobs first may admit more than the count; the admission LP's jobs first
+    if weighed:  # the LP's jobs first may admit more than the count; the admission LP's jobs first
         candidates.append((*grow(typed_admission(data, choice, preference=-mass)), "LP-guided, no count limit"))
-        candidates.append((*grow(typed_admission(data, choice, preference=-weight)), "admission-LP-guided"))
+        candidates.append((*grow(typed_admission(data, choice, preference=-admission_weights(data))),
+                           "admission-LP-guided"))
     rounded = round_lp(data.by_job, cs, lp.lp.x, admit=admit)
     if rounded is not None:
         candidates.append(({int(row_of[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in rounded},
@@ -956,9 +957,9 @@ def count_start(data: AllocationModel) -> tuple[dict[int, tuple[int, int]], str]
     Returns {row: (c0, c1)} and how it was made."""
     start, origin = typed_admission(data, "aware", exchange=False), "fastest at minimum"
     if len(start) < data.J:
-        most, _, weight = admitted_bound(data)
+        most = admitted_bound(data)[0]
         if len(start) < most:
-            counted = typed_admission(data, "aware", preference=-weight, exchange=False)
+            counted = typed_admission(data, "aware", preference=-admission_weights(data), exchange=False)
             if len(counted) > len(start):
                 start, origin = counted, "admission-LP-guided"
         if start and len(start) < most:
