@@ -737,6 +737,12 @@ class Instance(_Strict):
         one-role job's second slot is 0). Computed once per jobs list (:meth:`derived`)."""
         return self.derived("role_demands", _role_demands)
 
+    def role_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each job's allowed task counts of its first two roles in canonical order: the least
+        (J, 2) and the most (J, 2) (a one-role job's second slot 0 and 0). Computed once per jobs
+        list (:meth:`derived`), read-only."""
+        return self.derived("role_bounds", _role_bounds)
+
     def role_demand(self, job: Job) -> np.ndarray:
         """Per-task demand of each role in canonical order, shape (roles, resources)."""
         return np.array([self.vector(job.roles[r].demand) for r in job.role_names]).reshape(
@@ -755,6 +761,22 @@ def _role_demands(instance: Instance) -> np.ndarray:
     out = np.array(rows, dtype=float).reshape(len(instance.jobs), 2, len(resources))
     out.flags.writeable = False
     return out
+
+
+def _role_bounds(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    bounds: list[list[int]] = []  # per job [lo0, lo1, hi0, hi1], as lists converted once
+    for job in instance.jobs:
+        names = job.role_names
+        first = job.roles[names[0]]
+        if len(names) == 2:
+            second = job.roles[names[1]]
+            bounds.append([first.min, second.min, first.max_count, second.max_count])
+        else:
+            bounds.append([first.min, 0, first.max_count, 0])
+    lohi = np.array(bounds, dtype=np.int64).reshape(len(instance.jobs), 4)
+    lo, hi = lohi[:, :2].copy(), lohi[:, 2:].copy()
+    lo.flags.writeable = hi.flags.writeable = False
+    return lo, hi
 
 
 def _expand_names(srv: Server) -> list[str]:

@@ -199,3 +199,41 @@ def test_at_100_typed_jobs_the_classes_replace_the_tree() -> None:
     assert exact.status == schedopt.Status.OPTIMAL and exact.objective.gap <= 1e-6
     assert greedy.objective.gap <= 0.01
     assert greedy.objective.value >= exact.objective.value * (1 - 1e-9)
+
+
+def _allowed(table: ConfigurationTable) -> list[tuple]:
+    keep = np.isfinite(table.costs)
+    return sorted(zip(table.t[keep].tolist(), table.owner[keep].tolist(), table.c0[keep].tolist(),
+                      table.c1[keep].tolist(), table.costs[keep].tolist()))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_models_table_is_the_checkers_where_every_job_is_rigid(seed: int) -> None:
+    """``model_table`` reads a rigid model's choices instead of enumerating the instance again: the
+    very configurations the checker's table allows at the same times (within rounding under the
+    weighted objective), with jobs running (on their type or
+    another: a move pays its restart) and the JCT-weighted objective; a job with a range of counts
+    sends it to the checker's own table."""
+    from schedopt.allocation.size_classes import model_table
+
+    rng = np.random.default_rng(seed)
+    doc = random_rigid_typed_instance(seed, n_jobs=9).to_dict()
+    for job in doc["jobs"]:
+        if rng.random() < 0.5:
+            n = job["roles"]["worker"]["min"]
+            job["running"] = {"worker": n}
+            job["running_accelerator"] = str(rng.choice(list(job["speed_by_accelerator"])))
+            job["restart_s"] = float(rng.integers(0, 400))
+    if seed % 2:
+        doc["policy"] = {"objective": "jct_weighted_time"}
+    inst = Instance.from_dict(doc)
+    model = compile_model(inst)
+    mine, theirs = _allowed(model_table(model)), _allowed(_table(inst))
+    assert [m[:4] for m in mine] == [t[:4] for t in theirs]
+    # the same floats under Σ time; the weighted objective's products may round in another order
+    assert np.allclose([m[4] for m in mine], [t[4] for t in theirs], rtol=1e-13, atol=0)
+    if not seed % 2:
+        assert mine == theirs
+    doc["jobs"][0]["roles"]["worker"]["max"] = doc["jobs"][0]["roles"]["worker"]["min"] + 1
+    elastic = compile_model(Instance.from_dict(doc))
+    assert _allowed(model_table(elastic)) == _allowed(_table(elastic.instance))

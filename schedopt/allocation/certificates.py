@@ -66,6 +66,45 @@ def _time_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.ndarray) -> 
     return job_time_s(q, step, instance.restart_cost_s(job), changed)
 
 
+@dataclass(frozen=True)
+class RunState:
+    """What a job's time reads besides its speed, per job (J,): its remaining steps ``q`` (NaN:
+    none given), whether it runs now (``runs``) with counts ``r0``/``r1``, whether it has two roles
+    (``two``), its restart ``rho`` (s) and the type it runs on (``on``, object; None: unnamed)."""
+
+    q: np.ndarray
+    runs: np.ndarray
+    r0: np.ndarray
+    r1: np.ndarray
+    two: np.ndarray
+    rho: np.ndarray
+    on: np.ndarray
+
+
+def run_state(instance: Instance) -> RunState:
+    """The instance's :class:`RunState`, built once per jobs list: the time of every configuration
+    on every type reads it (:func:`remaining_time_block`, once per type)."""
+    return instance.derived("certificate_run_state", _run_state)
+
+
+def _run_state(instance: Instance) -> RunState:
+    jobs = instance.jobs
+    J = len(jobs)
+    q = np.array([math.nan if job.remaining_steps is None else float(job.remaining_steps) for job in jobs], dtype=float)
+    runs, two = np.zeros(J, dtype=bool), np.zeros(J, dtype=bool)
+    r0, r1, rho = np.full(J, -1, dtype=np.int64), np.full(J, -1, dtype=np.int64), np.zeros(J)
+    on = np.full(J, None, dtype=object)
+    for j, job in enumerate(jobs):
+        running = instance.running_counts(job)
+        if running is None:  # a job not running now: no restart to pay, on any type
+            continue
+        names = job.role_names
+        runs[j], two[j], rho[j], on[j] = True, len(names) == 2, instance.restart_cost_s(job), job.running_accelerator
+        r0[j] = running.get(names[0], 0)
+        r1[j] = running.get(names[1], 0) if two[j] else 0
+    return RunState(q, runs, r0, r1, two, rho, on)
+
+
 def remaining_time_block(instance: Instance, kind: str | None, owner: np.ndarray, c0: np.ndarray,
                          c1: np.ndarray) -> np.ndarray:
     """:func:`remaining_time_grid` of many jobs on type ``kind`` at once: entry i is job ``owner[i]``
@@ -76,31 +115,24 @@ def remaining_time_block(instance: Instance, kind: str | None, owner: np.ndarray
     jobs, typed = instance.jobs, instance.typed
     present, first, size = np.unique(owner, return_index=True, return_counts=True)
     n = len(present)
-    speeds: list[Any] = [None] * n
-    q, rho, weight, offset = np.zeros(n), np.zeros(n), np.ones(n), np.zeros(n)
-    r0, r1 = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)  # running counts (-1: none)
-    moved = np.zeros(n, dtype=bool)  # runs on another type now: every count here changes
-    two = np.zeros(n, dtype=bool)
+    state = run_state(instance)
+    weight, offset = np.ones(n), np.zeros(n)
     if is_weighted(instance):
         w_all, b_all = objective_terms(instance)
         weight, offset = w_all[present].astype(float), b_all[present].astype(float)
-    for i, j in enumerate(present.tolist()):
-        job = jobs[j]
-        speed = instance.speed_on(job, kind) if typed else job.speed
-        if speed is None or job.remaining_steps is None:
-            continue
-        speeds[i], q[i] = speed, float(job.remaining_steps)
-        running = instance.running_counts(job)
-        if running is None:  # a job not running now: no restart to pay, on any type
-            continue
-        names = job.role_names
-        two[i] = len(names) == 2
-        if typed and instance.moves_type(job, kind):
-            moved[i], rho[i] = True, instance.restart_cost_s(job)
-            continue
-        r0[i] = running.get(names[0], 0)
-        r1[i] = running.get(names[1], 0) if two[i] else 0
-        rho[i] = instance.restart_cost_s(job)
+    q = state.q[present]
+    speeds: list[Any] = [instance.speed_on(jobs[j], kind) if typed else jobs[j].speed for j in present.tolist()]
+    for i in np.flatnonzero(np.isnan(q)).tolist():  # no remaining steps: no time (inf) anywhere
+        speeds[i] = None
+    q = np.nan_to_num(q, nan=0.0)
+    runs, two = state.runs[present], state.two[present]
+    # moved off the type it runs on now (Instance.moves_type): every count here changes
+    moved = runs & (state.on[present] != None) & (state.on[present] != kind) if typed and instance.has_types \
+        else np.zeros(n, dtype=bool)  # noqa: E711 (an object array's elementwise test)
+    rho = np.where(runs, state.rho[present], 0.0)
+    stays = runs & ~moved
+    r0, r1 = np.where(stays, state.r0[present], -1), np.where(stays, state.r1[present], -1)
+    two = two & stays
     at = np.repeat(np.arange(n), size)  # each entry's place in ``present``
     table = StepTable(speeds)
     step = np.full(len(owner), np.inf)
@@ -212,16 +244,10 @@ def job_arrays(instance: Instance) -> JobArrays:
 
 def _job_arrays(instance: Instance) -> JobArrays:
     jobs = instance.jobs
-    J, R = len(jobs), len(instance.resources)
-    lo = np.zeros((J, 2), dtype=np.int64)
-    n = np.ones((J, 2), dtype=np.int64)
-    demand = np.zeros((J, 2, R))
+    lo, hi = instance.role_bounds()  # (J, 2) each; a one-role job's second slot 0 and 0: one count, 0
+    lo, n = lo.copy(), np.maximum(0, hi - lo + 1)
+    demand = instance.role_demands().copy()  # (J, 2, R)
     queue_of = {q.name: k for k, q in enumerate(instance.queues or [])}
-    for j, job in enumerate(jobs):
-        for k, name in enumerate(job.role_names[:2]):
-            role = job.roles[name]
-            lo[j, k], n[j, k] = role.min, max(0, role.max_count - role.min + 1)
-            demand[j, k] = instance.vector(role.demand)
     queue = np.array([queue_of[j.queue] if j.queue is not None and j.queue in queue_of else -1 for j in jobs],
                      dtype=np.int64)
     return JobArrays(lo, n, demand, queue, np.unique(queue[queue >= 0]))

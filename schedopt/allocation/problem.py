@@ -271,18 +271,7 @@ def role_arrays(instance: Instance) -> dict[str, Any]:
     jobs use slot 0."""
     J, R = len(instance.jobs), len(instance.resources)
     n_roles = np.array([len(j.roles) for j in instance.jobs], dtype=int)
-    # built as Python lists and converted once: per-element numpy writes cost more than the rest
-    bounds: list[list[int]] = []  # per job [lo0, lo1, hi0, hi1]
-    for job in instance.jobs:
-        names = job.role_names
-        first = job.roles[names[0]]
-        if len(names) == 2:
-            second = job.roles[names[1]]
-            bounds.append([first.min, second.min, first.max_count, second.max_count])
-        else:
-            bounds.append([first.min, 0, first.max_count, 0])
-    lohi = np.array(bounds, dtype=np.int64).reshape(J, 4)
-    lo, hi = lohi[:, :2].copy(), lohi[:, 2:].copy()
+    lo, hi = (a.copy() for a in instance.role_bounds())  # (J, 2) each
     demand = instance.role_demands().copy()  # (J, 2, R)
     cap = instance.capacity_total.copy()
     with np.errstate(divide="ignore", invalid="ignore"):

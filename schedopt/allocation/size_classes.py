@@ -98,6 +98,25 @@ def _lp_within_ranges(model: AllocationModel, admit: int | None, lp_x: np.ndarra
     return True
 
 
+def model_table(model: AllocationModel) -> ConfigurationTable:
+    """The allowed configurations of ``model``'s instance as a :class:`ConfigurationTable`, the
+    classes and the bound read (their values are the replay's: the checker builds its own,
+    :func:`instance_table`). Where every row is rigid (one allowed count per role) the model lists
+    each job's one allowed configuration on each type it runs on at its time there, the checker's
+    allowed set (its other entries cost inf and count nowhere; the times the same, within rounding under a
+    weighted objective): read from the model's choices
+    (0.05 ms at 100 typed jobs, where the checker's enumeration takes 1 ms); else the checker's."""
+    rows = model.rows
+    rigid = (rows.lo[:, 0] == rows.hi[:, 0]) & ((rows.n_roles != 2) | (rows.lo[:, 1] == rows.hi[:, 1]))
+    if not model.own_cost or not rigid.all():
+        return instance_table(model.instance, remaining_time_grid)
+    _, cs, row_of = model.choices
+    kind = model.kind[row_of]
+    cost = np.asarray(cs.cost, dtype=float)
+    return ConfigurationTable([(int(t), cs.job[kind == t], cs.counts[kind == t, 0], cs.counts[kind == t, 1],
+                                cost[kind == t]) for t in np.unique(kind).tolist()])
+
+
 def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBound | None:
     started = time.perf_counter()
     instance = model.instance
@@ -105,7 +124,7 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
         return None
     J = model.J
     k = J if admit is None else int(admit)
-    table = instance_table(instance, remaining_time_grid)
+    table = model_table(model)
     got = _tightest(instance, table, k)
     if got is None:
         return None
