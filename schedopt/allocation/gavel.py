@@ -2,7 +2,8 @@
 
 Written from the paper's formulation (``../shared/papers/gavel-notes.md``), not
 from Gavel's code. Each policy is an LP over ``X[m][τ]`` in [0, 1], the share of
-wall time job m should spend on accelerator type τ (Pyomo + HiGHS):
+wall time job m should spend on accelerator type τ (:class:`SharesLp`, arrays straight
+to HiGHS: a policy runs every round):
 
     Σ_τ X[m][τ] <= 1                              each job, one type at a time
     Σ_m X[m][τ] · s_m · d_m,r <= C_τ,r             each type τ and resource r
@@ -52,8 +53,6 @@ import numpy as np
 from schedopt.deadline import Deadline
 from schedopt.allocation.model import AllocationModel, cannot_run, compile_typed
 from schedopt.allocation.plans import build_plan, plan_bounds
-from schedopt.backends.highs import linear_sum
-from schedopt.gcpause import paused_gc
 from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
@@ -90,21 +89,18 @@ def compile_gavel(instance: Instance) -> GavelData:
     typed = compile_typed(instance)
     kinds = instance.accelerators
     M, K, R = typed.J, len(kinds), len(instance.resources)
-    counts = np.zeros((M, 2), dtype=np.int64)
-    for m, job in enumerate(instance.jobs):
-        for k, r in enumerate(job.role_names):
-            counts[m, k] = job.roles[r].min
-    T = np.zeros((M, K))
+    counts = np.array(instance.role_bounds()[0], dtype=np.int64).reshape(M, 2)  # each role's minimum (one role: slot 1 = 0)
+    m_of, t_of = typed.job, typed.kind  # (V,) each typed row's job and type
     row = np.full((M, K), -1, dtype=np.int64)
-    use = np.zeros((M, K, R))
+    row[m_of, t_of] = np.arange(len(m_of))
+    # each row's step time at its job's counts, read from the typed rows' speeds (Instance.speed_on) at once
+    with np.errstate(divide="ignore"):
+        step = typed.rows.step_table().at(np.arange(len(m_of)), counts[m_of, 0], counts[m_of, 1])
+    T = np.zeros((M, K))
+    T[m_of, t_of] = np.where(np.isfinite(step) & (step > 0), 1.0 / np.where(step > 0, step, 1.0), 0.0)
     demands = instance.role_demands()  # (J, 2, R) per task, a one-role job's second slot 0
-    for v in range(len(typed.job)):
-        m, t = int(typed.job[v]), int(typed.kind[v])
-        row[m, t] = v
-        speed = instance.speed_on(instance.jobs[m], kinds[t])  # the typed row's speed, without its job copy
-        step = float(speed.step_time_s(int(counts[m, 0]), int(counts[m, 1]))) if speed is not None else math.inf
-        T[m, t] = 1.0 / step if math.isfinite(step) and step > 0 else 0.0
-        use[m, t] = counts[m, 0] * demands[m, 0] + counts[m, 1] * demands[m, 1]
+    use = np.zeros((M, K, R))
+    use[m_of, t_of] = counts[m_of, 0, None] * demands[m_of, 0] + counts[m_of, 1, None] * demands[m_of, 1]
     received = np.array([[float((job.received_s or {}).get(str(kind), 0.0)) if kind is not None else 0.0 for kind in kinds]
                          for job in instance.jobs]).reshape(M, K)
     return GavelData(typed=typed, T=T, s=counts[:, 0] if M else np.zeros(0, dtype=np.int64), use=use,
@@ -116,57 +112,78 @@ def _runnable_pairs(g: GavelData) -> np.ndarray:
     return np.all(g.use <= capacity_limit(g.cap)[None, :, :], axis=2) & (g.T > 0)
 
 
-def _base_model(g: GavelData):
-    """Data, the variables X[m, τ] and the constraints every policy shares."""
-    import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
+class SharesLp:
+    """The LP every policy shares, built as arrays and handed to HiGHS directly
+    (:func:`~schedopt.backends.lp.solve_lp_colwise`: a policy runs every round, and a Pyomo
+    model of 144 jobs cost 20 ms to build and write against HiGHS's 2-7 ms). Columns: the
+    shares X[m, τ] of the pairs a job can run on (``m``, ``t`` (n,), by job, then type), then
+    the policy's own (:meth:`add_column`); rows: a block at a time (:meth:`add_rows`). Maximises."""
 
-    model = pyo.ConcreteModel(name="gavel")
-    # -- data: only the pairs a job can run on
-    fits = _runnable_pairs(g)
-    pairs = [(m, t) for m in range(g.M) for t in range(g.T.shape[1]) if fits[m, t]]
-    model.P = pyo.Set(initialize=pairs, dimen=2, ordered=True)
-    # -- variables: X[m, τ], the share of wall time job m spends on type τ
-    model.X = pyo.Var(model.P, domain=pyo.NonNegativeReals, bounds=(0.0, 1.0))
-    # -- constraints
-    by_job: dict[int, list[tuple[int, int]]] = {}
-    by_type: dict[int, list[tuple[int, int]]] = {}
-    for m, t in pairs:
-        by_job.setdefault(m, []).append((m, t))
-        by_type.setdefault(t, []).append((m, t))
-    # Gavel §3.1: a job's time shares sum to at most 1 (one type at a time)
-    model.one_type = pyo.Constraint(sorted(by_job), rule=lambda mdl, m: linear_sum([mdl.X[p] for p in by_job[m]]) <= 1)
-    # Gavel §3.1: each type's capacity, per resource: Σ_m X[m][τ]·s_m·d_m,r <= C_τ,r
-    R = g.cap.shape[1]
+    def __init__(self, g: GavelData) -> None:
+        # -- data: only the pairs a job can run on
+        self.g = g
+        self.m, self.t = np.nonzero(_runnable_pairs(g))  # row-major: by job, then type
+        n = len(self.m)
+        # -- variables: X[m, τ] in [0, 1], the share of wall time job m spends on type τ
+        self.gain, self.col_lo, self.col_hi = [np.zeros(n)], [np.zeros(n)], [np.ones(n)]
+        self.n_cols = n
+        self._row: list[np.ndarray] = []
+        self._col: list[np.ndarray] = []
+        self._val: list[np.ndarray] = []
+        self.row_lo: list[np.ndarray] = []
+        self.row_hi: list[np.ndarray] = []
+        self.n_rows = 0
+        # -- constraints
+        self.jobs, job_row = np.unique(self.m, return_inverse=True)  # the jobs with a pair, ascending
+        # Gavel §3.1: a job's time shares sum to at most 1 (one type at a time)
+        self.add_rows(job_row, np.arange(n), np.ones(n), np.full(len(self.jobs), -math.inf), np.ones(len(self.jobs)))
+        # Gavel §3.1: each type's capacity, per resource: Σ_m X[m][τ]·s_m·d_m,r <= C_τ,r
+        use = g.use[self.m, self.t]  # (n, R)
+        R = use.shape[1]
+        pair, r = np.nonzero(use > 0)
+        rows, row = np.unique(self.t[pair] * R + r, return_inverse=True)  # (τ, r) with some use, in that order
+        self.add_rows(row, pair, use[pair, r], np.full(len(rows), -math.inf), g.cap.reshape(-1)[rows].astype(float))
 
-    def capacity(mdl: Any, t: int, r: int) -> Any:
-        terms = [(float(g.use[m, t, r]), mdl.X[(m, t)]) for m, t in by_type.get(t, []) if g.use[m, t, r] > 0]
-        if not terms:
-            return pyo.Constraint.Skip
-        return linear_sum([x for _, x in terms], [a for a, _ in terms]) <= float(g.cap[t, r])
-    model.capacity = pyo.Constraint([(t, r) for t in range(g.T.shape[1]) for r in range(R)], rule=capacity)
-    return model, pairs, by_job
+    def throughput(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """thr(m, X) = Σ_τ ``T[m][τ]``·``X[m][τ]`` (steps/s) of each job in :attr:`jobs`, as triplets
+        (its place in :attr:`jobs`, the X column, T[m][τ])."""
+        return np.searchsorted(self.jobs, self.m), np.arange(len(self.m)), self.g.T[self.m, self.t]
 
+    def add_column(self, gain: float, lo: float, hi: float) -> int:
+        """A variable with objective coefficient ``gain`` (maximised) within [lo, hi]; its index."""
+        self.gain.append(np.array([float(gain)]))
+        self.col_lo.append(np.array([float(lo)]))
+        self.col_hi.append(np.array([float(hi)]))
+        self.n_cols += 1
+        return self.n_cols - 1
 
-def _throughput(model: Any, g: GavelData, by_job: dict[int, list[tuple[int, int]]], m: int) -> Any:
-    """thr(m, X) = Σ_τ ``T[m][τ]``·``X[m][τ]`` (steps/s)."""
-    pairs = by_job.get(m, [])
-    return linear_sum([model.X[p] for p in pairs], [float(g.T[p]) for p in pairs])  # floats: numpy's would dispatch per term
+    def add_rows(self, row: np.ndarray, col: np.ndarray, val: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Rows lo <= A x <= hi, A's entries as triplets (``row`` counted from 0 within the block)."""
+        self._row.append(self.n_rows + np.asarray(row, dtype=np.int64))
+        self._col.append(np.asarray(col, dtype=np.int64))
+        self._val.append(np.asarray(val, dtype=float))
+        self.row_lo.append(np.asarray(lo, dtype=float))
+        self.row_hi.append(np.asarray(hi, dtype=float))
+        self.n_rows += len(lo)
 
+    def solve(self, time_limit: float | None) -> tuple[np.ndarray | None, float | None, str]:
+        """HiGHS on the LP: (X (M, types), the objective's optimum, why) or (None, None, why)."""
+        from schedopt.backends.lp import solve_lp_colwise
 
-def _solve(model: Any, *, time_limit: float | None, seed: int | None) -> tuple[bool, str]:
-    from schedopt.backends.highs import solve_highs
-
-    res = solve_highs(model, time_limit=time_limit, rel_gap=GAVEL_REL_GAP, threads=1, seed=seed)
-    ok = res.has_solution and res.termination == Termination.OPTIMAL
-    why = f"time limit reached ({res.backend_status})" if res.termination == Termination.TIME_LIMIT else res.backend_status
-    return ok, why
-
-
-def _shares(model: Any, pairs: list[tuple[int, int]], g: GavelData) -> np.ndarray:
-    X = np.zeros_like(g.T)
-    for p in pairs:
-        X[p] = min(1.0, max(0.0, float(model.X[p].value or 0.0)))  # HiGHS's feasibility tolerance, clipped
-    return X
+        row, col, val = (np.concatenate(a) for a in (self._row, self._col, self._val))
+        order = np.lexsort((row, col))
+        row, col, val = row[order], col[order], val[order]
+        start = np.searchsorted(col, np.arange(self.n_cols + 1))
+        gain = np.concatenate(self.gain)
+        res = solve_lp_colwise(-gain, start, row, val, row_lower=np.concatenate(self.row_lo),
+                               row_upper=np.concatenate(self.row_hi), col_lower=np.concatenate(self.col_lo),
+                               col_upper=np.concatenate(self.col_hi), time_limit=time_limit)
+        if not res.optimal:
+            why = f"time limit reached ({res.status})" if res.status == "Time limit reached" else res.status
+            return None, None, why
+        X = np.zeros_like(self.g.T)
+        X[self.m, self.t] = np.clip(res.x[:len(self.m)], 0.0, 1.0)  # HiGHS's feasibility tolerance, clipped
+        return X, float(gain @ res.x), "optimal"
 
 
 def equal_share_throughput(g: GavelData) -> np.ndarray:
@@ -192,59 +209,50 @@ def equal_share_throughput(g: GavelData) -> np.ndarray:
 
 def max_sum_throughput(g: GavelData, *, normalize: str, time_limit: float | None, seed: int | None
                        ) -> tuple[np.ndarray | None, float | None, str]:
-    import pyomo.environ as pyo
-
-    model, pairs, by_job = _base_model(g)
+    lp = SharesLp(g)
     fastest = g.T.max(axis=1)
     norm = np.where(fastest > 0, fastest, 1.0) if normalize == "fastest" else np.ones(g.M)
     # Gavel §4.1 max-sum-throughput: Σ_m thr(m, X) (raw steps/s, or per job's fastest speed)
-    model.objective = pyo.Objective(expr=sum(_throughput(model, g, by_job, m) / float(norm[m]) for m in by_job) if by_job else 0.0,
-                                    sense=pyo.maximize)
-    ok, why = _solve(model, time_limit=time_limit, seed=seed)
-    return (_shares(model, pairs, g), float(pyo.value(model.objective)), why) if ok else (None, None, why)
+    lp.gain[0] = g.T[lp.m, lp.t] / norm[lp.m]
+    return lp.solve(time_limit)
 
 
 def las(g: GavelData, *, time_limit: float | None, seed: int | None) -> tuple[np.ndarray | None, float | None, str]:
-    import pyomo.environ as pyo
-
-    model, pairs, by_job = _base_model(g)
-    weight = np.array([job.weight for job in g.typed.instance.jobs])
+    lp = SharesLp(g)
+    weight = np.array([job.weight for job in g.typed.instance.jobs], dtype=float)
     eq = equal_share_throughput(g)
-    model.t = pyo.Var(domain=pyo.NonNegativeReals)
-    # Gavel §4.1 heterogeneity-aware LAS: t <= s_m·thr(m, X) / (w_m·thr(m, X_eq)) for every job that can run
-    model.fair = pyo.Constraint(sorted(by_job), rule=lambda mdl, m: float(weight[m] * eq[m]) * mdl.t
-                                <= float(g.s[m]) * _throughput(mdl, g, by_job, m))
-    model.objective = pyo.Objective(expr=model.t, sense=pyo.maximize)
-    ok, why = _solve(model, time_limit=time_limit, seed=seed)
-    return (_shares(model, pairs, g), float(pyo.value(model.t)), why) if ok else (None, None, why)
+    t = lp.add_column(1.0, 0.0, math.inf)  # the objective: max t
+    # Gavel §4.1 heterogeneity-aware LAS: w_m·thr(m, X_eq)·t - s_m·thr(m, X) <= 0 for every job that can run
+    place, x, T = lp.throughput()
+    jobs = lp.jobs
+    lp.add_rows(np.concatenate([np.arange(len(jobs)), place]), np.concatenate([np.full(len(jobs), t), x]),
+                np.concatenate([weight[jobs] * eq[jobs], -g.s[lp.m] * T]), np.full(len(jobs), -math.inf),
+                np.zeros(len(jobs)))
+    return lp.solve(time_limit)
 
 
 def finish_time_fairness(g: GavelData, *, time_limit: float | None, seed: int | None
                          ) -> tuple[np.ndarray | None, float | None, str]:
     """Bisection on c: is there X with ρ_m <= c for all m? ρ_m <= c is
     thr(m, X)·(c·D_m - e_m) >= Q_m with D_m = e_m + Q_m / thr(m, X_eq) (linear in X)."""
-    import pyomo.environ as pyo
-
     jobs = g.typed.instance.jobs
     now = max((job.arrival for job in jobs), default=0.0)
     e = np.array([max(0.0, now - job.arrival) for job in jobs])
     Q = np.array([float(job.remaining_steps or 0.0) for job in jobs])
     eq = equal_share_throughput(g)
-    runnable = np.flatnonzero(_runnable_pairs(g).any(axis=1)).tolist()
     D = np.where(eq > 0, e + Q / np.where(eq > 0, eq, 1.0), np.inf)
     clock = Deadline(time_limit)
 
     def feasible(c: float) -> np.ndarray | None:
-        model, pairs, by_job = _base_model(g)
-        need = [m for m in runnable if m in by_job]
+        lp = SharesLp(g)  # no objective: any X within the rows
+        place, x, T = lp.throughput()
+        need = lp.jobs
         # Themis's finish-time fairness, ρ_m <= c: thr(m, X)·(c·D_m - e_m) >= Q_m
-        model.ftf = pyo.Constraint(need, rule=lambda mdl, m: float(c * D[m] - e[m]) * _throughput(mdl, g, by_job, m) >= float(Q[m]))
-        model.objective = pyo.Objective(expr=0.0)
-        left = clock.left()
-        ok, _ = _solve(model, time_limit=left, seed=seed)
-        return _shares(model, pairs, g) if ok else None
+        lp.add_rows(place, x, (c * D[lp.m] - e[lp.m]) * T, Q[need], np.full(len(need), math.inf))
+        X, _, _ = lp.solve(clock.left())
+        return X
 
-    if not runnable:
+    if not _runnable_pairs(g).any():
         return np.zeros_like(g.T), 0.0, "no job can run"
     lo, hi = 0.0, 1.0
     best = feasible(hi)
@@ -334,8 +342,7 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
                           termination=Termination.INFEASIBLE if nothing_runs else Termination.COMPLETED,
                           started=started, seed=seed, options=options,
                           message="no job can run at its scale factor: none fits any type's capacity with a speed there")
-    with paused_gc():  # the policy's Pyomo model: an object per variable and term
-        X, value, why = policy(g, time_limit=time_limit, seed=seed, **kw)
+    X, value, why = policy(g, time_limit=time_limit, seed=seed, **kw)
     if X is None:
         term = Termination.TIME_LIMIT if why.startswith("time limit") else Termination.ERROR
         return build_plan(g.typed, solver=solver, config={}, status=Status.TIME_LIMIT if term == Termination.TIME_LIMIT else Status.INFEASIBLE,
@@ -358,7 +365,7 @@ def solve_policy(instance: Instance, *, solver: str, policy: Policy, objective: 
                       proof=proof, admitted_proof=admitted_proof)
 
 
-@register("gavel-max-sum-throughput", problem="allocation", exact=False, backend="pyomo+highs",
+@register("gavel-max-sum-throughput", problem="allocation", exact=False, backend="highs",
           supports_time_limit=True, accelerator_types=True, quotas=True)
 class GavelMaxSumThroughput:
     """Gavel's max-sum-throughput policy (LP over time shares per type), then one round of its mechanism."""
@@ -377,7 +384,7 @@ class GavelMaxSumThroughput:
                             normalize=self.normalize, bound=self.bound, mechanism=self.mechanism)
 
 
-@register("gavel-las", problem="allocation", exact=False, backend="pyomo+highs", supports_time_limit=True,
+@register("gavel-las", problem="allocation", exact=False, backend="highs", supports_time_limit=True,
           accelerator_types=True, quotas=True)
 class GavelLas:
     """Gavel's heterogeneity-aware max-min fairness (LAS), then one round of its mechanism."""
@@ -393,7 +400,7 @@ class GavelLas:
                             mechanism=self.mechanism)
 
 
-@register("gavel-finish-time-fairness", problem="allocation", exact=False, backend="pyomo+highs",
+@register("gavel-finish-time-fairness", problem="allocation", exact=False, backend="highs",
           supports_time_limit=True, accelerator_types=True, quotas=True)
 class GavelFinishTimeFairness:
     """Gavel's finish-time fairness (Themis's ρ), bisection over LPs, then one round of its mechanism."""

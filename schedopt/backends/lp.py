@@ -132,17 +132,21 @@ def _pass_colwise(h: Any, highspy: Any, cost: np.ndarray, col_lower: np.ndarray,
 
 def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, value: np.ndarray, *,
                      row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
-                     col_upper: np.ndarray, presolve: bool = True) -> LpResult:
+                     col_upper: np.ndarray, presolve: bool = True, time_limit: float | None = None) -> LpResult:
     """min cost·x  s.t.  row_lower <= A x <= row_upper,  col_lower <= x <= col_upper,
     with A given column-wise (CSC: ``start`` (n+1,), ``index``/``value`` (nnz,)).
     Infinite bounds are ±inf. Single-threaded and deterministic. ``presolve=False``
     for LPs of a few rows and many columns, where HiGHS's presolve can cost 100× the
-    simplex (the admission LP with its count row: 0.5 s against 5 ms at 4,000 columns)."""
+    simplex (the admission LP with its count row: 0.5 s against 5 ms at 4,000 columns).
+    ``time_limit`` (s): HiGHS's own (its status then "Time limit reached"); HiGHS compares its
+    option with the run time its instance has accumulated over every run, so the thread's
+    instance is given that run time plus the limit."""
     highspy = highspy_module()
 
     n, m = len(cost), len(row_lower)
     h = _thread_highs(highspy)
     h.setOptionValue("presolve", "choose" if presolve else "off")
+    h.setOptionValue("time_limit", INF if time_limit is None else h.getRunTime() + max(1e-3, float(time_limit)))
     index = np.asarray(index, dtype=np.int32)
     numbers = [np.asarray(a, dtype=float) for a in (cost, col_lower, col_upper, row_lower, row_upper, value)]
     if any(np.isnan(a).any() for a in numbers):  # HiGHS would call such an LP optimal, its value NaN
