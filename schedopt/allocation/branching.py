@@ -6,7 +6,11 @@ of the optimum, a branch-and-bound tree closes the gap: each node splits one job
 configurations in two (a role's count at most v / at least v + 1, or one accelerator
 type / the others), and each leaf carries prices whose Lagrangian over the
 configurations its path allows is at least the target. Every plan lies in some leaf,
-so the least leaf bound bounds every plan, as VIPR certificates do for MIP.
+so the least leaf bound bounds every plan, as VIPR certificates do for MIP. Where jobs
+must be paused and the pooled capacity cuts some size class's range (``size_classes.py``),
+those ranges are rows of every node's LP and their prices go into the leaves
+(``class_prices``, the proof's ``pooled`` resource): the ranges hold for every plan, so in
+every leaf, and they close what single-job splits close slowly.
 
 Solver side: each node's prices come from its LP (HiGHS through SciPy's ``linprog``);
 whether a node is closed is decided by the checker's own replay
@@ -26,7 +30,8 @@ from scipy.sparse import csr_matrix, hstack, lil_matrix, vstack
 
 from schedopt.allocation.certificates import (MAX_BRANCH_DEPTH, ConfigurationTable, CostGrid, Domain, capacity_of,
                                               configuration_blocks, configuration_count, job_arrays,
-                                              lagrangian_cost_bound, remaining_time_grid, resource_names)
+                                              lagrangian_cost_bound, pooled_sizes, remaining_time_grid, resource_names,
+                                              size_class_bound)
 from schedopt.allocation.rows import quota_rows
 from schedopt.claims import TooLargeToReplay
 from schedopt.instance import Instance
@@ -84,6 +89,25 @@ class _Configurations:
         self.use = wide
 
 
+class _ClassRows:
+    """The size classes a branch search prices (:func:`~schedopt.allocation.size_classes.tightest_classes`):
+    the pooled ``resource``, the cut classes' ``sizes`` and ranges ``lo``/``hi`` (C,), and each
+    configuration's class row (``row`` (K,), -1: a class not cut)."""
+
+    def __init__(self, resource: str, classes: Any, conf: _Configurations, demand: np.ndarray, r: int) -> None:
+        cut = classes.cut
+        self.resource, self.classes = resource, classes
+        self.sizes = classes.sizes[cut]
+        self.lo, self.hi = classes.lo[cut].astype(float), classes.hi[cut].astype(float)
+        place = np.full(len(classes.sizes), -1, dtype=np.int64)
+        place[cut] = np.arange(len(cut))
+        self.row = place[np.searchsorted(classes.sizes, pooled_sizes(demand, conf.owner, conf.c0, conf.c1, r))]
+
+    def prices(self, pi: np.ndarray) -> dict[str, float]:
+        """A leaf's ``class_prices``: {size: π} of the cut classes priced."""
+        return {str(int(size)): float(p) for size, p in zip(self.sizes.tolist(), pi.tolist()) if p != 0.0}
+
+
 class _NodeLp:
     """The nodes' LP on one HiGHS instance, re-solved from the last node's basis (a child
     differs from its parent by a few columns' bounds and rows': about 10× faster than
@@ -91,11 +115,13 @@ class _NodeLp:
     rows: the capacity rows (R), one row per job (Σ x <= 1, or = 1 when admitted), and the
     admission row (Σ x >= admit) when ``admit`` is not None."""
 
-    def __init__(self, conf: _Configurations, J: int, cap: np.ndarray, admit: int | None) -> None:
+    def __init__(self, conf: _Configurations, J: int, cap: np.ndarray, admit: int | None,
+                 classes: "_ClassRows | None" = None) -> None:
         from schedopt.backends.lp import INF, IncrementalLp
 
         K, R = len(conf.owner), len(cap)
         self.conf, self.J, self.cap, self.admit, self.R = conf, J, cap, admit, R
+        self.classes = classes
         self.lp = IncrementalLp(threads=1)
         self.lp.add_rows(np.full(R, -INF), cap)  # capacity rows
         every = admit is None
@@ -106,6 +132,12 @@ class _NodeLp:
                  csr_matrix((np.ones(K), (conf.owner, np.arange(K))), shape=(J, K))]  # each job's row
         if not every:
             parts.append(csr_matrix(np.ones((1, K))))  # the admission row
+        self.class_row0 = R + J + (0 if every else 1)
+        if classes is not None:  # each cut size class's count within its range (every plan keeps it there)
+            self.lp.add_rows(classes.lo, classes.hi)
+            on = classes.row >= 0
+            parts.append(csr_matrix((np.ones(int(on.sum())), (classes.row[on], np.flatnonzero(on))),
+                                    shape=(len(classes.lo), K)))
         a = vstack(parts, format="csc")
         self.lp.add_cols(conf.cost, np.zeros(K), np.ones(K), a.indptr[:-1], a.indices, a.data)
         # the overflow LP's slacks (fixed at 0 but while an infeasible node's overflow is priced):
@@ -119,6 +151,7 @@ class _NodeLp:
         self.all_cols = np.arange(K)
         self.mask: np.ndarray | None = None
         self.must: np.ndarray | None = None
+        self.pi: np.ndarray | None = None  # the class rows' prices at the last optimal solve (None: none)
 
     def solve(self, mask: np.ndarray, must: np.ndarray, time_limit_s: float, *, prices: bool = True
               ) -> tuple[str, np.ndarray | None, float, np.ndarray | None, float]:
@@ -135,7 +168,8 @@ class _NodeLp:
         self.lp.set_time_limit(time_limit_s)
         res = self.lp.solve()
         if res.optimal:
-            return "optimal", *self._prices(res), res.x[:self.K][mask], res.objective
+            lam, nu, self.pi = self._prices(res)
+            return "optimal", lam, nu, res.x[:self.K][mask], res.objective
         if res.status == "Time limit reached":
             return "time", None, 0.0, None, math.nan
         if res.status != "Infeasible":
@@ -143,26 +177,37 @@ class _NodeLp:
         if not prices:
             return "infeasible", None, 0.0, None, math.inf
         # infeasible: min Σ overflow (capacity rows, and the admission row's shortfall), the other rows kept
+        # (the class rows let go: the overflow's prices are those of the LP without them, as before them)
         K, S = self.K, self.S
         every_col = np.arange(K + S)
+        class_rows = np.arange(self.class_row0, self.class_row0 + (0 if self.classes is None else len(self.classes.lo)))
+        if len(class_rows):
+            self.lp.set_row_bounds(class_rows, np.full(len(class_rows), -np.inf), np.full(len(class_rows), np.inf))
         self.lp.set_costs(every_col, np.r_[np.zeros(K), np.ones(S)])
         self.lp.set_col_bounds(np.arange(K, K + S), np.zeros(S), np.full(S, np.inf))
         res = self.lp.solve()
         self.lp.set_costs(every_col, np.r_[self.conf.cost, np.zeros(S)])
         self.lp.set_col_bounds(np.arange(K, K + S), np.zeros(S), np.zeros(S))
+        if len(class_rows):
+            self.lp.set_row_bounds(class_rows, self.classes.lo, self.classes.hi)  # type: ignore[union-attr]
         if not res.optimal or res.objective <= 0:
             return self._from_scratch(mask, must, time_limit_s)
-        return "infeasible", *self._prices(res), None, math.inf
+        lam, nu, _ = self._prices(res)
+        return "infeasible", lam, nu, None, math.inf
 
-    def _prices(self, res: Any) -> tuple[np.ndarray, float]:
-        """λ (capacity rows) and ν (the admission row; 0 without it) from HiGHS's row duals: a
-        binding <= row of a minimisation has a dual <= 0, a binding >= row one >= 0."""
+    def _prices(self, res: Any) -> tuple[np.ndarray, float, np.ndarray]:
+        """λ (capacity rows), ν (the admission row; 0 without it) and π (the class rows, any sign;
+        empty without them) from HiGHS's row duals: a binding <= row of a minimisation has a dual
+        <= 0, a binding >= row one >= 0."""
         lam = np.maximum(-res.row_dual[:self.R], 0.0)
-        return lam, (max(float(res.row_dual[-1]), 0.0) if self.admit is not None else 0.0)
+        nu = max(float(res.row_dual[self.R + self.J]), 0.0) if self.admit is not None else 0.0
+        pi = np.asarray(res.row_dual[self.class_row0:], dtype=float).copy() if self.classes is not None else np.zeros(0)
+        return lam, nu, pi
 
     def _from_scratch(self, mask: np.ndarray, must: np.ndarray, time_limit_s: float
                       ) -> tuple[str, np.ndarray | None, float, np.ndarray | None, float]:
         status, lam, nu, x = _lp_prices(self.conf, mask, must, self.J, self.cap, self.admit, time_limit_s)
+        self.pi = None  # the LP without the class rows: no class prices
         value = float(self.conf.cost[mask] @ x) if x is not None else (math.inf if status == "infeasible" else math.nan)
         return status, lam, nu, x, value
 
@@ -386,9 +431,22 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     k_admit = None if every else int(admit)  # type: ignore[arg-type]
 
     table = ConfigurationTable(blocks)  # the replay's configurations, grouped by job once
+    # where jobs must be paused, the size classes' ranges (every plan admitting as many keeps them, so
+    # every node does): rows of the node LPs, their prices in the leaves (size_classes.py)
+    class_rows = None
+    if not every:
+        from schedopt.allocation.size_classes import tightest_classes
 
-    def bound_at(lam: np.ndarray, nu: float, dom: Domain) -> float:
-        return lagrangian_cost_bound(instance, lam, cost, admit=k_admit, nu=nu, domain=dom, blocks=table)
+        got = tightest_classes(instance, table, k_admit)
+        if got is not None:
+            class_rows = _ClassRows(got[0], got[1], conf, data.demand, instance.resources.index(got[0]))
+
+    def bound_at(lam: np.ndarray, nu: float, dom: Domain, pi: np.ndarray | None = None) -> float:
+        if pi is None or class_rows is None:
+            return lagrangian_cost_bound(instance, lam, cost, admit=k_admit, nu=nu, domain=dom, blocks=table)
+        return size_class_bound(instance, lam, cost, admit=k_admit, nu=nu, resource=class_rows.resource,
+                                class_prices=class_rows.prices(pi), table=table, classes=class_rows.classes,
+                                domain=dom)
 
     by_owner = np.argsort(conf.owner, kind="stable")  # the configurations grouped by job, for one reduceat
     grouped = conf.owner[by_owner]
@@ -396,12 +454,18 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     run_job = grouped[runs]
     cap_value = cap.astype(float)
 
-    def quick_bound(lam: np.ndarray, nu: float, mask: np.ndarray, admitted: np.ndarray) -> float:
-        """L(λ, ν) over the configurations ``mask`` allows (jobs ``admitted`` must run), from the
-        search's own arrays (cost + use·λ, one matrix product): what :func:`bound_at` replays, up
-        to rounding. It steers the search; a node is closed only by :func:`bound_at`'s value, the
-        checker's own."""
-        priced = np.where(mask, conf.cost + conf.use @ lam, np.inf)[by_owner]
+    def quick_bound(lam: np.ndarray, nu: float, mask: np.ndarray, admitted: np.ndarray,
+                    pi: np.ndarray | None = None) -> float:
+        """L(λ, ν) (and π on the class rows) over the configurations ``mask`` allows (jobs ``admitted``
+        must run), from the search's own arrays (cost + use·λ − π, one matrix product): what
+        :func:`bound_at` replays, up to rounding. It steers the search; a node is closed only by
+        :func:`bound_at`'s value, the checker's own."""
+        own = conf.cost + conf.use @ lam
+        ranges = 0.0
+        if pi is not None and class_rows is not None and len(pi):
+            own = own - np.where(class_rows.row >= 0, pi[np.maximum(class_rows.row, 0)], 0.0)
+            ranges = float(pi @ np.where(pi >= 0, class_rows.lo, class_rows.hi))
+        priced = np.where(mask, own, np.inf)[by_owner]
         m = np.full(J, np.inf)
         if len(runs):
             m[run_job] = np.minimum.reduceat(priced, runs)
@@ -411,17 +475,17 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             with np.errstate(invalid="ignore"):
                 terms = np.where(admitted, m - nu, np.minimum(0.0, m - nu))
             total = float(terms.sum()) + nu * float(k_admit)  # type: ignore[arg-type]
-        return total - float(lam @ cap_value)
+        return total - float(lam @ cap_value) + ranges
 
-    def node_bound(lam: np.ndarray, nu: float, mask: np.ndarray, dom: Domain) -> float:
-        """L(λ, ν) at a node: :func:`quick_bound`'s value where it is clearly below the target (it
+    def node_bound(lam: np.ndarray, nu: float, mask: np.ndarray, dom: Domain, pi: np.ndarray | None = None) -> float:
+        """L(λ, ν, π) at a node: :func:`quick_bound`'s value where it is clearly below the target (it
         decides nothing there), else the replay's (:func:`bound_at`), which alone closes a node."""
-        found = quick_bound(lam, nu, mask, dom.admitted)
+        found = quick_bound(lam, nu, mask, dom.admitted, pi)
         if found >= target - BOUND_NOISE * max(1.0, abs(target)):  # near or past the target: the replay's value decides
-            found = bound_at(lam, nu, dom)
+            found = bound_at(lam, nu, dom, pi)
         return found
 
-    node_lp = _NodeLp(conf, J, cap, k_admit)
+    node_lp = _NodeLp(conf, J, cap, k_admit, class_rows)
 
     def mask_of(dom: Domain) -> np.ndarray:
         """The configurations ``dom`` allows, (K,) bool."""
@@ -457,6 +521,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             continue
         left = time_limit_s - (time.perf_counter() - started)
         status, lam, nu, x, lp_value = node_lp.solve(mask, dom.admitted, left)
+        pi = node_lp.pi if status == "optimal" else None  # the class rows' prices (None: not priced)
         lps += 1
         if status == "time":
             return stop(f"time limit ({time_limit_s:.2f} s) reached in a node's LP")
@@ -476,7 +541,7 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
                     return stop(f"time limit ({time_limit_s:.2f} s) reached")
                 scale *= 4.0
             lam, nu = scale * lam, scale * nu
-        found = node_bound(lam, nu, mask, dom)
+        found = node_bound(lam, nu, mask, dom, pi)
         if root_bound is None:
             root_bound, root_lps = found, lps  # the dives' levels are counted from the root's bound
         closed = (found - root_bound) / max(target - root_bound, TINY)
@@ -494,6 +559,8 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
             node["prices"] = {r: float(v) for r, v in zip(names, lam) if v > 0}
             if not every:
                 node["admit_price"] = float(nu)
+            if pi is not None and class_rows is not None:
+                node["class_prices"] = class_rows.prices(pi)
             leaves += 1
             least = min(least, found)
             continue
@@ -532,7 +599,8 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
         below = (closures + (closed,))[-RATE_WINDOW:]
         stack += [(node.setdefault(key, {}), child, depth + 1, below) for key, child in kids]
     seconds = time.perf_counter() - started
-    proof = Proof(kind="branch-lagrangian", value=least, tree=root, admit=k_admit)
+    proof = Proof(kind="branch-lagrangian", value=least, tree=root, admit=k_admit,
+                  pooled=None if class_rows is None else class_rows.resource)
     return least, proof, {"branch_leaves": leaves, "branch_seconds": seconds, "branch_node_lps": lps}
 
 

@@ -892,9 +892,9 @@ def branch_leaves(instance: Instance, tree: Any) -> list[tuple[Domain, dict]]:
         off_types[j, kinds[kind]] = False
         return [(node["on"], dom.but(types=on_types), f"{path}.on"), (node["off"], dom.but(types=off_types), f"{path}.off")]
 
-    return branch_tree_leaves(tree, Domain.everything(instance), {"prices", "admit_price"}, split,
+    return branch_tree_leaves(tree, Domain.everything(instance), {"prices", "admit_price", "class_prices"}, split,
                               max_leaves=MAX_BRANCH_LEAVES, max_depth=MAX_BRANCH_DEPTH,
-                              shapes="a leaf {prices, admit_price} or splits {job, role, at, low, high}, "
+                              shapes="a leaf {prices, admit_price, class_prices} or splits {job, role, at, low, high}, "
                                      "{job, accelerator, on, off} or {job, admitted, paused}")
 
 
@@ -1006,14 +1006,17 @@ def class_price_vector(classes: SizeClasses, prices: dict[str, float] | None) ->
 
 def size_class_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, admit: int | None, nu: float,
                      resource: str, class_prices: dict[str, float] | None,
-                     table: ConfigurationTable | None = None, classes: SizeClasses | None = None) -> float:
+                     table: ConfigurationTable | None = None, classes: SizeClasses | None = None,
+                     domain: Domain | None = None) -> float:
     """L(λ, ν, π): the Lagrangian bound with prices π_s on the size classes' ranges of ``resource``
     (:func:`size_classes`) beside λ on the capacities and ν on the admission row. Every plan
     admitting at least ``admit`` jobs keeps each class's count n_s in [lo_s, hi_s], so
     π_s·(n_s − b_s) >= 0 with b_s = lo_s where π_s >= 0, hi_s where π_s < 0; its cost is at least
     Σ_A (c_j − π_s(j)) + Σ_s π_s·b_s, and the Lagrangian bound of those costs follows as for
     ``lagrangian``. ``table`` and ``classes``: :func:`instance_table` and :func:`size_classes` of this
-    instance, resource and count, when the caller has them. ValueError for an unknown resource."""
+    instance, resource and count, when the caller has them. ``domain``: over only the configurations a
+    branch leaf allows (a job it admits adds m_j − ν; the ranges hold for every plan, so in every leaf).
+    ValueError for an unknown resource."""
     if resource not in instance.resources:
         raise ValueError(f"pooled: unknown resource {resource!r}")
     J = len(instance.jobs)
@@ -1028,12 +1031,13 @@ def size_class_bound(instance: Instance, lam: np.ndarray, cost: CostGrid, *, adm
     pi = class_price_vector(classes, class_prices)
     per_config = pi[np.searchsorted(classes.sizes, classes.size)] if len(classes.sizes) else np.zeros(len(table.owner))
     with np.errstate(invalid="ignore", over="ignore"):
-        m = table.priced_minimum(J, _priced_use(instance, data, lam), None, minus=per_config)
+        m = table.priced_minimum(J, _priced_use(instance, data, lam), domain, minus=per_config)
     if k >= J:
         total = float(m.sum())
     else:
+        must = domain.admitted if domain is not None else np.zeros(J, dtype=bool)
         with np.errstate(invalid="ignore"):
-            total = float(np.minimum(0.0, m - nu).sum()) + nu * float(k)
+            total = float(np.where(must, m - nu, np.minimum(0.0, m - nu)).sum()) + nu * float(k)
     b = np.where(pi >= 0, classes.lo, classes.hi)
     return total - float(lam @ capacity_of(instance)) + float(pi @ b)
 
@@ -1068,11 +1072,26 @@ def branch_replay(cost: CostGrid, sense: str) -> Callable:
         admit = proof_admit(instance, plan, proof)
         leaves = branch_leaves(instance, proof.tree)
         table = ConfigurationTable(list(_enumerated(instance, cost, job_arrays(instance))))  # priced once per leaf
+        classes = None  # the size classes' ranges hold for every plan, so in every leaf
+        if proof.pooled is not None:
+            if proof.pooled not in instance.resources:
+                raise ValueError(f"pooled: unknown resource {proof.pooled!r}")
+            k = len(instance.jobs) if admit is None else int(admit)
+            classes = size_classes(instance, table, instance.resources.index(proof.pooled), k)
         least = math.inf
         for dom, leaf in leaves:
             lam = price_vector(instance, leaf.get("prices"))
             nu = finite_nonneg(leaf.get("admit_price"), "admit_price")
-            least = min(least, lagrangian_cost_bound(instance, lam, cost, admit=admit, nu=nu, domain=dom, blocks=table))
+            if leaf.get("class_prices") is not None:
+                if not isinstance(leaf["class_prices"], dict):
+                    raise ValueError("a leaf's class_prices map sizes to prices")
+                if classes is None:
+                    raise ValueError("a leaf's class_prices need the proof's pooled resource")
+                bound = size_class_bound(instance, lam, cost, admit=admit, nu=nu, resource=proof.pooled,
+                                         class_prices=leaf["class_prices"], table=table, classes=classes, domain=dom)
+            else:
+                bound = lagrangian_cost_bound(instance, lam, cost, admit=admit, nu=nu, domain=dom, blocks=table)
+            least = min(least, bound)
         return least if sense == "min" else -least
 
     return replay

@@ -38,7 +38,7 @@ MAX_CLASS_CONFIGURATIONS = 200_000
 HEURISTIC_CLASS_CONFIGURATIONS = 20_000
 
 
-def _tightest(instance: Any, table: ConfigurationTable, admit: int) -> tuple[str, SizeClasses] | None:
+def tightest_classes(instance: Any, table: ConfigurationTable, admit: int) -> tuple[str, SizeClasses] | None:
     """The resource whose size classes' ranges cut the most (None: no range cuts anything)."""
     best = None
     for r, name in enumerate(instance.resources):
@@ -125,7 +125,7 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
     J = model.J
     k = J if admit is None else int(admit)
     table = model_table(model)
-    got = _tightest(instance, table, k)
+    got = tightest_classes(instance, table, k)
     if got is None:
         return None
     resource, classes = got
