@@ -31,7 +31,7 @@ from scipy.sparse import csr_matrix, hstack, lil_matrix, vstack
 from schedopt.allocation.certificates import (MAX_BRANCH_DEPTH, ConfigurationTable, CostGrid, Domain, capacity_of,
                                               configuration_blocks, configuration_count, job_arrays,
                                               lagrangian_cost_bound, pooled_sizes, remaining_time_grid, resource_names,
-                                              size_class_bound)
+                                              SizeClasses, size_class_bound)
 from schedopt.allocation.rows import quota_rows
 from schedopt.claims import TooLargeToReplay
 from schedopt.instance import Instance
@@ -91,21 +91,18 @@ class _Configurations:
 
 class _ClassRows:
     """The size classes a branch search prices (:func:`~schedopt.allocation.size_classes.tightest_classes`):
-    the pooled ``resource``, the cut classes' ``sizes`` and ranges ``lo``/``hi`` (C,), and each
-    configuration's class row (``row`` (K,), -1: a class not cut)."""
+    the pooled ``resource``, the cut classes' ranges ``lo``/``hi`` (C,), and each configuration's
+    class row (``row`` (K,), -1: a class not cut)."""
 
-    def __init__(self, resource: str, classes: Any, conf: _Configurations, demand: np.ndarray, r: int) -> None:
+    def __init__(self, resource: str, classes: SizeClasses, conf: _Configurations, demand: np.ndarray, r: int) -> None:
         cut = classes.cut
         self.resource, self.classes = resource, classes
-        self.sizes = classes.sizes[cut]
         self.lo, self.hi = classes.lo[cut].astype(float), classes.hi[cut].astype(float)
-        place = np.full(len(classes.sizes), -1, dtype=np.int64)
-        place[cut] = np.arange(len(cut))
-        self.row = place[np.searchsorted(classes.sizes, pooled_sizes(demand, conf.owner, conf.c0, conf.c1, r))]
+        self.row = classes.cut_place(pooled_sizes(demand, conf.owner, conf.c0, conf.c1, r))
 
     def prices(self, pi: np.ndarray) -> dict[str, float]:
-        """A leaf's ``class_prices``: {size: π} of the cut classes priced."""
-        return {str(int(size)): float(p) for size, p in zip(self.sizes.tolist(), pi.tolist()) if p != 0.0}
+        """A leaf's ``class_prices``: {size: π} of the cut classes."""
+        return self.classes.cut_prices(pi)
 
 
 class _NodeLp:

@@ -931,6 +931,18 @@ class SizeClasses:
         """How much the pooled capacity cuts the ranges: Σ (lo − forced_by_count) + (jobs − hi)."""
         return int((self.lo - self.forced_by_count + self.jobs - self.hi).sum())
 
+    def cut_place(self, size: np.ndarray) -> np.ndarray:
+        """(N,) each configuration's place among the :attr:`cut` classes by its pooled ``size`` (N,;
+        :func:`pooled_sizes`), -1 where its class is not cut: the row an LP over them puts it in."""
+        cut = self.cut
+        place = np.full(len(self.sizes), -1, dtype=np.int64)
+        place[cut] = np.arange(len(cut))
+        return place[np.searchsorted(self.sizes, size)]
+
+    def cut_prices(self, pi: np.ndarray) -> dict[str, float]:
+        """A proof's ``class_prices`` from π (C,) on the :attr:`cut` classes, in their order: {size: π_s}."""
+        return {str(int(self.sizes[i])): float(p) for i, p in zip(self.cut.tolist(), np.asarray(pi).tolist())}
+
 
 def pooled_capacity(instance: Instance, r: int) -> float:
     """Resource ``r``'s capacity limit summed over the types (quota rows left out)."""

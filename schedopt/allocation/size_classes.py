@@ -135,13 +135,11 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
     cut = classes.cut
     K, R = cs.K, cs.use.shape[1]
     # rows: each job at most one configuration (J), the capacity rows (R), the admission row, the cut classes
-    cls = np.searchsorted(classes.sizes, size)
-    in_cut = np.isin(cls, cut)
-    cut_row = np.full(len(classes.sizes), -1, dtype=np.int64)
-    cut_row[cut] = J + R + 1 + np.arange(len(cut))
+    place = classes.cut_place(size)
+    in_cut = place >= 0
     use = np.asarray(cs.use, dtype=float)
     nz_r, nz_k = np.nonzero(use.T)  # (row, column) pairs of the capacity block
-    rows = [cs.job.astype(np.int64), J + nz_r, np.full(K, J + R), cut_row[cls[in_cut]]]
+    rows = [cs.job.astype(np.int64), J + nz_r, np.full(K, J + R), J + R + 1 + place[in_cut]]
     cols = [np.arange(K), nz_k, np.arange(K), np.flatnonzero(in_cut)]
     vals = [np.ones(K), use.T[nz_r, nz_k], np.ones(K), np.ones(int(in_cut.sum()))]
     row, col, val = (np.concatenate(a) for a in (rows, cols, vals))
@@ -158,7 +156,7 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
         return None
     lam = np.maximum(0.0, -res.row_dual[J:J + R])
     nu = 0.0 if every else max(0.0, float(res.row_dual[J + R]))
-    prices = {str(int(classes.sizes[i])): float(res.row_dual[J + R + 1 + n]) for n, i in enumerate(cut.tolist())}
+    prices = classes.cut_prices(res.row_dual[J + R + 1:J + R + 1 + len(cut)])
     proof = Proof(kind="size-class-lagrangian", prices={n: float(v) for n, v in zip(model.resource_names, lam)},
                   admit=None if every else k, admit_price=None if every else nu, pooled=resource,
                   class_prices=prices)
