@@ -76,8 +76,6 @@ BRANCH_ABOVE_GAP = 1e-4
 DORM_ROUND_GAP = 1e-4
 #: Dorm's column generation: a column enters when its reduced cost is below -PRICE_TOL
 PRICE_TOL = 1e-7
-#: Gavel's LPs are solved to this relative gap
-GAVEL_REL_GAP = 1e-9
 #: placement's exact models: the absolute gap of a stage whose objective is a count
 COUNT_ABS_GAP = 1e-9
 

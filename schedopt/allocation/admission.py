@@ -362,7 +362,7 @@ def admission_columns(rows: AllocationData, least: tuple[np.ndarray, np.ndarray]
     configuration (V, 2) and whether it is allowed (V,), when the caller has them (then
     only the tables of jobs with a range of counts are searched)."""
     measured = rows.step_table().measured
-    rigid = (rows.lo[:, 0] == rows.hi[:, 0]) & ((rows.n_roles != 2) | (rows.lo[:, 1] == rows.hi[:, 1]))
+    rigid = rows.rigid
     read = np.zeros(rows.J, dtype=bool) if least is None else ~measured | rigid  # their minimum, as given
     counts_of: list[np.ndarray] = []
     of: list[np.ndarray] = []

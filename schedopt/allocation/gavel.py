@@ -57,7 +57,7 @@ from schedopt.errors import InputError
 from schedopt.instance import Instance
 from schedopt.plan import Plan, Status, Termination
 from schedopt.registry import register
-from schedopt.tolerances import GAVEL_REL_GAP, LP_ZERO, capacity_limit
+from schedopt.tolerances import LP_ZERO, capacity_limit
 
 #: bisection steps of finish-time fairness: the ratio to 2^-12 of its bracket (each step one LP)
 FTF_BISECTION_STEPS = 12

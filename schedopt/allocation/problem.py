@@ -171,6 +171,11 @@ class AllocationData:
                 total += o
         return float(total)
 
+    @property
+    def rigid(self) -> np.ndarray:
+        """(J,) bool: the job allows one count per role (lo = hi; a one-role job's second slot ignored)."""
+        return (self.lo[:, 0] == self.hi[:, 0]) & ((self.n_roles != 2) | (self.lo[:, 1] == self.hi[:, 1]))
+
     def speeds(self) -> list[Any]:
         """Each job's speed form (J,): a typed model's row jobs hold theirs apart
         (``model.RowJobs.speeds``), so reading them makes no job."""
@@ -423,7 +428,7 @@ def enumerate_choices(data: AllocationData, jobs: np.ndarray | None = None, prun
     rigid = np.zeros(data.J, dtype=bool)
     if least is not None:
         mins, allowed, t_least = least
-        rigid[jobs] = (data.lo[jobs, 0] == data.hi[jobs, 0]) & ((data.n_roles[jobs] != 2) | (data.lo[jobs, 1] == data.hi[jobs, 1]))
+        rigid[jobs] = data.rigid[jobs]
         if batched:
             rigid[list(batched)] = False
     rigid_jobs = np.flatnonzero(rigid & allowed) if least is not None else np.zeros(0, dtype=np.int64)

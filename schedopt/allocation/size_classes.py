@@ -107,8 +107,7 @@ def model_table(model: AllocationModel) -> ConfigurationTable:
     weighted objective): read from the model's choices
     (0.05 ms at 100 typed jobs, where the checker's enumeration takes 1 ms); else the checker's."""
     rows = model.rows
-    rigid = (rows.lo[:, 0] == rows.hi[:, 0]) & ((rows.n_roles != 2) | (rows.lo[:, 1] == rows.hi[:, 1]))
-    if not model.own_cost or not rigid.all():
+    if not model.own_cost or not rows.rigid.all():
         return instance_table(model.instance, remaining_time_grid)
     _, cs, row_of = model.choices
     kind = model.kind[row_of]
