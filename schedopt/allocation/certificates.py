@@ -29,6 +29,7 @@ import numpy as np
 
 from schedopt.allocation.jobtime import job_time_s, training_s
 from schedopt.allocation.objectives import is_weighted, objective_of_time, objective_terms
+from schedopt.allocation.problem import running_arrays
 from schedopt.claims import SESSION, Replay, TooLargeToReplay, branch_tree_leaves
 from schedopt.allocation.rows import capacity_vector, quota_rows, typed_resource_names
 from schedopt.instance import Instance, Job
@@ -69,21 +70,20 @@ def _time_grid(instance: Instance, job: Job, c0: np.ndarray, c1: np.ndarray) -> 
 @dataclass(frozen=True)
 class RunState:
     """What a job's time reads besides its speed, per job (J,): its remaining steps ``q`` (NaN:
-    none given), whether it runs now (``runs``) with counts ``r0``/``r1``, whether it has two roles
-    (``two``), its restart ``rho`` (s) and the type it runs on (``on``, object; None: unnamed)."""
+    none given), its running counts ``r0``/``r1`` (-1: not running, or nothing to pay: no job has a
+    restart cost), its restart ``rho`` (s) and the type it runs on (``on``, object; None: unnamed)."""
 
     q: np.ndarray
-    runs: np.ndarray
     r0: np.ndarray
     r1: np.ndarray
-    two: np.ndarray
     rho: np.ndarray
     on: np.ndarray
 
 
 def run_state(instance: Instance) -> RunState:
-    """The instance's :class:`RunState`, built once per jobs list: the time of every configuration
-    on every type reads it (:func:`remaining_time_block`, once per type)."""
+    """The instance's :class:`RunState`, built once per jobs list (the counts and restarts from
+    :func:`~schedopt.allocation.problem.running_arrays`): the time of every configuration on every
+    type reads it (:func:`remaining_time_block`, once per type)."""
     return instance.derived("certificate_run_state", _run_state)
 
 
@@ -91,18 +91,11 @@ def _run_state(instance: Instance) -> RunState:
     jobs = instance.jobs
     J = len(jobs)
     q = np.array([math.nan if job.remaining_steps is None else float(job.remaining_steps) for job in jobs], dtype=float)
-    runs, two = np.zeros(J, dtype=bool), np.zeros(J, dtype=bool)
-    r0, r1, rho = np.full(J, -1, dtype=np.int64), np.full(J, -1, dtype=np.int64), np.zeros(J)
-    on = np.full(J, None, dtype=object)
-    for j, job in enumerate(jobs):
-        running = instance.running_counts(job)
-        if running is None:  # a job not running now: no restart to pay, on any type
-            continue
-        names = job.role_names
-        runs[j], two[j], rho[j], on[j] = True, len(names) == 2, instance.restart_cost_s(job), job.running_accelerator
-        r0[j] = running.get(names[0], 0)
-        r1[j] = running.get(names[1], 0) if two[j] else 0
-    return RunState(q, runs, r0, r1, two, rho, on)
+    running, restart = running_arrays(instance)
+    if running is None:  # no restart to pay anywhere: every time is the training time alone
+        running, restart = np.full((J, 2), -1, dtype=np.int64), np.zeros(J)
+    on = np.array([job.running_accelerator for job in jobs] + [None], dtype=object)[:J]
+    return RunState(q, running[:, 0], running[:, 1], restart, on)
 
 
 def remaining_time_block(instance: Instance, kind: str | None, owner: np.ndarray, c0: np.ndarray,
@@ -125,14 +118,13 @@ def remaining_time_block(instance: Instance, kind: str | None, owner: np.ndarray
     for i in np.flatnonzero(np.isnan(q)).tolist():  # no remaining steps: no time (inf) anywhere
         speeds[i] = None
     q = np.nan_to_num(q, nan=0.0)
-    runs, two = state.runs[present], state.two[present]
+    runs = state.r0[present] >= 0
     # moved off the type it runs on now (Instance.moves_type): every count here changes
     moved = runs & (state.on[present] != None) & (state.on[present] != kind) if typed and instance.has_types \
         else np.zeros(n, dtype=bool)  # noqa: E711 (an object array's elementwise test)
     rho = np.where(runs, state.rho[present], 0.0)
     stays = runs & ~moved
     r0, r1 = np.where(stays, state.r0[present], -1), np.where(stays, state.r1[present], -1)
-    two = two & stays
     at = np.repeat(np.arange(n), size)  # each entry's place in ``present``
     table = StepTable(speeds)
     step = np.full(len(owner), np.inf)
@@ -145,7 +137,7 @@ def remaining_time_block(instance: Instance, kind: str | None, owner: np.ndarray
                 step[seg] = np.asarray(speeds[i].step_time_s(c0[seg], c1[seg]), dtype=float).reshape(-1)
     t = training_s(q[at], step)
     running = r0[at] >= 0
-    changed = moved[at] | (running & ((c0 != r0[at]) | (two[at] & (c1 != r1[at]))))
+    changed = moved[at] | (running & ((c0 != r0[at]) | (c1 != r1[at])))  # a one-role job's c1 and r1 are 0
     pays = moved[at] | running
     t = np.where(pays, t + np.where(changed, rho[at], 0.0), t)
     if not is_weighted(instance):
