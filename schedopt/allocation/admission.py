@@ -406,8 +406,8 @@ def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
     class's LP weight going to its jobs in order of ``prefer`` (V,), each job's least over its rows
     (e.g. its time at its minimum: the shortest first), then job index. Without ``weights`` (None
     returned for them) it is solved over the classes at any size: the count and a proof are all
-    the caller wants, and the classes' LP has a handful of columns (100 typed `gavel` jobs: 4 instead
-    of 300, 0.1 ms instead of 1 ms)."""
+    the caller wants, and the classes' LP has a handful of columns (100 typed `gavel` jobs: 14 instead
+    of 300, 0.25 ms instead of 1 ms)."""
     job_of = np.arange(rows.J) if job_of is None else job_of
     use, row = admission_columns(rows, least)
     weight = np.zeros(rows.J)
