@@ -164,3 +164,23 @@ def test_weights_from_the_instance_alone() -> None:
     assert weight.tolist() == pytest.approx([H / 1e6, H / 2.5e9])
     assert offset.tolist() == pytest.approx([-2 * H / 1e3, -2 * H / 5e4])
     assert math.isfinite(float(weight.sum()))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_least_step_time_is_the_least_of_every_allowed_count(seed: int) -> None:
+    """t*_j read from a measured table's grid block (memoised across jobs) is Q_j times the least
+    step time :func:`job_step_times` lists over every type and allowed count, on typed, two-role,
+    formula and quota instances alike."""
+    from schedopt.allocation.objectives import best_training_s, job_step_times
+    from schedopt.testing import (random_objective_instance, random_quota_instance, random_rigid_typed_instance,
+                                  random_tiny_instance, random_typed_instance)
+
+    for make in (random_objective_instance, random_quota_instance, random_rigid_typed_instance,
+                 random_tiny_instance, random_typed_instance):
+        inst = make(seed)
+        least: dict = {}
+        for job in inst.jobs:
+            step = job_step_times(inst, job)[2]
+            expected = float(job.remaining_steps) * float(step.min()) if step.size and np.isfinite(step.min()) else math.inf
+            assert best_training_s(inst, job, least) == expected
+            assert best_training_s(inst, job) == expected
