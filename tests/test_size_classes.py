@@ -336,3 +336,39 @@ def test_forged_class_prices_in_a_tree_are_refused() -> None:
         else:
             proof.pooled = "tpu"
         assert schedopt.check(inst, forged, strict=True), edit
+
+
+@pytest.mark.parametrize("case", range(10))
+@pytest.mark.parametrize("objective", [None, "jct_weighted_time"])
+def test_stage_models_with_the_class_rows_keep_the_optimum(case: int, objective: str | None) -> None:
+    """The size classes' ranges as rows of the stage model (class_rows; every plan admitting the most
+    keeps them): HiGHS and CP-SAT over the model's configurations with those rows find brute force's
+    optimum, as they do without them; the rows cut something on these instances."""
+    from schedopt.allocation.cpsat import CpSatBackend
+    from schedopt.allocation.milp import HighsBackend
+    from schedopt.allocation.size_classes import class_rows
+
+    seed, inst, admitted, _ = list(_paused_instances(10))[case]
+    if objective is not None:
+        inst = inst.with_objective(objective)
+        admitted, total, _ = solve_bruteforce(inst)
+    else:
+        _, total, _ = solve_bruteforce(inst)
+    model = compile_model(inst)
+    _, cs, _ = model.choices
+    rows = class_rows(model, cs, admit=admitted)
+    if rows is None:
+        pytest.skip(f"seed {seed}: no size class is cut")
+    assert len(rows.place) == cs.K and np.all(rows.lo <= rows.hi)
+    for backend in (HighsBackend(rel_gap=1e-9, threads=1), CpSatBackend(1)):
+        values = []
+        for extra in (None, rows):
+            res = backend.solve_stage(model.by_job, cs, stage="time", every_job=False, min_admitted=admitted,
+                                      time_limit=None, seed=0, classes=extra)
+            assert res.solution is not None and len(res.solution) == admitted
+            values.append(float(cs.cost[res.solution].sum()))
+            held = np.bincount(rows.place[res.solution][rows.place[res.solution] >= 0], minlength=len(rows.lo))
+            if extra is not None:
+                assert np.all(held >= rows.lo) and np.all(held <= rows.hi)
+        for v in values:
+            assert math.isclose(v, total, rel_tol=1e-6, abs_tol=1e-6), (type(backend).__name__, values, total)

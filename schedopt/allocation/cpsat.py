@@ -12,7 +12,7 @@ true optimum, and ``scaling_error_s`` says what the rounding can cost.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from schedopt.backends.cpsat import cpsat_termination, has_solution, integer_sca
 from schedopt.results import StageResult
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.plan import Termination
+
+if TYPE_CHECKING:
+    from schedopt.allocation.size_classes import ClassRows
 
 COST_RESOLUTION = 1e9
 NAMED_VARIABLES = 20_000
@@ -43,7 +46,8 @@ class CpSatBackend:
 
     def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
                     min_admitted: int, time_limit: float | None, seed: int | None,
-                    hint: list[int] | None = None, max_admitted: int | None = None) -> StageResult:
+                    hint: list[int] | None = None, max_admitted: int | None = None,
+                    classes: ClassRows | None = None) -> StageResult:
         cp_model = load_cp_model()  # imported when a model is built: `import schedopt` stays light
         t0 = time.perf_counter()
         # -- data, scaled to integers
@@ -96,6 +100,11 @@ class CpSatBackend:
         # stage 1's ceiling, the count the admission LP's prices prove: a plan meeting it ends the search
         if stage == "admit" and max_admitted is not None:
             model.add(sum(x) <= max_admitted)
+        # size classes (size_classes.py): every plan admitting at least min_admitted jobs within the
+        # capacity pooled over the types keeps each cut class's count of admitted jobs in its range
+        if classes is not None:
+            for c, (lo, hi) in enumerate(zip(classes.lo.tolist(), classes.hi.tolist())):
+                model.add_linear_constraint(sum(x[k] for k in np.flatnonzero(classes.place == c).tolist()), lo, hi)
         # -- objective
         if stage == "admit":
             model.maximize(sum(x))  # DESIGN.md: first, maximise admitted jobs

@@ -24,11 +24,14 @@ from schedopt.tolerances import capacity_limit
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
+    from schedopt.allocation.size_classes import ClassRows
+
 
 def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool, min_admitted: int,
-                max_admitted: int | None = None) -> pyo.ConcreteModel:
+                max_admitted: int | None = None, classes: ClassRows | None = None) -> pyo.ConcreteModel:
     """The multiple-choice model of Optimus eq. 5-8, built in the order data,
-    variables, constraints, objective."""
+    variables, constraints, objective. ``classes``: the size classes' ranges, implied rows
+    (:func:`~schedopt.allocation.size_classes.class_rows`) that tighten the relaxation."""
     import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
     m = pyo.ConcreteModel(name=f"optimus-allocation-{stage}")
     # -- data
@@ -64,6 +67,16 @@ def build_model(data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: b
     # stage 1's ceiling, the count the admission LP's prices prove: a plan meeting it ends the search
     if stage == "admit" and max_admitted is not None:
         m.ceiling = pyo.Constraint(expr=linear_sum(x) <= max_admitted)
+    # size classes (size_classes.py): every plan admitting at least min_admitted jobs within the
+    # capacity pooled over the types keeps each cut class's count of admitted jobs in its range
+    if classes is not None:
+        members = [np.flatnonzero(classes.place == c).tolist() for c in range(len(classes.lo))]
+        lo, hi = classes.lo.tolist(), classes.hi.tolist()
+
+        def size_class(m: pyo.ConcreteModel, c: int) -> Any:
+            return pyo.inequality(lo[c], linear_sum([x[k] for k in members[c]]), hi[c])
+        m.C = pyo.Set(initialize=range(len(lo)), ordered=True)
+        m.size_class = pyo.Constraint(m.C, rule=size_class)
 
     # -- objective
     if stage == "admit":
@@ -99,14 +112,15 @@ class HighsBackend:
 
     def solve_stage(self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
                     min_admitted: int, time_limit: float | None, seed: int | None,
-                    hint: list[int] | None = None, max_admitted: int | None = None) -> StageResult:
+                    hint: list[int] | None = None, max_admitted: int | None = None,
+                    classes: ClassRows | None = None) -> StageResult:
         import pyomo.environ as pyo  # imported when a model is built: `import schedopt` stays light
         import time as _time
 
         t0 = _time.perf_counter()
         with paused_gc():  # Pyomo's objects, one per variable and term (16,000 typed jobs: 1.1 -> 0.2 s)
             model = build_model(data, cs, stage=stage, every_job=every_job, min_admitted=min_admitted,
-                                max_admitted=max_admitted)
+                                max_admitted=max_admitted, classes=classes)
         built = _time.perf_counter() - t0
         left = None if time_limit is None else max(1e-3, time_limit - built)
         res = solve_highs(model, time_limit=left, rel_gap=self.rel_gap, threads=self.threads, seed=seed,

@@ -50,6 +50,47 @@ def tightest_classes(instance: Any, table: ConfigurationTable, admit: int) -> tu
     return best
 
 
+class ClassRows(NamedTuple):
+    """The size classes' ranges as rows of a stage model over configurations ``cs``: ``place`` (K,) each
+    configuration's cut class (-1: none), and each cut class's range of admitted jobs [``lo``, ``hi``] (C,).
+    Every plan admitting at least the count they were computed for keeps them (implied rows)."""
+
+    place: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def model_classes(model: AllocationModel, admit: int) -> tuple[str, SizeClasses] | None:
+    """:func:`tightest_classes` of ``model``'s instance for plans admitting at least ``admit`` jobs,
+    computed once per model and count (the class LP, the stage model's rows)."""
+    held = model.__dict__.setdefault("size_classes", {})
+    if admit not in held:
+        held[admit] = tightest_classes(model.instance, model_table(model), admit)
+    return held[admit]
+
+
+def class_rows(model: AllocationModel, cs: Any, *, admit: int | None,
+               max_configurations: int = MAX_CLASS_CONFIGURATIONS) -> ClassRows | None:
+    """The size classes' ranges for plans admitting at least ``admit`` jobs (None: every job) as rows
+    over ``cs`` (the model's listed configurations or a subset of them, grouped by job), or None where no
+    class is cut (or the model's cost is not the instance's own, or past ``max_configurations``).
+
+    Rows the stage model need not have, since every plan it allows keeps them, but that its relaxation
+    lacks: on 100 typed `gavel` jobs under the average-JCT objective the LP's optimum admits thirds of
+    jobs of the dearest sizes, and HiGHS's root spends 30-120 ms of cuts closing what these rows close
+    at once (docs/benchmarks.md)."""
+    if not model.own_cost or configuration_count(model.instance) > max_configurations:
+        return None
+    got = model_classes(model, model.J if admit is None else int(admit))
+    if got is None:
+        return None
+    resource, classes = got
+    r = model.instance.resources.index(resource)
+    size = pooled_sizes(job_arrays(model.instance).demand, cs.job, cs.counts[:, 0], cs.counts[:, 1], r)
+    cut = classes.cut
+    return ClassRows(classes.cut_place(size), classes.lo[cut].astype(np.int64), classes.hi[cut].astype(np.int64))
+
+
 class SizeClassBound(NamedTuple):
     """The bound (the replay's value), its proof, what it did (``info``: metrics) and the LP's
     optimum as a plan {row: (c0, c1)} where it is integral (else None; the caller checks it fits)."""
@@ -105,15 +146,22 @@ def model_table(model: AllocationModel) -> ConfigurationTable:
     each job's one allowed configuration on each type it runs on at its time there, the checker's
     allowed set (its other entries cost inf and count nowhere; the times the same, within rounding under a
     weighted objective): read from the model's choices
-    (0.05 ms at 100 typed jobs, where the checker's enumeration takes 1 ms); else the checker's."""
+    (0.05 ms at 100 typed jobs, where the checker's enumeration takes 1 ms); else the checker's.
+    Built once per model."""
+    table = model.__dict__.get("configuration_table")
+    if table is not None:
+        return table
     rows = model.rows
     if not model.own_cost or not rows.rigid.all():
-        return instance_table(model.instance, remaining_time_grid)
-    _, cs, row_of = model.choices
-    kind = model.kind[row_of]
-    cost = np.asarray(cs.cost, dtype=float)
-    return ConfigurationTable([(int(t), cs.job[kind == t], cs.counts[kind == t, 0], cs.counts[kind == t, 1],
-                                cost[kind == t]) for t in np.unique(kind).tolist()])
+        table = instance_table(model.instance, remaining_time_grid)
+    else:
+        _, cs, row_of = model.choices
+        kind = model.kind[row_of]
+        cost = np.asarray(cs.cost, dtype=float)
+        table = ConfigurationTable([(int(t), cs.job[kind == t], cs.counts[kind == t, 0], cs.counts[kind == t, 1],
+                                     cost[kind == t]) for t in np.unique(kind).tolist()])
+    model.__dict__["configuration_table"] = table
+    return table
 
 
 def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBound | None:
@@ -123,10 +171,10 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
         return None
     J = model.J
     k = J if admit is None else int(admit)
-    table = model_table(model)
-    got = tightest_classes(instance, table, k)
+    got = model_classes(model, k)
     if got is None:
         return None
+    table = model_table(model)
     resource, classes = got
     r = instance.resources.index(resource)
     _, cs, row_of = model.choices

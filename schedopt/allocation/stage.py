@@ -10,7 +10,7 @@ time the driver keeps back is named here too.
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.deadline import Deadline
@@ -18,6 +18,9 @@ from schedopt.instance import Instance
 from schedopt.plan import Proof, Termination, relative_gap
 from schedopt.results import StageResult
 from schedopt.tolerances import BOUND_NOISE, REPLAYABLE_GAP
+
+if TYPE_CHECKING:
+    from schedopt.allocation.size_classes import ClassRows
 
 #: what the exact driver keeps back: the measured cost of assembling the plan after the last phase,
 #: per job (s; 0.12-0.22 s at 16,000 jobs: objective, metrics, certificate), reserved from the phases'
@@ -35,13 +38,15 @@ class ExactBackend(Protocol):
     def solve_stage(
         self, data: AllocationData, cs: ChoiceSet, *, stage: str, every_job: bool,
         min_admitted: int, time_limit: float | None, seed: int | None, hint: list[int] | None = None,
-        max_admitted: int | None = None,
+        max_admitted: int | None = None, classes: ClassRows | None = None,
     ) -> StageResult:
         """``stage`` is ``"admit"`` (max Σ x) or ``"time"`` (min Σ cost·x).
         ``every_job``: each job with choices takes exactly one; else at most one
         and at least ``min_admitted`` in total. ``hint``: choice indices of a
         feasible plan the backend may start from. ``max_admitted``: a proven ceiling
-        on stage 1's count (Σ x <= it), which ends its search once met."""
+        on stage 1's count (Σ x <= it), which ends its search once met. ``classes``: the size
+        classes' ranges (``size_classes.class_rows``), rows every plan admitting at least
+        ``min_admitted`` keeps: added to tighten the relaxation."""
         ...
 
 
