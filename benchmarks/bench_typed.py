@@ -1,7 +1,7 @@
 """Typed clusters at loop speed and at scale (issue 50 §3-4): the `gavel` family (K80/P100/V100,
 rigid jobs, measured speeds; reads --data-dir).
 
-    .venv/bin/python benchmarks/bench_typed.py [--only latency|scale|multigpu] [--seeds 5]
+    .venv/bin/python benchmarks/bench_typed.py [--only latency|latency-objectives|scale|multigpu|erased] [--seeds 5]
 
 1. Per-call latency: 40, 100, 144, 200 and 400 jobs on 27 4-GPU servers (36 GPUs per type, Gavel's
    cluster), the first call after ``schedopt.warm_up()`` in a fresh process, the first call after
@@ -15,7 +15,9 @@ rigid jobs, measured speeds; reads --data-dir).
 4. Typed against untyped (``--only erased``): both exact solvers at 1,000, 4,000 and 16,000 jobs
    (servers = jobs / 4, the scale part's seeds), typed and with the types erased (every server one
    type, every job at its V100 speed), T = 60 s; issue 50 §3's "within 2× untyped", per seed.
-Stores benchmarks/results/typed-latency.json, typed-scale.json, typed-multigpu.json and
+5. Per-call latency under both objectives (``--only latency-objectives``): the next calls of part 1
+   under Σ t and under the average-JCT objective (``jct_weighted_time``), alternating per seed.
+Stores benchmarks/results/typed-latency.json, typed-latency-objectives.json, typed-scale.json, typed-multigpu.json and
 typed-erased.json.
 """
 
@@ -92,6 +94,54 @@ def latency(seeds: int, data_dir: str) -> None:
                 rows=rows, seeds=list(range(seeds)),
                 command="benchmarks/bench_typed.py --only latency (gavel family, 27 servers: 36 GPUs per type)")
     print(tables.render("typed-latency"))
+
+
+#: the objectives the per-call latency is compared under (``--only latency-objectives``)
+OBJECTIVE_SOLVERS = ["optimus-greedy", "optimus-lagrange", "optimus-milp", "optimus-cpsat"]
+
+
+def _next_calls(n: int, seed: int, solver: str, data_dir: str, objective: str | None) -> tuple[float, float | None]:
+    """The median of five solves of fresh instances (after one unmeasured), s; the last plan's gap."""
+    fresh = [generate_instance("gavel", jobs=n, servers=27, seed=seed, data_dir=data_dir) for _ in range(6)]
+    if objective is not None:
+        fresh = [inst.with_objective(objective) for inst in fresh]
+    schedopt.solve(fresh[0], solver, seed=0)
+    times = []
+    for inst in fresh[1:]:
+        t0 = time.perf_counter()
+        plan = schedopt.solve(inst, solver, seed=0)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), plan.objective.gap
+
+
+def latency_objectives(seeds: int, data_dir: str) -> None:
+    """Next calls under Σ t and under the average-JCT objective, alternating seed by seed in one process."""
+    schedopt.warm_up(OBJECTIVE_SOLVERS)
+    rows = []
+    for n in LATENCY_JOBS:
+        for solver in OBJECTIVE_SOLVERS:
+            by: dict[str | None, list[float]] = {None: [], "jct_weighted_time": []}
+            gaps: list[float] = []
+            for seed in range(seeds):
+                for objective in by:
+                    t, gap = _next_calls(n, seed, solver, data_dir, objective)
+                    by[objective].append(t)
+                    if objective is not None and gap is not None:
+                        gaps.append(gap)
+            plain, jct = by[None], by["jct_weighted_time"]
+            ratios = [b / a for a, b in zip(plain, jct)]
+            rows.append([str(n), solver, f"{statistics.median(plain) * 1e3:.1f}", f"{statistics.median(jct) * 1e3:.1f}",
+                         f"{max(jct) * 1e3:.1f}", f"{statistics.median(ratios):.2f}",
+                         f"{statistics.median(gaps) * 100:.3f} [{max(gaps) * 100:.3f}]" if gaps else "—"])
+            print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    tables.save("typed-latency-objectives",
+                columns=["jobs", "solver", "Σ t: next calls (ms, median)", "average-JCT: next calls (ms, median)",
+                         "average-JCT: worst seed (ms)", "average-JCT ÷ Σ t (median per seed)",
+                         "average-JCT: certified gap % (median [worst])"],
+                rows=rows, seeds=list(range(seeds)),
+                command="benchmarks/bench_typed.py --only latency-objectives (gavel family, 27 servers: 36 GPUs "
+                        "per type; median of 5 fresh instances per seed, the objectives alternating)")
+    print(tables.render("typed-latency-objectives"))
 
 
 def scale(seeds: int, data_dir: str, runs: int = 3) -> None:
@@ -216,11 +266,13 @@ def multigpu(seeds: int, data_dir: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--only", choices=["latency", "scale", "multigpu", "erased"])
+    ap.add_argument("--only", choices=["latency", "latency-objectives", "scale", "multigpu", "erased"])
     ap.add_argument("--seeds", type=int, default=5)
     args = ap.parse_args()
     if args.only in (None, "latency"):
         latency(args.seeds, args.data_dir)
+    if args.only in (None, "latency-objectives"):
+        latency_objectives(args.seeds, args.data_dir)
     if args.only in (None, "scale"):
         scale(min(args.seeds, 3), args.data_dir)
     if args.only in (None, "multigpu"):
