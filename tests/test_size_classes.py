@@ -372,3 +372,44 @@ def test_stage_models_with_the_class_rows_keep_the_optimum(case: int, objective:
                 assert np.all(held >= rows.lo) and np.all(held <= rows.hi)
         for v in values:
             assert math.isclose(v, total, rel_tol=1e-6, abs_tol=1e-6), (type(backend).__name__, values, total)
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_class_rows_of_a_neighbourhood_hold_for_each_of_its_plans(case: int) -> None:
+    """class_rows over some jobs' configurations within a residual capacity (what the exact repair's
+    neighbourhood models get): every plan of those jobs within that capacity admitting at least the
+    stated count keeps each cut class's count in its range (brute force over their configurations)."""
+
+    from schedopt.allocation.size_classes import class_rows
+    from schedopt.tolerances import capacity_limit
+
+    seed, inst, admitted, _ = list(_paused_instances(10))[case]
+    rng = np.random.default_rng(case)
+    model = compile_model(inst)
+    _, cs_all, _ = model.choices
+    hood = np.sort(rng.choice(model.J, size=max(2, model.J - 2), replace=False))
+    inside = np.isin(cs_all.job, hood)
+    cs = cs_all.subset(inside)
+    others = np.setdiff1d(np.arange(model.J), hood)
+    used = np.zeros(model.rows.R)
+    for j in others.tolist():  # the jobs outside the neighbourhood each take their first configuration, if it fits
+        k = int(cs_all.start[j])
+        if k < cs_all.start[j + 1] and np.all(used + cs_all.use[k] <= model.rows.cap):
+            used += cs_all.use[k]
+    cap = model.rows.cap - used
+    groups = [np.flatnonzero(cs.job == j) for j in hood.tolist()]
+    checked = 0
+    for admit in range(1, len(hood) + 1):
+        rows = class_rows(model, cs, admit=admit, cap=cap)
+        if rows is None:
+            continue
+        for pick in itertools.product(*[[-1, *g.tolist()] for g in groups]):
+            chosen = [k for k in pick if k >= 0]
+            if len(chosen) < admit or np.any(cs.use[chosen].sum(axis=0) > capacity_limit(cap)):
+                continue
+            place = rows.place[chosen]
+            held = np.bincount(place[place >= 0], minlength=len(rows.lo))
+            assert np.all(held >= rows.lo) and np.all(held <= rows.hi), (seed, admit, chosen)
+            checked += 1
+    if not checked:
+        pytest.skip(f"seed {seed}: no class cut in any neighbourhood count")

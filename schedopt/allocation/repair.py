@@ -24,11 +24,12 @@ import numpy as np
 
 from schedopt.allocation.dual import PricingOracle
 from schedopt.allocation.milp import HighsBackend
-from schedopt.allocation.model import AllocationModel
+from schedopt.allocation.model import AllocationModel, admitted_bound
 from schedopt.allocation.price_guided import (MIN_REPAIR_SOLVE_S, REPAIR_JOBS, REPAIR_MAX_CONFIGURATIONS,
                                               REPAIR_MAX_NODES, REPAIR_MISSES, REPAIR_ROUNDS, least_reduced_cost,
                                               repair_neighbourhood)
 from schedopt.allocation.problem import ChoiceSet, enumerate_choices
+from schedopt.allocation.size_classes import class_rows
 from schedopt.deadline import NO_LIMIT, Deadline
 from schedopt.tolerances import REPAIR_REL_GAP, REPAIR_SKIP_GAP, improves
 
@@ -91,6 +92,7 @@ def exact_repair(model: AllocationModel, config: Config, lam: np.ndarray, *, bou
     repairs = offset = 0  # offset: how far down the rankings this round's neighbourhood starts
     size = jobs
     tried: set[bytes] = set()  # neighbourhoods solved already (sorted job indices)
+    admits_most: bool | None = None  # whether the admission LP proves no plan admits more than ``config``
     for _ in range(rounds):
         if clock.expired():
             break
@@ -135,14 +137,18 @@ def exact_repair(model: AllocationModel, config: Config, lam: np.ndarray, *, bou
         left = clock.remaining()
         if left is not None and left < MIN_REPAIR_SOLVE_S:
             break
-        if keep < len(hood):  # paused jobs in the neighbourhood: first, can it admit more of them?
+        if keep < len(hood) and admits_most is None:  # (asked once: at 100 typed jobs a count stage costs 8-15 ms)
+            admits_most = admitted_bound(model)[0] <= len(config)
+        if keep < len(hood) and not admits_most:  # paused jobs in the neighbourhood: can it admit more of them?
             most = backend.solve_stage(sub, cs, stage="admit", every_job=False, min_admitted=0, time_limit=left, seed=0)
             if most.solution is not None and len(most.solution) > keep:
                 keep = len(most.solution)
                 current = {}  # any plan admitting more is better, whatever its Σ cost
             left = clock.remaining()
+        # the size classes' ranges of the neighbourhood's jobs in the capacity left them, as rows
         result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep, time_limit=left,
-                                     seed=0, hint=model.indices(current, cs, cs_rows) or None)
+                                     seed=0, hint=model.indices(current, cs, cs_rows) or None,
+                                     classes=class_rows(model, cs, admit=keep, cap=sub.cap))
         before = rows.total_time_s(current) if current else math.inf
         if (result.solution is not None and len(result.solution) >= keep
                 and improves(float(cs.cost[result.solution].sum()), before)):

@@ -25,7 +25,7 @@ from schedopt.allocation.certificates import (ConfigurationTable, SizeClasses, c
 from schedopt.allocation.model import AllocationModel
 from schedopt.backends.lp import solve_lp_colwise
 from schedopt.plan import Proof
-from schedopt.tolerances import INTEGRAL_TOL, LP_ZERO
+from schedopt.tolerances import INTEGRAL_TOL, LP_ZERO, capacity_limit
 
 SIZE_CLASS_METHOD = "size-class-lagrangian (the LP with each size class's count in its range)"
 
@@ -69,24 +69,40 @@ def model_classes(model: AllocationModel, admit: int) -> tuple[str, SizeClasses]
     return held[admit]
 
 
-def class_rows(model: AllocationModel, cs: Any, *, admit: int | None,
+def class_rows(model: AllocationModel, cs: Any, *, admit: int | None, cap: np.ndarray | None = None,
                max_configurations: int = MAX_CLASS_CONFIGURATIONS) -> ClassRows | None:
-    """The size classes' ranges for plans admitting at least ``admit`` jobs (None: every job) as rows
-    over ``cs`` (the model's listed configurations or a subset of them, grouped by job), or None where no
-    class is cut (or the model's cost is not the instance's own, or past ``max_configurations``).
+    """The size classes' ranges as rows over ``cs`` (configurations of the model's jobs, grouped by
+    job: all of them, those reduced-cost fixing keeps, or a neighbourhood's) within the capacity rows
+    ``cap`` (the model's layout; default its own), for plans over ``cs`` admitting at least ``admit``
+    of its jobs (None: every job of the model); the resource whose ranges cut the most; None where none
+    cuts (or past ``max_configurations``). The ranges are :func:`class_ranges`' over ``cs``'s own sizes
+    and the capacity ``cap`` pools over the types: every plan the stage model over ``cs`` allows keeps
+    them.
 
-    Rows the stage model need not have, since every plan it allows keeps them, but that its relaxation
-    lacks: on 100 typed `gavel` jobs under the average-JCT objective the LP's optimum admits thirds of
-    jobs of the dearest sizes, and HiGHS's root spends 30-120 ms of cuts closing what these rows close
-    at once (docs/benchmarks.md)."""
-    if not model.own_cost or configuration_count(model.instance) > max_configurations:
+    Rows the stage model need not have, but that its relaxation lacks: on 100 typed `gavel` jobs under
+    the average-JCT objective the LP's optimum admits thirds of jobs of the dearest sizes, and HiGHS's
+    root spends 30-120 ms of cuts closing what these rows close at once (docs/benchmarks.md)."""
+    if cs.K == 0 or cs.K > max_configurations:
         return None
-    got = model_classes(model, model.J if admit is None else int(admit))
-    if got is None:
+    instance = model.instance
+    cap = model.rows.cap if cap is None else cap
+    R = len(instance.resources)
+    types = len(instance.accelerators) if instance.typed else 1
+    demand = job_arrays(instance).demand
+    k = model.J if admit is None else int(admit)
+    best: tuple[SizeClasses, np.ndarray] | None = None
+    for r in range(R):
+        pooled = float(capacity_limit(np.asarray(cap, dtype=float)[[t * R + r for t in range(types)]]).sum())
+        size = pooled_sizes(demand, cs.job, cs.counts[:, 0], cs.counts[:, 1], r)
+        sizes, jobs, lo, hi = class_ranges(size, cs.job, model.J, math.floor(pooled), k)
+        classes = SizeClasses(size, sizes, jobs, lo, hi, math.floor(pooled), k)
+        if np.any(lo > hi) or classes.tight == 0:
+            continue  # no plan admits that many (the model says so itself), or nothing is cut
+        if best is None or classes.tight > best[0].tight:
+            best = (classes, size)
+    if best is None:
         return None
-    resource, classes = got
-    r = model.instance.resources.index(resource)
-    size = pooled_sizes(job_arrays(model.instance).demand, cs.job, cs.counts[:, 0], cs.counts[:, 1], r)
+    classes, size = best
     cut = classes.cut
     return ClassRows(classes.cut_place(size), classes.lo[cut].astype(np.int64), classes.hi[cut].astype(np.int64))
 
