@@ -60,15 +60,6 @@ class ClassRows(NamedTuple):
     hi: np.ndarray
 
 
-def model_classes(model: AllocationModel, admit: int) -> tuple[str, SizeClasses] | None:
-    """:func:`tightest_classes` of ``model``'s instance for plans admitting at least ``admit`` jobs,
-    computed once per model and count (the class LP, the stage model's rows)."""
-    held = model.__dict__.setdefault("size_classes", {})
-    if admit not in held:
-        held[admit] = tightest_classes(model.instance, model_table(model), admit)
-    return held[admit]
-
-
 def class_rows(model: AllocationModel, cs: Any, *, admit: int | None, cap: np.ndarray | None = None,
                max_configurations: int = MAX_CLASS_CONFIGURATIONS) -> ClassRows | None:
     """The size classes' ranges as rows over ``cs`` (configurations of the model's jobs, grouped by
@@ -162,22 +153,15 @@ def model_table(model: AllocationModel) -> ConfigurationTable:
     each job's one allowed configuration on each type it runs on at its time there, the checker's
     allowed set (its other entries cost inf and count nowhere; the times the same, within rounding under a
     weighted objective): read from the model's choices
-    (0.05 ms at 100 typed jobs, where the checker's enumeration takes 1 ms); else the checker's.
-    Built once per model."""
-    table = model.__dict__.get("configuration_table")
-    if table is not None:
-        return table
+    (0.05 ms at 100 typed jobs, where the checker's enumeration takes 1 ms); else the checker's."""
     rows = model.rows
     if not model.own_cost or not rows.rigid.all():
-        table = instance_table(model.instance, remaining_time_grid)
-    else:
-        _, cs, row_of = model.choices
-        kind = model.kind[row_of]
-        cost = np.asarray(cs.cost, dtype=float)
-        table = ConfigurationTable([(int(t), cs.job[kind == t], cs.counts[kind == t, 0], cs.counts[kind == t, 1],
-                                     cost[kind == t]) for t in np.unique(kind).tolist()])
-    model.__dict__["configuration_table"] = table
-    return table
+        return instance_table(model.instance, remaining_time_grid)
+    _, cs, row_of = model.choices
+    kind = model.kind[row_of]
+    cost = np.asarray(cs.cost, dtype=float)
+    return ConfigurationTable([(int(t), cs.job[kind == t], cs.counts[kind == t, 0], cs.counts[kind == t, 1],
+                                cost[kind == t]) for t in np.unique(kind).tolist()])
 
 
 def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBound | None:
@@ -187,10 +171,10 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
         return None
     J = model.J
     k = J if admit is None else int(admit)
-    got = model_classes(model, k)
+    table = model_table(model)
+    got = tightest_classes(instance, table, k)
     if got is None:
         return None
-    table = model_table(model)
     resource, classes = got
     r = instance.resources.index(resource)
     _, cs, row_of = model.choices
