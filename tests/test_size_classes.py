@@ -413,3 +413,34 @@ def test_class_rows_of_a_neighbourhood_hold_for_each_of_its_plans(case: int) -> 
             checked += 1
     if not checked:
         pytest.skip(f"seed {seed}: no class cut in any neighbourhood count")
+
+
+@pytest.mark.parametrize("make", ["random_typed_instance", "random_quota_instance", "random_objective_instance",
+                                  "random_tiny_instance"])
+def test_class_rows_hold_for_every_plan_of_elastic_and_quota_instances(make: str) -> None:
+    """class_rows where jobs have configurations of several sizes (elastic roles) or quota rows: every
+    plan over the model's configurations within its capacity, admitting at least the stated count, keeps
+    each cut class's count in its range (brute force over 25 seeds and every count)."""
+    import schedopt.testing as testing
+    from schedopt.allocation.size_classes import class_rows
+    from schedopt.tolerances import capacity_limit
+
+    checked = 0
+    for seed in range(25):
+        model = compile_model(getattr(testing, make)(seed))
+        _, cs, _ = model.choices
+        assert cs.K <= 40 and model.J <= 7, "the brute force below is sized for these generators"
+        groups = [np.flatnonzero(cs.job == j) for j in range(model.J)]
+        for admit in range(1, model.J + 1):
+            rows = class_rows(model, cs, admit=admit)
+            if rows is None:
+                continue
+            for pick in itertools.product(*[[-1, *g.tolist()] for g in groups]):
+                chosen = [k for k in pick if k >= 0]
+                if len(chosen) < admit or np.any(cs.use[chosen].sum(axis=0) > capacity_limit(model.by_job.cap)):
+                    continue
+                place = rows.place[chosen]
+                held = np.bincount(place[place >= 0], minlength=len(rows.lo))
+                assert np.all(held >= rows.lo) and np.all(held <= rows.hi), (seed, admit, chosen)
+                checked += 1
+    assert checked, f"{make}: no class cut on 25 seeds"
