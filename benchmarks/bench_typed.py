@@ -61,6 +61,20 @@ print(t1 - t0)
 """
 
 
+def _next_calls(n: int, seed: int, solver: str, data_dir: str, objective: str | None) -> tuple[float, float | None]:
+    """The median of five solves of fresh instances (after one unmeasured), s; the last plan's gap."""
+    fresh = [generate_instance("gavel", jobs=n, servers=27, seed=seed, data_dir=data_dir) for _ in range(6)]
+    if objective is not None:
+        fresh = [inst.with_objective(objective) for inst in fresh]
+    schedopt.solve(fresh[0], solver, seed=0)
+    times = []
+    for inst in fresh[1:]:
+        t0 = time.perf_counter()
+        plan = schedopt.solve(inst, solver, seed=0)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), plan.objective.gap
+
+
 def latency(seeds: int, data_dir: str) -> None:
     rows = []
     for n in LATENCY_JOBS:
@@ -72,16 +86,10 @@ def latency(seeds: int, data_dir: str) -> None:
                                          capture_output=True, text=True, check=True).stdout.split()
                     out_list.append(float(out[-1]))
                 # a scheduler's loop parses each round's instance anew: each call gets a fresh one
-                fresh = [generate_instance("gavel", jobs=n, servers=27, seed=seed, data_dir=data_dir) for _ in range(6)]
-                schedopt.solve(fresh[0], solver, seed=0)
-                times = []
-                for inst in fresh[1:]:
-                    t0 = time.perf_counter()
-                    plan = schedopt.solve(inst, solver, seed=0)
-                    times.append(time.perf_counter() - t0)
-                nxt.append(statistics.median(times))
-                if plan.objective.gap is not None and solver != "gavel-las":
-                    gaps.append(plan.objective.gap)
+                t, gap = _next_calls(n, seed, solver, data_dir, None)
+                nxt.append(t)
+                if gap is not None and solver != "gavel-las":
+                    gaps.append(gap)
             rows.append([str(n), solver, f"{statistics.median(first) * 1e3:.1f}",
                          f"{statistics.median(first_own) * 1e3:.1f}", f"{statistics.median(nxt) * 1e3:.1f}",
                          f"{max(nxt) * 1e3:.1f}", f"{statistics.median(gaps) * 100:.3f} [{max(gaps) * 100:.3f}]" if gaps else "—"])
@@ -98,20 +106,6 @@ def latency(seeds: int, data_dir: str) -> None:
 
 #: the objectives the per-call latency is compared under (``--only latency-objectives``)
 OBJECTIVE_SOLVERS = ["optimus-greedy", "optimus-lagrange", "optimus-milp", "optimus-cpsat"]
-
-
-def _next_calls(n: int, seed: int, solver: str, data_dir: str, objective: str | None) -> tuple[float, float | None]:
-    """The median of five solves of fresh instances (after one unmeasured), s; the last plan's gap."""
-    fresh = [generate_instance("gavel", jobs=n, servers=27, seed=seed, data_dir=data_dir) for _ in range(6)]
-    if objective is not None:
-        fresh = [inst.with_objective(objective) for inst in fresh]
-    schedopt.solve(fresh[0], solver, seed=0)
-    times = []
-    for inst in fresh[1:]:
-        t0 = time.perf_counter()
-        plan = schedopt.solve(inst, solver, seed=0)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), plan.objective.gap
 
 
 def latency_objectives(seeds: int, data_dir: str) -> None:
