@@ -262,7 +262,7 @@ class OptimusLagrange:
                                     and total - lp.bound <= REPAIR_SKIP_GAP * max(1.0, total)
                                     and _admits_most(data, config))  # and no plan admits more
             if self.repair and self.max_moves and lp is not None and not proven:  # the exact repair
-                config, metrics["repairs"] = exact_repair(data, config, lp.lp.lam, clock=clock)
+                config, metrics["repairs"] = exact_repair(data, config, lp.lp.lam, lp=lp.lp, clock=clock)
         metrics["heuristic_seconds"] = clock.spent()
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"

@@ -163,14 +163,17 @@ def _pass(h: Any, highspy: Any, cm: CompiledModel) -> Any:
 
 def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: float, threads: int,
                 seed: int | None, abs_gap: float = 0.0,
-                presolve: bool = True, max_nodes: int | None = None) -> HighsResult:
+                presolve: bool = True, max_nodes: int | None = None,
+                feasibility_jump: bool = True) -> HighsResult:
     """Solve ``model`` with HiGHS; on a feasible or optimal answer the values are
     loaded into the model's variables. Never raises on a non-optimal result.
 
     ``time_limit`` (s) covers the compilation and HiGHS's run; when too little is left
     for a run after the compilation, HiGHS is not started (TIME_LIMIT).
     ``max_nodes``: HiGHS's ``mip_max_nodes``, a work limit that, unlike time, is
-    deterministic (the incumbent at the limit comes back as feasible)."""
+    deterministic (the incumbent at the limit comes back as feasible). ``feasibility_jump``:
+    HiGHS's first primal heuristic (``mip_heuristic_run_feasibility_jump``), for models whose
+    callers have a feasible plan already and need none found."""
     from pyomo.common.errors import InfeasibleConstraintException
 
     from schedopt.backends.lp import highspy_module, run_highs, usable_threads
@@ -203,6 +206,8 @@ def solve_highs(model: pyo.ConcreteModel, *, time_limit: float | None, rel_gap: 
         h.setOptionValue("presolve", "off")
     if max_nodes is not None:
         h.setOptionValue("mip_max_nodes", int(max_nodes))
+    if not feasibility_jump:
+        h.setOptionValue("mip_heuristic_run_feasibility_jump", False)
     if _pass(h, highspy, cm) == highspy.HighsStatus.kError:
         return HighsResult(Termination.ERROR, False, None, None, "HiGHS rejected the compiled model")
     run_highs(h, highspy)
