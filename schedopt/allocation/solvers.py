@@ -248,16 +248,18 @@ class OptimusLagrange:
         elif config:
             rows = data.rows
             members = np.array(sorted(config), dtype=np.int64)
-            minimums = minimum_counts(rows)
-            priced = allocate_at_prices(rows, members, minimums, max_moves=self.max_moves, clock=clock,
-                                        groups=data.job)
             total = data.rows.total_time_s(config)
-            if len(priced.members) >= len(config) and priced.total_s < total:
-                config, total = priced.config(), priced.total_s
-                metrics.update(priced.metrics)
-                metrics["started_from"] = "typed greedy, then prices over its rows"
+            if rows.rigid[members].all():  # one configuration per row: the prices could only keep the plan
+                metrics["started_from"] = "typed greedy (rigid rows: no counts to price)"
             else:
-                metrics["started_from"] = "typed greedy (the priced allocation was not better)"
+                priced = allocate_at_prices(rows, members, minimum_counts(rows), max_moves=self.max_moves,
+                                            clock=clock, groups=data.job)
+                if len(priced.members) >= len(config) and priced.total_s < total:
+                    config, total = priced.config(), priced.total_s
+                    metrics.update(priced.metrics)
+                    metrics["started_from"] = "typed greedy, then prices over its rows"
+                else:
+                    metrics["started_from"] = "typed greedy (the priced allocation was not better)"
             proven = lp is None or ((lp.proof.admit or data.J) == len(config)  # Σ t proven among as many admitted,
                                     and total - lp.bound <= REPAIR_SKIP_GAP * max(1.0, total)
                                     and _admits_most(data, config))  # and no plan admits more
