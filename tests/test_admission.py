@@ -216,3 +216,39 @@ def test_unique_rows_is_numpys(n, m, levels, seed):
     want, want_inverse = np.unique(a, axis=0, return_inverse=True)
     assert np.array_equal(rows, want) and np.array_equal(inverse, want_inverse.reshape(-1))
     assert np.array_equal(rows[inverse], a)
+
+
+def _no_type_holds_the_big_job() -> schedopt.Instance:
+    """Five 1-GPU jobs and a 4-GPU one that fit the V100s (12 GPUs), and an 8-GPU job allowed only on
+    the P100 and the K80 types, 4 GPUs each: it is in no plan, yet half of it on each type is a whole
+    job to an LP over configurations that exceed their type's capacity."""
+    def job(name: str, gpus: int, kinds: tuple[str, ...]) -> dict:
+        return {"id": name, "roles": {"worker": {"demand": {"gpu": 1}, "min": gpus, "max": gpus}},
+                "speed_by_accelerator": {k: {"form": "table", "points": [[gpus, 1.0]]} for k in kinds},
+                "remaining_steps": 1000.0}
+    servers = ([{"name": f"v{i}", "accelerator": "v100", "capacity": {"gpu": 4}} for i in range(3)]
+               + [{"name": "p", "accelerator": "p100", "capacity": {"gpu": 4}},
+                  {"name": "k", "accelerator": "k80", "capacity": {"gpu": 4}}])
+    jobs = [job(f"one{i}", 1, ("v100",)) for i in range(5)] + [job("four", 4, ("v100",)), job("eight", 8, ("p100", "k80"))]
+    return schedopt.Instance.from_dict({"name": "big-job", "resources": ["gpu"], "servers": servers, "jobs": jobs})
+
+
+def test_the_count_ignores_configurations_no_capacity_row_holds() -> None:
+    """The admission LP and the checker's replay of its prices leave out configurations that exceed a
+    capacity row alone: the exact solvers' count (6 of 7) is an `lp-dual` certificate that `check
+    --strict` replays (it was the backend's word while the LP counted the 8-GPU job), and a claim of
+    one job fewer is refused."""
+    from schedopt.allocation.model import admitted_bound, compile_model
+
+    inst = _no_type_holds_the_big_job()
+    count, proof = admitted_bound(compile_model(inst))
+    assert count == 6 and proof is not None and proof.kind == "lp-dual"
+    for solver in ("optimus-milp", "optimus-cpsat", "optimus-greedy", "optimus-lagrange"):
+        plan = assert_checked(inst, schedopt.solve(inst, solver, seed=0))
+        assert plan.objective.admitted == 6
+        assert plan.certificate.admitted_bound.kind == "lp-dual", solver
+        assert not schedopt.check(inst, plan, strict=True), solver
+    plan = schedopt.solve(inst, "optimus-milp", seed=0)
+    forged = plan.model_copy(deep=True)
+    forged.objective.admitted_bound = 5
+    assert schedopt.check(inst, forged, strict=True)

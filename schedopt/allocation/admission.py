@@ -356,8 +356,9 @@ def admitted_upper_bound(data: AllocationData) -> int:
 def admission_columns(rows: AllocationData, least: tuple[np.ndarray, np.ndarray] | None = None
                       ) -> tuple[np.ndarray, np.ndarray]:
     """The admission LP's columns: each row's count-minimal allowed configurations (no
-    other allowed one uses no more tasks of either role), as their use (n, R) and
-    their row (n,), by row. A grid form's is its minimum, and so is a rigid job's (one
+    other allowed one uses no more tasks of either role) that fit every capacity row alone
+    (an 8-GPU job on a type of 4 GPUs is in no plan: the LP would count half of it on each of
+    two such types), as their use (n, R) and their row (n,), by row. A grid form's is its minimum, and so is a rigid job's (one
     allowed count per role); a table may have several. ``least``: each row's minimum
     configuration (V, 2) and whether it is allowed (V,), when the caller has them (then
     only the tables of jobs with a range of counts are searched)."""
@@ -387,7 +388,9 @@ def admission_columns(rows: AllocationData, least: tuple[np.ndarray, np.ndarray]
     counts, row = np.concatenate(counts_of), np.concatenate(of)
     order = np.argsort(row, kind="stable")  # by row, each row's in its own order
     counts, row = counts[order], row[order]
-    return counts[:, 0, None] * rows.demand[row, 0] + counts[:, 1, None] * rows.demand[row, 1], row
+    use = counts[:, 0, None] * rows.demand[row, 0] + counts[:, 1, None] * rows.demand[row, 1]
+    alone = np.all(use <= capacity_limit(rows.cap), axis=1)  # one that exceeds a capacity row alone is in no plan
+    return use[alone], row[alone]
 
 
 def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,

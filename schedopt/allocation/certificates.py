@@ -755,53 +755,69 @@ def _starts(owner: np.ndarray) -> np.ndarray:
 
 
 def admitted_count_bound(instance: Instance, mu: np.ndarray, cost: CostGrid) -> float:
-    """μ·C + Σ_j max(0, 1 - min_x μ·u_j(x)) over jobs with an allowed configuration."""
+    """μ·C + Σ_j max(0, 1 - min_x μ·u_j(x)) over the jobs' allowed configurations that fit every
+    capacity row alone (:func:`fits_alone`; one that does not is in no plan)."""
     J = len(instance.jobs)
     data = job_arrays(instance)
     priced_role = _priced_use(instance, data, mu)
     least = np.full(J, np.inf)
     for t, owner, c0, c1, costs in _enumerated(instance, cost, data):
         a = priced_role(t)
+        usable = np.isfinite(costs)
+        usable[usable] = fits_alone(instance, data, t, owner[usable], c0[usable], c1[usable])
         if len(owner) and not np.any(owner[1:] < owner[:-1]) and np.all(a >= 0):
             # μ·u is non-decreasing in both counts (prices and demands >= 0), so a job whose
-            # least counts (its run's first configuration) are allowed has its minimum there
+            # least counts (its run's first configuration) are usable has its minimum there
             first = _starts(owner)
-            corner = np.isfinite(costs[first])
+            corner = usable[first]
             o = owner[first[corner]]
             np.minimum.at(least, o, c0[first[corner]] * a[o, 0] + c1[first[corner]] * a[o, 1])
             if corner.all():
                 continue
-            rest = np.isin(owner, owner[first[~corner]])  # the other jobs: every allowed configuration
-            allowed = rest & np.isfinite(costs)
+            rest = np.isin(owner, owner[first[~corner]])  # the other jobs: every usable configuration
+            allowed = rest & usable
         else:
-            allowed = np.isfinite(costs)
+            allowed = usable
         o = owner[allowed]
         least_by_owner(least, o, c0[allowed] * a[o, 0] + c1[allowed] * a[o, 1])
     ok = np.isfinite(least)
     return float(mu @ capacity_of(instance)) + float(np.maximum(0.0, 1.0 - least[ok]).sum())
 
 
+def fits_alone(instance: Instance, data: JobArrays, t: int, owner: np.ndarray, c0: np.ndarray,
+               c1: np.ndarray) -> np.ndarray:
+    """(n,) whether each configuration (job ``owner`` at counts ``c0``, ``c1`` on type ``t``) fits
+    every capacity row alone: its type's rows and its queue's quota rows on that type."""
+    cap = capacity_of(instance)
+    R, T = len(instance.resources), len(instance.accelerators)
+    base = cap[t * R:(t + 1) * R] if instance.typed else cap
+    fits = np.ones(len(owner), dtype=bool)
+    if not len(owner):
+        return fits
+    for r in range(R):  # one resource at a time: no (n, R) array over millions of configurations
+        fits &= c0 * data.demand[owner, 0, r] + c1 * data.demand[owner, 1, r] <= base[r]
+    quotas = quota_rows(instance) if instance.typed and instance.queues else None
+    if quotas is not None and quotas.Q:  # each configuration within its queue's quota rows on t
+        queue = data.queue[owner]
+        for q in np.unique(queue[queue >= 0]).tolist():
+            mine = np.flatnonzero(queue == q)
+            for h in np.flatnonzero(quotas.member[:, q] & quotas.types[:, t]).tolist():
+                r = int(quotas.resource[h])
+                o = owner[mine]
+                fits[mine] &= c0[mine] * data.demand[o, 0, r] + c1[mine] * data.demand[o, 1, r] <= cap[T * R + h]
+    return fits
+
+
 def first_job_that_fits(instance: Instance, cost: CostGrid) -> str | None:
     """A job with an allowed configuration that fits every capacity row alone (on some
     type, within its queue's quota), or None: whether a plan admitting one job exists."""
-    cap = capacity_of(instance)
     data = job_arrays(instance)
-    quotas = quota_rows(instance) if instance.typed else None
-    R, T = len(instance.resources), len(instance.accelerators)
     first = len(instance.jobs)
     for t, owner, c0, c1, costs in configuration_blocks(instance, cost, data):
         ok = np.flatnonzero(np.isfinite(costs))
         if not len(ok):
             continue
-        use = c0[ok, None] * data.demand[owner[ok], 0] + c1[ok, None] * data.demand[owner[ok], 1]  # (n, R)
-        fits = np.all(use <= cap[t * R:(t + 1) * R] if instance.typed else use <= cap, axis=1)
-        if quotas is not None and quotas.Q:  # each configuration within its queue's quota rows on t
-            queue = data.queue[owner[ok]]
-            for q in np.unique(queue[queue >= 0]):
-                hit = np.flatnonzero(quotas.member[:, q] & quotas.types[:, t])
-                mine = queue == q
-                if len(hit):
-                    fits[mine] &= np.all(use[np.ix_(mine, quotas.resource[hit])] <= cap[T * R + hit], axis=1)
+        fits = fits_alone(instance, data, t, owner[ok], c0[ok], c1[ok])
         if fits.any():
             first = min(first, int(owner[ok][fits].min()))
     return instance.jobs[first].id if first < len(instance.jobs) else None
