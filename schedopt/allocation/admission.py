@@ -414,8 +414,8 @@ def admission_lp(rows: AllocationData, job_of: np.ndarray | None = None,
     job_of = np.arange(rows.J) if job_of is None else job_of
     use, row = admission_columns(rows, least)
     weight = np.zeros(rows.J)
-    if not len(row):
-        return 0, None, weight
+    if not len(row):  # no job has a configuration that fits alone: prices 0 prove that none runs
+        return 0, np.zeros(rows.R), weight if weights else None
     group = job_of[row]
     runnable = len(np.unique(group))
     if len(row) > AGGREGATE_ABOVE_COLUMNS or not weights:
