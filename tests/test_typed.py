@@ -67,15 +67,15 @@ def test_rigid_multi_gpu_exact_equals_bruteforce(seed: int) -> None:
 
 def test_greedy_is_within_one_percent_on_most_rigid_multi_gpu_instances() -> None:
     """Issue 50 §4's target on the hardest small family: 52 of seeds 0-59 within 1 % when
-    written (the rest need chains of moves through a third type); 37 before the relocating moves,
-    13 of them admitting fewer jobs than the optimum."""
+    written (the rest needed chains of moves through a third type); 37 before the relocating moves,
+    13 of them admitting fewer jobs than the optimum; 59 before the chains, 60 with them."""
     within = 0
     for seed in range(60):
         inst = random_rigid_typed_instance(seed)
         exact = schedopt.solve(inst, "optimus-milp").objective
         plan = schedopt.solve(inst, "optimus-greedy").objective
         within += plan.admitted == exact.admitted and (not exact.admitted or plan.value <= exact.value * 1.01)
-    assert within >= 52
+    assert within >= 60
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -447,6 +447,24 @@ def test_gavel_spread_family_is_gavel_with_measured_spread_speeds() -> None:
         v100 = {int(p[0]): p[1] for p in spread.speed_on(job, "v100").points}
         assert v100[8] == pytest.approx(job.spread.speed_by_accelerator["v100"].points[0][1])
     assert_checked(spread, schedopt.solve(spread, "optimus-greedy"))
+
+
+@pytest.mark.parametrize(("seed", "objective"), [(102, None), (123, "jct_weighted_time"), (133, "jct_weighted_time")])
+def test_heuristics_admit_the_most_jobs_where_it_takes_a_chain_or_the_count_stage(seed: int,
+                                                                                  objective: str | None) -> None:
+    """Found by a brute-force sweep (seeds 100-174): the optimum needs a chain of moves (seed 102: an
+    8-GPU job on P100 once a 4-GPU job leaves it for K80, where a 1-GPU job leaves for V100), which
+    _make_room now makes, and `optimus-lagrange`'s exact repair found the count but kept the plan
+    (Σ t compared against no plan: NaN) or looked for it only among the configurations reduced-cost
+    fixing keeps (valid among plans admitting no more). Both heuristics now admit the most."""
+    inst = random_rigid_typed_instance(seed)
+    if objective:
+        inst = inst.with_objective(objective)
+    admitted, total, _, _ = solve_bruteforce_typed(inst)
+    for solver in ("optimus-greedy", "optimus-lagrange"):
+        plan = assert_checked(inst, schedopt.solve(inst, solver))
+        assert plan.objective.admitted == admitted, solver
+        assert plan.objective.value >= total - 1e-6 * max(1.0, abs(total))
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -137,7 +137,8 @@ def exact_repair(model: AllocationModel, config: Config, lam: np.ndarray, *, bou
                 break
             continue
         tried.add(hood.tobytes())
-        cs, cs_rows = listing.of(hood, listing.fixed(lp, config))
+        allowed = listing.fixed(lp, config)
+        cs, cs_rows = listing.of(hood, allowed)
         if cs.K == 0:
             break
         # after a miss, the next neighbourhood fills the configuration budget: jobs with few
@@ -146,36 +147,47 @@ def exact_repair(model: AllocationModel, config: Config, lam: np.ndarray, *, bou
         in_hood = np.zeros(model.J, dtype=bool)
         in_hood[hood] = True
         current = {v: c for v, c in config.items() if in_hood[int(model.job[v])]}
-        trimmed = cs.K > max_configurations
-        if trimmed:
+
+        def trim(cs: ChoiceSet, cs_rows: np.ndarray) -> tuple[ChoiceSet, np.ndarray, bool]:
+            """At most ``max_configurations`` of ``cs``: the least reduced cost at λ, and ``current``'s."""
+            if cs.K <= max_configurations:
+                return cs, cs_rows, False
             rc = cs.cost + cs.use @ lam - listing.best[cs.job]
             keep_mask = least_reduced_cost(rc, model.indices(current, cs, cs_rows), max_configurations)
-            cs, cs_rows = cs.subset(keep_mask), cs_rows[keep_mask]
+            return cs.subset(keep_mask), cs_rows[keep_mask], True
+
+        cs, cs_rows, trimmed = trim(cs, cs_rows)
         held = sum((c0 * rows.demand[v, 0] + c1 * rows.demand[v, 1] for v, (c0, c1) in current.items()),
                    np.zeros(rows.R))
         sub = replace(view, cap=np.maximum(view.cap - (used - held), 0.0))
-        keep = len(current)
+        keep, gained = len(current), False
         left = clock.remaining()
         if left is not None and left < MIN_REPAIR_SOLVE_S:
             break
         if keep < len(hood) and admits_most is None:  # (asked once: at 100 typed jobs a count stage costs 8-15 ms)
             admits_most = admitted_bound(model)[0] <= len(config)
         if keep < len(hood) and not admits_most:  # paused jobs in the neighbourhood: can it admit more of them?
-            most = backend.solve_stage(sub, cs, stage="admit", every_job=False, min_admitted=0, time_limit=left, seed=0)
+            # over every configuration: the fixing holds only among plans admitting no more than ``config``
+            wide, wide_rows, wide_trimmed = (cs, cs_rows, trimmed) if allowed is None else trim(*listing.of(hood))
+            most = backend.solve_stage(sub, wide, stage="admit", every_job=False, min_admitted=0, time_limit=left,
+                                       seed=0)
             if most.solution is not None and len(most.solution) > keep:
-                keep = len(most.solution)
+                keep, gained = len(most.solution), True
                 current = {}  # any plan admitting more is better, whatever its Σ cost
+                cs, cs_rows, trimmed = wide, wide_rows, wide_trimmed
             left = clock.remaining()
         # the size classes' ranges of the neighbourhood's jobs in the capacity left them, as rows
         result = backend.solve_stage(sub, cs, stage="time", every_job=False, min_admitted=keep, time_limit=left,
                                      seed=0, hint=model.indices(current, cs, cs_rows) or None,
                                      classes=class_rows(model, cs, admit=keep, cap=sub.cap))
-        before = rows.total_time_s(current) if current else math.inf
         if (result.solution is not None and len(result.solution) >= keep
-                and improves(float(cs.cost[result.solution].sum()), before)):
+                and (gained or improves(float(cs.cost[result.solution].sum()), rows.total_time_s(current)))):
+            # (``gained``: the count stage admits more, which any Σ cost repays)
             config = {v: c for v, c in config.items() if not in_hood[int(model.job[v])]}
             config.update({int(cs_rows[k]): (int(cs.counts[k, 0]), int(cs.counts[k, 1])) for k in result.solution})
             repairs += 1
+            if gained:
+                admits_most = None  # asked again of the larger plan
             if _proven(rows.total_time_s(config), bound):
                 break
             if len(hood) == int(can_run.sum()) and not trimmed:

@@ -211,7 +211,7 @@ class OptimusLagrange:
                 repaired, repairs = exact_repair(AllocationModel.of_jobs(data), best.config(), dual_now.lam,
                                                  bound=dual_now.bound, clock=clock)
                 total = data.total_time_s(repaired)
-                if repairs and len(repaired) >= len(best.members) and total < best.total_s:
+                if repairs and (len(repaired), -total) > (len(best.members), -best.total_s):  # more jobs, or as many in less Σ t
                     counts = np.zeros_like(best.counts)
                     for j, c in repaired.items():
                         counts[j] = c

@@ -712,7 +712,9 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed
     """Move admitted jobs (their rows ``rows`` (A,); positions where ``fixed`` is True stay) to
     other types until ``slack`` (T·R + quotas,) has no negative entry: each time the move that
     adds the least Σ t at minimum among those freeing a short row and shortening none (ties:
-    the first position, then the first type), at most RELOCATE_DEPTH moves. ``table``: the
+    the first position, then the first type), or, where there is none, the move freeing a short
+    row that leaves the least shortage over all rows (a chain: the row it shortens is made room on
+    by the moves after it), at most RELOCATE_DEPTH moves. ``table``: the
     :class:`_MoveTable` of ``rows``, when the caller keeps one. Returns (Σ t added, [(position, new
     row)], the slack after), or None when no such sequence makes room."""
     if table is None or table.rows is not rows:
@@ -733,17 +735,25 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed
         if not len(m):
             return None
         after = slack[None, :] + freed[m] - gain[m]
-        good = every(after >= np.minimum(slack, 0.0)[None, :], axis=1) & some(after[:, short] > slack[short], axis=1)
-        g = m[good]
-        if not len(g):
-            return None
-        k = int(np.lexsort((position[g], delta[g]))[0]) if len(g) > 1 else 0  # the least Σ t added, then the first position (then type)
-        pick = int(g[k])
+        helps = some(after[:, short] > slack[short], axis=1)
+        good = every(after >= np.minimum(slack, 0.0)[None, :], axis=1) & helps
+        if good.any():
+            g = np.flatnonzero(good)
+            k = int(g[np.lexsort((position[m[g]], delta[m[g]]))[0]]) if len(g) > 1 else int(g[0])  # the least Σ t added, then the first position (then type)
+        else:
+            # a chain: the move that leaves the least shortage in all, though it shortens another row (its
+            # room is made by the next moves), e.g. a 4-GPU job to a type whose 1-GPU job moves on
+            short_after = np.minimum(after, 0.0).sum(axis=1)
+            g = np.flatnonzero(helps & (short_after > float(np.minimum(slack, 0.0).sum())))
+            if not len(g):
+                return None
+            k = int(g[np.lexsort((position[m[g]], delta[m[g]], -short_after[g]))[0]])
+        pick = int(m[k])
         p = int(position[pick])
         added += float(delta[pick])
         moves.append((p, int(target[pick])))
         live &= position != p  # a job moved stays
-        slack = after[good][k]
+        slack = after[k]
     return None
 
 
