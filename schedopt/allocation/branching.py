@@ -601,6 +601,15 @@ def branch_proof(instance: Instance, value: float, *, admit: int | None = None, 
     return least, proof, {"branch_leaves": leaves, "branch_seconds": seconds, "branch_node_lps": lps}
 
 
+def warm_up_search() -> None:
+    """Run the search once on a tiny typed instance, for :func:`schedopt.warm_up`: this module's import
+    (it is imported when a plan first needs a tree; compiled from source where no bytecode is cached,
+    12 ms of a first 40-job typed call) and its node LPs' first runs. Nothing is kept."""
+    from schedopt.testing.instances import random_rigid_typed_instance
+
+    branch_proof(random_rigid_typed_instance(0), 1e18, max_node_lps=20)  # a target no plan meets: it branches
+
+
 def certify_optimum(instance: Instance, value: float, admitted: int, bound: float, proof: Proof, *,
                     left_s: float, metrics: dict[str, Any], allowed_at_least: int = 0) -> tuple[float, Proof]:
     """What an exact driver states for an optimum only its backend proved: a branch

@@ -323,13 +323,17 @@ def _reduce_in_price_space(data: AllocationData, oracle: PricingOracle, metrics:
 
 def warm_backend(backend: ExactBackend) -> None:
     """Build and solve ``backend``'s stage model once, on a tiny instance (its imports and first
-    compilation: Pyomo's import alone takes 2.5 s), for :func:`schedopt.warm_up`: a tiny instance's
-    solve rarely reaches the model, its LP bound (or size classes) proving the heuristic's plan."""
+    compilation: Pyomo's import alone takes 2.5 s), and the branch search once, for
+    :func:`schedopt.warm_up`: a tiny instance's solve rarely reaches the model, its LP bound (or size
+    classes) proving the heuristic's plan."""
     from schedopt.testing.instances import random_tiny_instance
+
+    from schedopt.allocation.branching import warm_up_search
 
     model = compile_model(random_tiny_instance(0))
     _, cs, _ = model.choices
     backend.solve_stage(model.by_job, cs, stage="time", every_job=False, min_admitted=0, time_limit=None, seed=0)
+    warm_up_search()  # the branch certificate's search, which an optimum only the backend proves runs
 
 
 def solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_limit: float | None,

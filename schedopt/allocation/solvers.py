@@ -120,6 +120,12 @@ class OptimusGreedy:
                               metrics={**counters, "heuristic_seconds": greedy_s}, bound=self.bound,
                               branch_budget_s=_branch_budget(self.branch_proof, started, time_limit))
 
+    def warm_up(self) -> None:
+        """Import and run the branch search once (a typed plan's quick tree)."""
+        from schedopt.allocation.branching import warm_up_search  # imported when a plan first needs a tree
+
+        warm_up_search()
+
 
 @register("optimus-milp", problem="allocation", exact=True, backend="pyomo+highs", supports_time_limit=True,
           accelerator_types=True, quotas=True, restarts=True, objectives=True)
@@ -271,6 +277,12 @@ class OptimusLagrange:
         return heuristic_plan(data, config, solver=self.name, started=clock.started, seed=seed,  # type: ignore[attr-defined]
                               options=self._options(), metrics=metrics, bound=self.bound, lp=lp,
                               branch_budget_s=_branch_budget(self.branch_proof, clock.started, clock.limit_s))
+
+    def warm_up(self) -> None:
+        """Import and run the branch search once (a typed plan's tree)."""
+        from schedopt.allocation.branching import warm_up_search  # imported when a plan first needs a tree
+
+        warm_up_search()
 
 
 def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:
