@@ -28,7 +28,7 @@ from schedopt.allocation.problem import ChoiceSet, inverse_capacity
 from schedopt.allocation.size_classes import HEURISTIC_CLASS_CONFIGURATIONS, size_class_proof
 from schedopt.instance import Instance
 from schedopt.plan import Plan
-from schedopt.tolerances import BRANCH_ABOVE_GAP, IMPROVE_TOL, MIP_REL_GAP, SETTLED_GAP, capacity_limit
+from schedopt.tolerances import IMPROVE_TOL, MIP_REL_GAP, SEARCH_STOP_GAP, SETTLED_GAP, capacity_limit
 
 #: how a heuristic picks a job's type: the one where its minimum configuration runs
 #: fastest ("aware"), or the first type in the cluster's order with room ("blind",
@@ -547,8 +547,9 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     The order is the cheapest first: the admitted count (:func:`count_start`), the Σ-time LP
     over plans admitting as many, and the LP-guided pass (:func:`lp_guided_pass`); the local
     search (:func:`_exchange`), the other candidates, the re-typing and the relocating moves
-    run only while no candidate is proven: it stops at the first the LP proves optimal within
-    the exact backends' gap (MIP_REL_GAP; counter ``proven_at``), and above SETTLE_ABOVE_JOBS
+    run only while no candidate is certified within SEARCH_STOP_GAP (1e-4) by the LP or the size
+    classes (counter ``proven_at`` where within the exact backends' gap MIP_REL_GAP, else
+    ``settled_at``), and above SETTLE_ABOVE_JOBS
     admitted jobs at the exchanged LP-guided plan once it is certified within SETTLED_GAP.
     Returns {row: (c0, c1)}, counters, the LP (or None)."""
     def grow(start: dict[int, tuple[int, int]]) -> tuple[dict[int, tuple[int, int]], dict[str, Any]]:
@@ -591,20 +592,21 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         return key(c)[1] - bound <= gap * max(1.0, abs(bound))
 
     def enough() -> float:
-        """The gap that ends the search: the exact backends' own, or BRANCH_ABOVE_GAP (1e-4) against the
-        size classes' bound (the further candidates' passes cost 20-30 ms at 100 typed jobs and could win
-        at most that much)."""
-        return BRANCH_ABOVE_GAP if admit in floor else MIP_REL_GAP
+        """The gap that ends the search: SEARCH_STOP_GAP (1e-4) against the LP's bound or the size classes'
+        (the further candidates' passes cost 20-60 ms at 100-200 typed jobs and could win at most that much)."""
+        return SEARCH_STOP_GAP
 
     def done(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[dict[int, tuple[int, int]], dict[str, Any], LpBound]:
-        return c[0], {**c[1], "accelerator_plan": c[2], "proven_at": c[2]}, lp
+        """``c`` as the plan, the search ended: ``proven_at`` where within the exact backends' gap, else
+        ``settled_at``."""
+        return c[0], {**c[1], "accelerator_plan": c[2], ("proven_at" if proven(c) else "settled_at"): c[2]}, lp
 
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
     quick, quick_origin = lp_guided_pass(data, mass, count)
     candidates = [(*grow(quick), quick_origin)]
-    if proven(candidates[0]):  # no candidate below can do better: stop here
+    if proven(candidates[0], enough()):  # no candidate below can do better by more than that: stop here
         return done(candidates[0])
-    if admit is not None and not proven(candidates[0], BRANCH_ABOVE_GAP):
+    if admit is not None:
         # jobs paused, the LP's gap above 1e-4: the size classes' ranges may close what the count row leaves
         classes = size_class_proof(data, admit=admit, max_configurations=HEURISTIC_CLASS_CONFIGURATIONS,
                                    lp_x=lp.lp.x)
