@@ -101,7 +101,7 @@ def exact_repair(model: AllocationModel, config: Config, lam: np.ndarray, *, bou
     whose prices those are (``lam``, its admission row's count at most the plan's); each round's
     neighbourhood then holds only the configurations reduced-cost fixing against the current plan
     keeps (no plan admitting as many and costing less uses the others): at 40 typed `gavel` jobs 47-68
-    of 120. A repair never admits fewer jobs nor raises Σ cost.
+    of 120. A repair never admits fewer jobs, nor raises Σ cost among as many.
     Returns (the plan {row: counts}, repairs made)."""
     rows = model.rows
     if not config or model.J == 0 or _proven(rows.total_time_s(config), bound):

@@ -83,10 +83,10 @@ def class_rows(model: AllocationModel, cs: Any, *, admit: int | None, cap: np.nd
     k = model.J if admit is None else int(admit)
     best: tuple[SizeClasses, np.ndarray] | None = None
     for r in range(R):
-        pooled = float(capacity_limit(np.asarray(cap, dtype=float)[[t * R + r for t in range(types)]]).sum())
+        pooled = math.floor(float(capacity_limit(np.asarray(cap, dtype=float)[[t * R + r for t in range(types)]]).sum()))
         size = pooled_sizes(demand, cs.job, cs.counts[:, 0], cs.counts[:, 1], r)
-        sizes, jobs, lo, hi = class_ranges(size, cs.job, model.J, math.floor(pooled), k)
-        classes = SizeClasses(size, sizes, jobs, lo, hi, math.floor(pooled), k)
+        sizes, jobs, lo, hi = class_ranges(size, cs.job, model.J, pooled, k)
+        classes = SizeClasses(size, sizes, jobs, lo, hi, pooled, k)
         if np.any(lo > hi) or classes.tight == 0:
             continue  # no plan admits that many (the model says so itself), or nothing is cut
         if best is None or classes.tight > best[0].tight:

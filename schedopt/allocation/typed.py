@@ -591,11 +591,6 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         bound = max(lp.bound, floor.get(admit, -math.inf))
         return key(c)[1] - bound <= gap * max(1.0, abs(bound))
 
-    def enough() -> float:
-        """The gap that ends the search: SEARCH_STOP_GAP (1e-4) against the LP's bound or the size classes'
-        (the further candidates' passes cost 20-60 ms at 100-200 typed jobs and could win at most that much)."""
-        return SEARCH_STOP_GAP
-
     def done(c: tuple[dict[int, tuple[int, int]], Any, str]) -> tuple[dict[int, tuple[int, int]], dict[str, Any], LpBound]:
         """``c`` as the plan, the search ended: ``proven_at`` where within the exact backends' gap, else
         ``settled_at``."""
@@ -604,7 +599,7 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     mass = np.bincount(row_of, weights=lp.lp.x, minlength=len(data.job))
     quick, quick_origin = lp_guided_pass(data, mass, count)
     candidates = [(*grow(quick), quick_origin)]
-    if proven(candidates[0], enough()):  # no candidate below can do better by more than that: stop here
+    if proven(candidates[0], SEARCH_STOP_GAP):  # no candidate below can win more than that: stop here
         return done(candidates[0])
     if admit is not None:
         # jobs paused, the LP's gap above 1e-4: the size classes' ranges may close what the count row leaves
@@ -615,12 +610,12 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
             if classes.plan is not None:  # that LP's optimum is integral: a candidate, perhaps the optimum
                 candidates.append((*grow(classes.plan), "the LP with the size classes' ranges"))
             best = min(candidates, key=key)
-            if proven(best, enough()):
+            if proven(best, SEARCH_STOP_GAP):
                 return done(best)
     # the local search over each pass's jobs
     guided, more = grow(_exchange(data, quick, _free_after(data, quick)))
     candidates.append((guided, more, quick_origin + ", then the exchange pass"))
-    if proven(candidates[-1], enough()):
+    if proven(candidates[-1], SEARCH_STOP_GAP):
         return done(candidates[-1])
     if count > SETTLE_ABOVE_JOBS and proven(candidates[-1], SETTLED_GAP):  # each further pass costs seconds here
         return guided, {**more, "accelerator_plan": candidates[-1][2]}, lp
@@ -640,12 +635,12 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         count = len(best[0])
         admit = None if count == data.J else count
         lp = lp_bound(data, cs, admit=admit, seed_columns=data.seed_columns(best[0], cs, row_of) or None)
-    if proven(best, enough()):
+    if proven(best, SEARCH_STOP_GAP):
         return done(best)
     again = _reassign(data, cs, row_of, best[0], grow)
     if again is not None and key((again, None, "")) < key(best):
         best = (again, best[1], best[2] + ", then its jobs' types by the LP over them")
-    if proven(best, enough()):
+    if proven(best, SEARCH_STOP_GAP):
         return done(best)
     if proven(best, SETTLED_GAP):  # as many jobs as any plan, certified within 1 %: no relocating moves
         return best[0], {**best[1], "accelerator_plan": best[2]}, lp
@@ -741,7 +736,8 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed
         good = every(after >= np.minimum(slack, 0.0)[None, :], axis=1) & helps
         if good.any():
             g = np.flatnonzero(good)
-            k = int(g[np.lexsort((position[m[g]], delta[m[g]]))[0]]) if len(g) > 1 else int(g[0])  # the least Σ t added, then the first position (then type)
+            # the least Σ t added, then the first position (then type)
+            k = int(g[np.lexsort((position[m[g]], delta[m[g]]))[0]]) if len(g) > 1 else int(g[0])
         else:
             # a chain: the move that leaves the least shortage in all, though it shortens another row (its
             # room is made by the next moves), e.g. a 4-GPU job to a type whose 1-GPU job moves on
