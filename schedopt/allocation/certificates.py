@@ -801,10 +801,10 @@ def fits_alone(instance: Instance, data: JobArrays, t: int, owner: np.ndarray, c
         queue = data.queue[owner]
         for q in np.unique(queue[queue >= 0]).tolist():
             mine = np.flatnonzero(queue == q)
+            o, a, b = owner[mine], c0[mine], c1[mine]
             for h in np.flatnonzero(quotas.member[:, q] & quotas.types[:, t]).tolist():
                 r = int(quotas.resource[h])
-                o = owner[mine]
-                fits[mine] &= c0[mine] * data.demand[o, 0, r] + c1[mine] * data.demand[o, 1, r] <= cap[T * R + h]
+                fits[mine] &= a * data.demand[o, 0, r] + b * data.demand[o, 1, r] <= cap[T * R + h]
     return fits
 
 

@@ -326,9 +326,8 @@ def warm_backend(backend: ExactBackend) -> None:
     compilation: Pyomo's import alone takes 2.5 s), and the branch search once, for
     :func:`schedopt.warm_up`: a tiny instance's solve rarely reaches the model, its LP bound (or size
     classes) proving the heuristic's plan."""
-    from schedopt.testing.instances import random_tiny_instance
-
     from schedopt.allocation.branching import warm_up_search
+    from schedopt.testing.instances import random_tiny_instance
 
     model = compile_model(random_tiny_instance(0))
     _, cs, _ = model.choices
