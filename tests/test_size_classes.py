@@ -14,7 +14,7 @@ import schedopt
 from schedopt.allocation.bruteforce import solve_bruteforce
 from schedopt.allocation.certificates import (ConfigurationTable, instance_table, remaining_time_grid, resource_names,
                                               size_class_bound, size_classes)
-from schedopt.allocation.model import compile_model, lp_bound
+from schedopt.allocation.model import admitted_bound, compile_model, lp_bound
 from schedopt.allocation.size_classes import size_class_proof
 from schedopt.instance import Instance
 from schedopt.testing import random_rigid_typed_instance
@@ -128,6 +128,52 @@ def test_the_proof_lies_between_the_lp_and_the_optimum(seed: int) -> None:
     if got.plan is not None:
         assert len(got.plan) >= admitted
         assert model.rows.total_time_s(got.plan) >= total * (1 - 1e-9) - 1e-6
+
+
+@pytest.mark.parametrize("objective", [None, "jct_weighted_time"])
+def test_the_class_lp_started_from_the_lps_basis_has_the_same_optimum_in_fewer_iterations(objective: str | None) -> None:
+    """size_class_proof with ``lp_basis`` (the plain LP's optimal basis: the class LP is that LP with
+    rows added) states the bound and plan it states from scratch, its dual simplex started there:
+    no more iterations, and fewer in all; a basis of other configurations is not used."""
+    cases = 0
+    iterations = {True: 0, False: 0}
+    for seed in range(40):
+        inst = random_rigid_typed_instance(seed, n_jobs=14)
+        if objective is not None:
+            inst = inst.with_objective(objective)
+        got: dict[bool, object] = {}
+        for warm in (False, True):
+            model = compile_model(inst)
+            _, cs, _ = model.choices
+            admitted = int(admitted_bound(model)[0])
+            if admitted == 0:
+                break
+            admit = None if admitted >= model.J else admitted
+            lp = lp_bound(model, cs, admit=admit)
+            assert lp.lp.basis is not None and len(lp.lp.basis.col) == cs.K and len(lp.lp.basis.job) == model.J
+            got[warm] = size_class_proof(model, admit=admit, lp_basis=lp.lp.basis if warm else None)
+        if not got or got[False] is None:
+            continue
+        cold, warm_ = got[False], got[True]
+        cases += 1
+        assert warm_.info["size_class_lp"] == pytest.approx(cold.info["size_class_lp"], rel=1e-9, abs=1e-9)
+        assert warm_.bound == pytest.approx(cold.bound, rel=1e-7)
+        assert warm_.info["size_class_lp_iterations"] <= cold.info["size_class_lp_iterations"]
+        iterations[True] += warm_.info["size_class_lp_iterations"]
+        iterations[False] += cold.info["size_class_lp_iterations"]
+    assert cases >= 5
+    assert iterations[True] < iterations[False]
+
+
+def test_a_basis_of_other_configurations_is_not_used() -> None:
+    """An LpBasis whose sizes are not the class LP's leaves it to start from scratch (no error)."""
+    from schedopt.allocation.lagrange import LpBasis
+    from schedopt.allocation.size_classes import _start_basis
+
+    basis = LpBasis(np.zeros(3, dtype=np.int8), np.zeros(1, dtype=np.int8), np.ones(2, dtype=np.int8), 1)
+    assert _start_basis(basis, 4, 2, 1, False, 1) is None
+    rows = _start_basis(basis, 3, 2, 1, False, 2)[1]
+    assert rows.tolist() == [1, 1, 0, 1, 1, 1]  # jobs', capacity, admission, two class rows basic
 
 
 def _solved_by_classes() -> list[Instance]:

@@ -501,7 +501,7 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
         if expired():
             return stopped("after stage 1 (max admitted jobs)", admitted_bound=most)
 
-    lp_x = None  # the LP's optimum over the listed configurations (model.choices), where listed
+    lp_x = lp_basis = None  # the LP's optimum over the listed configurations (model.choices), where listed, and its basis
     if cs is None:
         if expired() or not clock.affords(REDUCE_SECONDS_PER_JOB * model.J):
             return stopped(f"before the dual bound and reduced-cost fixing (about {REDUCE_SECONDS_PER_JOB * model.J:.2g} s "
@@ -523,7 +523,7 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
                                                     admit=None if every_job else k_min, clock=clock,
                                                     backend=backend, seed=seed)
         bound_lp, lp_proof = relaxed.bound, relaxed.proof
-        lp_x = relaxed.lp.x
+        lp_x, lp_basis = relaxed.lp.x, relaxed.lp.basis
     incumbent_gap = relative_gap(total(best), bound_lp) if best else None
     if admit_proven and (cs is None or (incumbent_gap is not None and incumbent_gap <= CLOSED_BY_LP_GAP)):
         # the LP's prices already prove the incumbent within the exact stage's own gap: no model to build
@@ -537,7 +537,7 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
         # many jobs of each size fit: the LP with the size classes' ranges (size_classes.py) often has the
         # optimum itself as its optimum, and proves it; not solved where the LP keeps every class in range
         # (priced in closed form, with no LP optimum over listed configurations: small instances only)
-        classes = size_class_proof(model, admit=None if every_job else k_min, lp_x=lp_x,
+        classes = size_class_proof(model, admit=None if every_job else k_min, lp_x=lp_x, lp_basis=lp_basis,
                                    max_configurations=MAX_CLASS_CONFIGURATIONS if lp_x is not None
                                    else HEURISTIC_CLASS_CONFIGURATIONS)
         if classes is not None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedopt.backends.lp import solve_lp_colwise
+from schedopt.backends.lp import BASIS_BASIC, BASIS_LOWER, BASIS_UPPER, solve_lp_colwise
 from schedopt.allocation.problem import AllocationData, ChoiceSet
 from schedopt.tolerances import IMPROVE_TOL, LP_ZERO, capacity_limit, with_ties
 
@@ -50,6 +50,21 @@ class LagrangeResult:
     x: np.ndarray
     rounds: int
     columns: int
+    basis: "LpBasis | None" = None
+
+
+@dataclass(frozen=True)
+class LpBasis:
+    """The master LP's optimal basis, by what each status belongs to, for an LP over the same
+    configurations with rows added (the size classes' LP starts from it): HiGHS's status codes
+    (backends.lp.BASIS_*) of each configuration ``col`` (K,) (one never generated: at its lower
+    bound, 0), the capacity rows ``cap`` (R,), each job's row ``job`` (J,) (basic where the job has no
+    configuration), and the admission row ``admit`` written as Σ x ≥ admit (basic where there is none)."""
+
+    col: np.ndarray
+    cap: np.ndarray
+    job: np.ndarray
+    admit: int
 
 
 def segment_min(values: np.ndarray, cs: ChoiceSet) -> np.ndarray:
@@ -134,7 +149,8 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
             hi = np.concatenate([cap_hi, np.ones(len(owners)), [-float(admit)]])
         res = solve_lp_colwise(cs.cost[cols] / scale, start, index, value, row_lower=lo, row_upper=hi,
                                col_lower=np.zeros(len(cols)), col_upper=np.ones(len(cols)),
-                               presolve=not every)  # every column at once: presolve costs more than it saves
+                               presolve=not every,  # every column at once: presolve costs more than it saves
+                               keep_basis=True)
         if not res.optimal:
             raise RuntimeError(f"master LP failed: {res.status}")
         marg = res.row_dual * scale
@@ -156,7 +172,19 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
         if added == 0:
             break  # optimal up to the LP's tolerances; L below is a valid bound regardless
     bound, rc = lagrangian_bound(cs, data.cap, lam, nu, admit)
-    return LagrangeResult(bound=bound, lam=lam, nu=nu, rc=rc, x=x_full, rounds=rounds, columns=int(active.sum()))
+    basis = None
+    if res.basis is not None:
+        col_status, row_status = res.basis
+        col = np.full(K, BASIS_LOWER, dtype=np.int8)
+        col[cols] = col_status
+        job = np.full(J, BASIS_BASIC, dtype=np.int8)
+        job[owners] = row_status[data.R:data.R + len(owners)]
+        # the master's admission row is -Σ x ≤ -admit: its upper bound is Σ x ≥ admit's lower
+        admit_status = BASIS_BASIC if admit is None else \
+            {BASIS_UPPER: BASIS_LOWER, BASIS_LOWER: BASIS_UPPER}.get(int(row_status[-1]), int(row_status[-1]))
+        basis = LpBasis(col, row_status[:data.R].copy(), job, admit_status)
+    return LagrangeResult(bound=bound, lam=lam, nu=nu, rc=rc, x=x_full, rounds=rounds, columns=int(active.sum()),
+                          basis=basis)
 
 
 def round_lp(data: AllocationData, cs: ChoiceSet, x: np.ndarray, admit: int | None = None) -> list[int] | None:

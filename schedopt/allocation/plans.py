@@ -174,7 +174,8 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     if gap is not None and gap > BRANCH_ABOVE_GAP and (branch_budget_s is not None or quick_tree) and model.own_cost:
         # the count row's gap in how many jobs of each size fit: the size classes' ranges close it
         # where they cut (5 ms at 100 rigid typed jobs, against 30-40 node LPs of a tree)
-        got = size_class_proof(model, admit=admit, max_configurations=HEURISTIC_CLASS_CONFIGURATIONS, lp_x=lp.lp.x)
+        got = size_class_proof(model, admit=admit, max_configurations=HEURISTIC_CLASS_CONFIGURATIONS, lp_x=lp.lp.x,
+                               lp_basis=lp.lp.basis)
         if got is not None and adopt:  # the LP's integral optimum there is a plan, and may be a better one
             better = _fitting_better(model, config, value, got.plan)
             if better is not None:

@@ -23,7 +23,8 @@ from schedopt.allocation.certificates import (ConfigurationTable, SizeClasses, c
                                               instance_table, job_arrays, pooled_capacity, pooled_sizes,
                                               price_vector, remaining_time_grid, size_class_bound, size_classes)
 from schedopt.allocation.model import AllocationModel
-from schedopt.backends.lp import solve_lp_colwise
+from schedopt.allocation.lagrange import LpBasis
+from schedopt.backends.lp import BASIS_BASIC, solve_lp_colwise
 from schedopt.plan import Proof
 from schedopt.tolerances import INTEGRAL_TOL, LP_ZERO, capacity_limit
 
@@ -109,20 +110,23 @@ class SizeClassBound(NamedTuple):
 
 
 def size_class_proof(model: AllocationModel, *, admit: int | None, max_configurations: int = MAX_CLASS_CONFIGURATIONS,
-                     lp_x: np.ndarray | None = None) -> SizeClassBound | None:
+                     lp_x: np.ndarray | None = None, lp_basis: LpBasis | None = None) -> SizeClassBound | None:
     """The ``size-class-lagrangian`` bound on Σ t over plans admitting at least ``admit`` jobs
     (None: every job) and its proof, or None where no size class's range cuts (or the LP fails).
     The LP is the model's over its listed configurations plus one row per cut class; the bound stated
     is the replay's own value at its prices. Solved once per model and count (the exact driver asks
     again as it ends); None, not solved, above ``max_configurations`` configurations, or where the
     LP's own optimum ``lp_x`` (over ``model.choices``) keeps every class in its range already (its
-    bound would be the LP's: at 40 typed jobs, all admitted, or 400 on 108 GPUs, 108 1-GPU ones)."""
+    bound would be the LP's: at 40 typed jobs, all admitted, or 400 on 108 GPUs, 108 1-GPU ones).
+    ``lp_basis``: that LP's optimal basis (:class:`~schedopt.allocation.lagrange.LpBasis`), where the
+    class LP starts: the same LP with rows added, re-solved by the dual simplex from there (16,000 typed
+    jobs, seed 33: 1.0 s from scratch; docs/benchmarks.md)."""
     if configuration_count(model.instance) > max_configurations:
         return None
     held = model.__dict__.setdefault("size_class_bounds", {})
     if admit not in held:
         held[admit] = None if lp_x is not None and _lp_within_ranges(model, admit, lp_x) else \
-            _size_class_proof(model, admit)
+            _size_class_proof(model, admit, lp_basis)
     return held[admit]
 
 
@@ -164,7 +168,19 @@ def model_table(model: AllocationModel) -> ConfigurationTable:
                                 cost[kind == t]) for t in np.unique(kind).tolist()])
 
 
-def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBound | None:
+def _start_basis(lp_basis: LpBasis | None, K: int, J: int, R: int, every: bool,
+                 classes: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The class LP's starting basis from the plain LP's (rows: the jobs', the capacities', the
+    admission row, the cut classes'): the added rows basic, so the plain LP's optimum is where the dual
+    simplex starts. None where ``lp_basis`` is not of this LP's configurations and rows."""
+    if lp_basis is None or len(lp_basis.col) != K or len(lp_basis.job) != J or len(lp_basis.cap) != R:
+        return None
+    admit_row = BASIS_BASIC if every else lp_basis.admit  # every job: a free row
+    rows = np.concatenate([lp_basis.job, lp_basis.cap, [admit_row], np.full(classes, BASIS_BASIC)]).astype(np.int8)
+    return lp_basis.col, rows
+
+
+def _size_class_proof(model: AllocationModel, admit: int | None, lp_basis: LpBasis | None = None) -> SizeClassBound | None:
     started = time.perf_counter()
     instance = model.instance
     if not model.own_cost:
@@ -198,7 +214,8 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
                             [-np.inf if every else float(k)], classes.lo[cut].astype(float)])
     upper = np.concatenate([np.ones(J), model.rows.cap.astype(float), [np.inf], classes.hi[cut].astype(float)])
     res = solve_lp_colwise(np.asarray(cs.cost, dtype=float), start, row, val, row_lower=lower, row_upper=upper,
-                           col_lower=np.zeros(K), col_upper=np.ones(K), presolve=False)
+                           col_lower=np.zeros(K), col_upper=np.ones(K), presolve=False,
+                           basis=_start_basis(lp_basis, K, J, R, every, len(cut)))
     if not res.optimal:
         return None
     lam = np.maximum(0.0, -res.row_dual[J:J + R])
@@ -212,6 +229,7 @@ def _size_class_proof(model: AllocationModel, admit: int | None) -> SizeClassBou
                              resource=resource, class_prices=prices, table=table, classes=classes)
     proof.value = bound
     info = {"bound_method": SIZE_CLASS_METHOD, "size_class_lp": float(res.objective),
+            "size_class_lp_iterations": res.iterations,
             "size_classes": {str(int(classes.sizes[i])): [int(classes.lo[i]), int(classes.hi[i])] for i in cut.tolist()},
             "size_class_seconds": time.perf_counter() - started}
     x = res.x

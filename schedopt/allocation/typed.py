@@ -604,7 +604,7 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
     if admit is not None:
         # jobs paused, the LP's gap above 1e-4: the size classes' ranges may close what the count row leaves
         classes = size_class_proof(data, admit=admit, max_configurations=HEURISTIC_CLASS_CONFIGURATIONS,
-                                   lp_x=lp.lp.x)
+                                   lp_x=lp.lp.x, lp_basis=lp.lp.basis)
         if classes is not None:
             floor[admit] = classes.bound
             if classes.plan is not None:  # that LP's optimum is integral: a candidate, perhaps the optimum

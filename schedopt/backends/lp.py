@@ -51,17 +51,25 @@ def highspy_module(who: str = "HiGHS") -> Any:
     return highspy
 
 
+#: HiGHS's basis status codes (``highspy.HighsBasisStatus``): nonbasic at the lower bound, basic, at the upper
+BASIS_LOWER, BASIS_BASIC, BASIS_UPPER = 0, 1, 2
+
+
 @dataclass
 class LpResult:
     """``optimal``; the primal ``x`` (n,) and the row duals (m,) when optimal.
     Row duals follow HiGHS's sign: for a minimisation, a binding ``<=`` row has a
-    dual <= 0 (the objective's change per unit of its right-hand side)."""
+    dual <= 0 (the objective's change per unit of its right-hand side). ``basis``, when
+    asked for and optimal: the optimal basis as (columns' (n,), rows' (m,)) status codes
+    (BASIS_LOWER, BASIS_BASIC, BASIS_UPPER), to start a related LP from."""
 
     optimal: bool
     status: str
     x: np.ndarray
     row_dual: np.ndarray
     objective: float
+    basis: tuple[np.ndarray, np.ndarray] | None = None
+    iterations: int = 0  # the simplex's
 
 
 _THREAD = threading.local()
@@ -132,7 +140,8 @@ def _pass_colwise(h: Any, highspy: Any, cost: np.ndarray, col_lower: np.ndarray,
 
 def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, value: np.ndarray, *,
                      row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
-                     col_upper: np.ndarray, presolve: bool = True, time_limit: float | None = None) -> LpResult:
+                     col_upper: np.ndarray, presolve: bool = True, time_limit: float | None = None,
+                     basis: tuple[np.ndarray, np.ndarray] | None = None, keep_basis: bool = False) -> LpResult:
     """min cost·x  s.t.  row_lower <= A x <= row_upper,  col_lower <= x <= col_upper,
     with A given column-wise (CSC: ``start`` (n+1,), ``index``/``value`` (nnz,)).
     Infinite bounds are ±inf. Single-threaded and deterministic. ``presolve=False``
@@ -140,7 +149,9 @@ def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, val
     simplex (the admission LP with its count row: 0.5 s against 5 ms at 4,000 columns).
     ``time_limit`` (s): HiGHS's own (its status then "Time limit reached"); HiGHS compares its
     option with the run time its instance has accumulated over every run, so the thread's
-    instance is given that run time plus the limit."""
+    instance is given that run time plus the limit. ``basis``: a starting basis, status codes
+    (columns' (n,), rows' (m,)) as :class:`LpResult` gives them (with ``presolve=False``; one HiGHS does not
+    accept is left out: the run then starts as without); ``keep_basis``: the result carries the optimal one."""
     highspy = highspy_module()
 
     n, m = len(cost), len(row_lower)
@@ -156,13 +167,32 @@ def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, val
                            np.asarray(start, dtype=np.int32)[:n], index, value)
     if passed == highspy.HighsStatus.kError:  # an index out of range, say: not solved, as HiGHS's own model error
         return LpResult(False, "Model error", np.zeros(n), np.zeros(m), math.nan)
+    if basis is not None and len(basis[0]) == n and len(basis[1]) == m:
+        _set_basis(h, highspy, basis)
     run_highs(h, highspy)
     status = h.getModelStatus()
     optimal = status == highspy.HighsModelStatus.kOptimal
     sol = h.getSolution()
     x = np.asarray(sol.col_value, dtype=float) if optimal else np.zeros(n)
     duals = np.asarray(sol.row_dual, dtype=float) if optimal else np.zeros(m)
-    return LpResult(optimal, h.modelStatusToString(status), x, duals, float(h.getInfo().objective_function_value))
+    kept = None
+    if keep_basis and optimal:
+        got = h.getBasis()
+        kept = (np.array([int(v) for v in got.col_status], dtype=np.int8),
+                np.array([int(v) for v in got.row_status], dtype=np.int8))
+    info = h.getInfo()
+    return LpResult(optimal, h.modelStatusToString(status), x, duals, float(info.objective_function_value),
+                    kept, int(info.simplex_iteration_count))
+
+
+def _set_basis(h: Any, highspy: Any, basis: tuple[np.ndarray, np.ndarray]) -> bool:
+    """``h.setBasis`` from status codes (columns', rows'); False (and ``h`` as it was) where HiGHS refuses it."""
+    codes = [highspy.HighsBasisStatus(v) for v in range(5)]
+    start = highspy.HighsBasis()
+    start.col_status = [codes[v] for v in np.asarray(basis[0]).tolist()]
+    start.row_status = [codes[v] for v in np.asarray(basis[1]).tolist()]
+    start.alien = False
+    return h.setBasis(start) == highspy.HighsStatus.kOk
 
 
 #: +infinity for LP bounds (HiGHS's own infinity; numpy's inf is taken as it)
