@@ -31,8 +31,9 @@ from schedopt.tolerances import INTEGRAL_TOL, LP_ZERO, capacity_limit
 SIZE_CLASS_METHOD = "size-class-lagrangian (the LP with each size class's count in its range)"
 
 #: classes are tried only where the configurations are few enough to enumerate once more (the
-#: checker's table; at 48,000, 16,000 rigid typed jobs, 0.2 s, and the class LP 1.5 s: the exact
-#: driver's limit, where the stage model and its certificate cost more, 16,000 jobs seed 33 10.5 -> 5.1 s)
+#: checker's table; at 48,000, 16,000 rigid typed jobs, 0.2 s, and the class LP 1.0 s from scratch, 0.05 s
+#: from the plain LP's basis: the exact driver's limit, where the stage model and its certificate cost
+#: more, 16,000 jobs seed 33 10.5 -> 5.1 s before the basis)
 MAX_CLASS_CONFIGURATIONS = 200_000
 #: the heuristics' limit: at 16,000 typed jobs the class LP costs more than the greedy's search it ends
 #: (seed 31: 3.4 -> 5.0 s with it), at 4,000 (12,000 configurations) 0.2 s
