@@ -46,7 +46,7 @@ from schedopt.instance import Instance
 from schedopt.plan import Plan, Proof, Status, Termination, relative_gap
 from schedopt.tolerances import DUAL_FIXING_REL_TOL, LP_ZERO, MIP_REL_GAP, REPLAYABLE_GAP, floor_count, improves, worse
 from schedopt.results import StageResult
-from schedopt.allocation.size_classes import (HEURISTIC_CLASS_CONFIGURATIONS, MAX_CLASS_CONFIGURATIONS,
+from schedopt.allocation.size_classes import (COLD_CLASS_CONFIGURATIONS, MAX_CLASS_CONFIGURATIONS,
                                               class_rows, size_class_proof)
 from schedopt.allocation.stage import (BOUND_ALLOWANCE_S, FINISH_SECONDS_PER_JOB, ExactBackend,
                                       no_plan_message, settled_bound)
@@ -539,7 +539,7 @@ def _solve_exact(backend: ExactBackend, name: str, instance: Instance, *, time_l
         # (priced in closed form, with no LP optimum over listed configurations: small instances only)
         classes = size_class_proof(model, admit=None if every_job else k_min, lp_x=lp_x, lp_basis=lp_basis,
                                    max_configurations=MAX_CLASS_CONFIGURATIONS if lp_x is not None
-                                   else HEURISTIC_CLASS_CONFIGURATIONS)
+                                   else COLD_CLASS_CONFIGURATIONS)
         if classes is not None:
             # the ranges lift the LP's bound: as rows of the stage model below they lift its relaxation too
             tightens = classes.bound - bound_lp > REPLAYABLE_GAP * max(1.0, abs(bound_lp))

@@ -19,7 +19,7 @@ from schedopt.allocation.metrics import allocation_metrics
 from schedopt.allocation.model import (AllocationModel, LpBound, admitted_bound, cannot_run, compile_model, lp_bound)
 from schedopt.allocation.problem import fits, lagrangian_proof, role_counts, settle_bounds
 from schedopt.allocation.rows import accelerator_utilization, shared_flavor
-from schedopt.allocation.size_classes import HEURISTIC_CLASS_CONFIGURATIONS, size_class_proof
+from schedopt.allocation.size_classes import size_class_proof
 from schedopt.errors import InputError
 from schedopt.gcpause import paused_gc
 from schedopt.instance import Instance
@@ -174,8 +174,7 @@ def plan_bounds(model: AllocationModel, config: dict[int, tuple[int, int]], *, l
     if gap is not None and gap > BRANCH_ABOVE_GAP and (branch_budget_s is not None or quick_tree) and model.own_cost:
         # the count row's gap in how many jobs of each size fit: the size classes' ranges close it
         # where they cut (5 ms at 100 rigid typed jobs, against 30-40 node LPs of a tree)
-        got = size_class_proof(model, admit=admit, max_configurations=HEURISTIC_CLASS_CONFIGURATIONS, lp_x=lp.lp.x,
-                               lp_basis=lp.lp.basis)
+        got = size_class_proof(model, admit=admit, lp_x=lp.lp.x, lp_basis=lp.lp.basis)
         if got is not None and adopt:  # the LP's integral optimum there is a plan, and may be a better one
             better = _fitting_better(model, config, value, got.plan)
             if better is not None:

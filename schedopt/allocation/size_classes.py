@@ -35,9 +35,11 @@ SIZE_CLASS_METHOD = "size-class-lagrangian (the LP with each size class's count 
 #: from the plain LP's basis: the exact driver's limit, where the stage model and its certificate cost
 #: more, 16,000 jobs seed 33 10.5 -> 5.1 s before the basis)
 MAX_CLASS_CONFIGURATIONS = 200_000
-#: the heuristics' limit: at 16,000 typed jobs the class LP costs more than the greedy's search it ends
-#: (seed 31: 3.4 -> 5.0 s with it), at 4,000 (12,000 configurations) 0.2 s
-HEURISTIC_CLASS_CONFIGURATIONS = 20_000
+#: the limit where the class LP starts from scratch (no plain LP over listed configurations to start from:
+#: jobs priced in closed form). Before the LP's basis was the start, the heuristics' limit too: at 16,000
+#: typed jobs the class LP then cost more than the greedy's search it ends (seed 31: 3.4 -> 5.0 s with it);
+#: from the basis the greedy takes it at every size (16,000 jobs seed 33: 2.4 -> 1.5 s, and the optimum)
+COLD_CLASS_CONFIGURATIONS = 20_000
 
 
 def tightest_classes(instance: Any, table: ConfigurationTable, admit: int) -> tuple[str, SizeClasses] | None:

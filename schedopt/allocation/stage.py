@@ -85,11 +85,11 @@ def settled_bound(instance: Instance, value: float, admitted: int, *, lp_bound: 
         # the tree first, as for a heuristic's plan (plans.plan_bounds): at 80-100 typed jobs the knapsack's
         # subgradient search costs as much as a tree and closed none of the gaps a tree did
         if model is not None:
-            from schedopt.allocation.size_classes import (HEURISTIC_CLASS_CONFIGURATIONS, MAX_CLASS_CONFIGURATIONS,
+            from schedopt.allocation.size_classes import (COLD_CLASS_CONFIGURATIONS, MAX_CLASS_CONFIGURATIONS,
                                                           size_class_proof)
 
             # priced in closed form, the configurations were never listed: small instances only
-            most = HEURISTIC_CLASS_CONFIGURATIONS if model.priced_in_closed_form else MAX_CLASS_CONFIGURATIONS
+            most = COLD_CLASS_CONFIGURATIONS if model.priced_in_closed_form else MAX_CLASS_CONFIGURATIONS
             classes = size_class_proof(model, admit=admitted if admitted < model.J else None, max_configurations=most)
             gap = None if classes is None else relative_gap(value, classes[0])
             if classes is not None and gap is not None and gap <= REPLAYABLE_GAP and classes[0] <= value + BOUND_NOISE * max(1.0, abs(value)):

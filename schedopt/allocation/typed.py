@@ -25,7 +25,7 @@ from schedopt.allocation.lagrange import round_lp, segment_min, solve_lp
 from schedopt.allocation.model import AllocationModel, LpBound, admission_weights, admitted_bound, compile_typed, lp_bound
 from schedopt.allocation.plans import heuristic_plan
 from schedopt.allocation.problem import ChoiceSet, inverse_capacity
-from schedopt.allocation.size_classes import HEURISTIC_CLASS_CONFIGURATIONS, size_class_proof
+from schedopt.allocation.size_classes import size_class_proof
 from schedopt.instance import Instance
 from schedopt.plan import Plan
 from schedopt.tolerances import IMPROVE_TOL, MIP_REL_GAP, SEARCH_STOP_GAP, SETTLED_GAP, capacity_limit
@@ -603,8 +603,7 @@ def typed_greedy(data: AllocationModel, choice: str = "aware", *, lp_guided: boo
         return done(candidates[0])
     if admit is not None:
         # jobs paused, the LP's gap above 1e-4: the size classes' ranges may close what the count row leaves
-        classes = size_class_proof(data, admit=admit, max_configurations=HEURISTIC_CLASS_CONFIGURATIONS,
-                                   lp_x=lp.lp.x, lp_basis=lp.lp.basis)
+        classes = size_class_proof(data, admit=admit, lp_x=lp.lp.x, lp_basis=lp.lp.basis)
         if classes is not None:
             floor[admit] = classes.bound
             if classes.plan is not None:  # that LP's optimum is integral: a candidate, perhaps the optimum
