@@ -165,6 +165,41 @@ def test_the_class_lp_started_from_the_lps_basis_has_the_same_optimum_in_fewer_i
     assert iterations[True] < iterations[False]
 
 
+@pytest.mark.parametrize("seed", [18, 30, 34, 39, 2])
+def test_every_plan_costs_at_least_the_class_bound_plus_its_reduced_costs(seed: int) -> None:
+    """Brute force: SizeClassBound.reduced_costs (what optimus-lagrange's repair fixes by): every plan
+    admitting at least the bound's count costs at least the bound plus the reduced costs of the
+    configurations it uses (so fixing against a plan never drops a configuration of a cheaper one).
+    Seeds 18, 30, 34 and 39 are those of 0-39 where the classes lift the LP's bound (class prices
+    not 0); seed 2's classes cut nothing the LP does not keep."""
+    inst = random_rigid_typed_instance(seed, n_jobs=8)
+    plans = list(_plans(inst))
+    most = max(sum(o is not None for o in p) for p in plans)
+    if most == 0:
+        return
+    model = compile_model(inst)
+    _, cs, row_of = model.choices
+    admit = None if most >= model.J else most
+    lp = lp_bound(model, cs, admit=admit)
+    got = size_class_proof(model, admit=admit, lp_basis=lp.lp.basis)  # solved even where the LP keeps the ranges
+    assert got is not None
+    if seed != 2:
+        assert got.bound > lp.bound + 1e-6 and np.any(got.class_price != 0)
+    fixing = got.reduced_costs(cs)
+    assert np.all(fixing.rc >= -1e-9 * max(1.0, abs(got.bound)))
+    kind = model.kind[row_of]
+    where = {(int(cs.job[k]), int(kind[k]), int(cs.counts[k, 0])): k for k in range(cs.K)}
+    checked = 0
+    for p in plans:
+        if sum(o is not None for o in p) < most:
+            continue
+        used = [where[(j, t, n)] for j, o in enumerate(p) if o is not None for t, n in [o]]
+        total = float(np.sum(cs.cost[used]))
+        assert total >= got.bound + float(fixing.rc[used].sum()) - 1e-7 * max(1.0, abs(total)), (p, total)
+        checked += 1
+    assert checked
+
+
 def test_a_basis_of_other_configurations_is_not_used() -> None:
     """An LpBasis whose sizes are not the class LP's leaves it to start from scratch (no error)."""
     from schedopt.allocation.lagrange import LpBasis

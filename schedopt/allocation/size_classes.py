@@ -23,7 +23,7 @@ from schedopt.allocation.certificates import (ConfigurationTable, SizeClasses, c
                                               instance_table, job_arrays, pooled_capacity, pooled_sizes,
                                               price_vector, remaining_time_grid, size_class_bound, size_classes)
 from schedopt.allocation.model import AllocationModel
-from schedopt.allocation.lagrange import LpBasis
+from schedopt.allocation.lagrange import LagrangeResult, LpBasis, segment_min
 from schedopt.backends.lp import BASIS_BASIC, solve_lp_colwise
 from schedopt.plan import Proof
 from schedopt.tolerances import INTEGRAL_TOL, LP_ZERO, capacity_limit
@@ -104,12 +104,34 @@ def class_rows(model: AllocationModel, cs: Any, *, admit: int | None, cap: np.nd
 
 class SizeClassBound(NamedTuple):
     """The bound (the replay's value), its proof, what it did (``info``: metrics) and the LP's
-    optimum as a plan {row: (c0, c1)} where it is integral (else None; the caller checks it fits)."""
+    optimum as a plan {row: (c0, c1)} where it is integral (else None; the caller checks it fits);
+    the prices it is the Lagrangian bound at: ``lam`` (R,) on the capacity rows, ``nu`` on the
+    admission row, ``class_price`` (K,) π of each listed configuration's cut class (0: none;
+    ``model.choices``' order)."""
 
     bound: float
     proof: Proof
     info: dict[str, Any]
     plan: dict[int, tuple[int, int]] | None
+    lam: np.ndarray
+    nu: float
+    class_price: np.ndarray
+
+    def reduced_costs(self, cs: Any) -> LagrangeResult:
+        """This bound with each configuration of ``cs`` (the model's listing, ``model.choices``) at its
+        reduced cost, as :func:`~schedopt.allocation.lagrange.fix_by_reduced_cost` reads an LP's:
+        rc = c + λ·u − π − ν − min(0, m_j − ν) (every job admitted: rc = c + λ·u − π − m_j), m_j the
+        least c + λ·u − π of job j's. A plan admitting at least the bound's count that uses a
+        configuration costs at least the bound plus its rc (docs/certificates.md's argument, each
+        other term >= 0), so a configuration whose bound + rc exceeds a plan's cost is in no plan
+        admitting as many at no more cost. (``x`` zero, ``rounds`` and ``columns`` 0: no LP of its own.)"""
+        every = self.proof.admit is None
+        priced = cs.cost + cs.use @ self.lam - self.class_price - (0.0 if every else self.nu)
+        least = segment_min(priced, cs)
+        if not every:
+            least = np.minimum(least, 0.0)
+        return LagrangeResult(bound=self.bound, lam=self.lam, nu=self.nu, rc=priced - least[cs.job],
+                              x=np.zeros(cs.K), rounds=0, columns=0)
 
 
 def size_class_proof(model: AllocationModel, *, admit: int | None, max_configurations: int = MAX_CLASS_CONFIGURATIONS,
@@ -242,4 +264,6 @@ def _size_class_proof(model: AllocationModel, admit: int | None, lp_basis: LpBas
         plan = {int(row_of[i]): (int(cs.counts[i, 0]), int(cs.counts[i, 1])) for i in at.tolist()}
         if len(plan) != len(at):
             plan = None
-    return SizeClassBound(bound, proof, info, plan)
+    duals = np.asarray(res.row_dual[J + R + 1:J + R + 1 + len(cut)], dtype=float)
+    class_price = np.where(in_cut, duals[np.maximum(place, 0)], 0.0)
+    return SizeClassBound(bound, proof, info, plan, lam, nu, class_price)

@@ -266,11 +266,14 @@ class OptimusLagrange:
                     metrics["started_from"] = "typed greedy, then prices over its rows"
                 else:
                     metrics["started_from"] = "typed greedy (the priced allocation was not better)"
+            # the tighter of the LP's bound and the size classes' (where jobs are paused and a class is cut):
+            # it proves more plans, and its reduced costs fix more of each neighbourhood's configurations
+            bound, fixing = _tighter_fixing(data, lp) if lp is not None else (None, None)
             proven = lp is None or ((lp.proof.admit or data.J) == len(config)  # Σ t proven among as many admitted,
-                                    and total - lp.bound <= REPAIR_SKIP_GAP * max(1.0, total)
+                                    and total - bound <= REPAIR_SKIP_GAP * max(1.0, total)
                                     and _admits_most(data, config))  # and no plan admits more
             if self.repair and self.max_moves and lp is not None and not proven:  # the exact repair
-                config, metrics["repairs"] = exact_repair(data, config, lp.lp.lam, lp=lp.lp, clock=clock)
+                config, metrics["repairs"] = exact_repair(data, config, lp.lp.lam, lp=fixing, clock=clock)
         metrics["heuristic_seconds"] = clock.spent()
         if clock.expired():
             metrics["stopped_in"] = "local search (time limit)"
@@ -283,6 +286,22 @@ class OptimusLagrange:
         from schedopt.allocation.branching import warm_up_search  # imported when a plan first needs a tree
 
         warm_up_search()
+
+
+def _tighter_fixing(data: Any, lp: Any) -> tuple[float, Any]:
+    """(a bound on Σ t among plans admitting the LP's count, what reduced-cost fixing reads): the LP's
+    stated bound and ``lp.lp``, or the size classes' at that count where theirs is the higher
+    (:meth:`~schedopt.allocation.size_classes.SizeClassBound.reduced_costs`; the class LP is the typed
+    greedy's, kept on the model, or solved here from the LP's basis): on 100 typed `gavel` jobs the LP
+    leaves 2-4 % where the classes leave 1e-4."""
+    if lp.proof.admit is None:
+        return lp.bound, lp.lp
+    from schedopt.allocation.size_classes import size_class_proof
+
+    classes = size_class_proof(data, admit=lp.proof.admit, lp_x=lp.lp.x, lp_basis=lp.lp.basis)
+    if classes is None or not classes.bound > lp.bound:
+        return lp.bound, lp.lp
+    return classes.bound, classes.reduced_costs(data.choices[1])
 
 
 def _admits_most(data: Any, config: dict[int, tuple[int, int]]) -> bool:
