@@ -59,12 +59,13 @@ class LpBasis:
     configurations with rows added (the size classes' LP starts from it): HiGHS's status codes
     (backends.lp.BASIS_*) of each configuration ``col`` (K,) (one never generated: at its lower
     bound, 0), the capacity rows ``cap`` (R,), each job's row ``job`` (J,) (basic where the job has no
-    configuration), and the admission row ``admit`` written as Σ x ≥ admit (basic where there is none)."""
+    configuration), and the admission row's ``admit_row``, the row written as Σ x ≥ admit (basic where
+    there is none)."""
 
     col: np.ndarray
     cap: np.ndarray
     job: np.ndarray
-    admit: int
+    admit_row: int
 
 
 def segment_min(values: np.ndarray, cs: ChoiceSet) -> np.ndarray:
@@ -124,6 +125,7 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
     owner_row = np.full(J, -1, dtype=np.int64)
     owner_row[owners] = np.arange(len(owners))
     rounds = 0
+    res = None  # the last master LP's result
     for rounds in range(1, max_rounds + 1):
         cols = np.nonzero(active)[0]
         # the master LP, column-wise: each column has its capacity entries, its job's row
@@ -173,7 +175,7 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
             break  # optimal up to the LP's tolerances; L below is a valid bound regardless
     bound, rc = lagrangian_bound(cs, data.cap, lam, nu, admit)
     basis = None
-    if res.basis is not None:
+    if res is not None and res.basis is not None:
         col_status, row_status = res.basis
         col = np.full(K, BASIS_LOWER, dtype=np.int8)
         col[cols] = col_status

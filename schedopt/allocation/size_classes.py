@@ -200,7 +200,7 @@ def _start_basis(lp_basis: LpBasis | None, K: int, J: int, R: int, every: bool,
     simplex starts. None where ``lp_basis`` is not of this LP's configurations and rows."""
     if lp_basis is None or len(lp_basis.col) != K or len(lp_basis.job) != J or len(lp_basis.cap) != R:
         return None
-    admit_row = BASIS_BASIC if every else lp_basis.admit  # every job: a free row
+    admit_row = BASIS_BASIC if every else lp_basis.admit_row  # every job: a free row
     rows = np.concatenate([lp_basis.job, lp_basis.cap, [admit_row], np.full(classes, BASIS_BASIC)]).astype(np.int8)
     return lp_basis.col, rows
 
