@@ -689,8 +689,9 @@ class _MoveTable:
     """Every move :func:`_make_room` may make while the admitted rows ``rows`` (A,) stand: each
     admitted job (``position``) to its row on another type it can run on (``target``), flat, by
     position then type, with the use that row takes on (``gain``) and the Σ t it adds (``delta``);
-    ``used`` (A, rows of slack) is each admitted job's use where it runs, ``freed`` (moves, rows) the
-    use each move frees (its job's row in ``used``). Built once per plan."""
+    ``used`` (A, rows of slack) is each admitted job's use where it runs, ``uses`` (A, rows) where that
+    is positive, ``net`` (moves, rows) what each move leaves the slack (its job's row in ``used`` freed,
+    its target's use taken). Built once per plan."""
 
     def __init__(self, data: AllocationModel, rows: np.ndarray) -> None:
         _, _, use, t_min = data.minimum
@@ -700,9 +701,9 @@ class _MoveTable:
         movable = (on >= 0) & (np.arange(on.shape[1])[None, :] != data.kind[rows][:, None])
         self.position = np.nonzero(movable)[0]
         self.target = on[movable]
-        self.gain = use[self.target]
+        self.uses = self.used > 0
         self.delta = t_min[self.target] - t_min[rows][self.position]
-        self.freed = self.used[self.position]
+        self.net = self.used[self.position] - use[self.target]
 
 
 def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed: np.ndarray,
@@ -717,33 +718,35 @@ def _make_room(data: AllocationModel, rows: np.ndarray, slack: np.ndarray, fixed
     row)], the slack after), or None when no such sequence makes room."""
     if table is None or table.rows is not rows:
         table = _MoveTable(data, rows)
-    used, position, target, gain, delta = table.used, table.position, table.target, table.gain, table.delta
-    freed = table.freed
-    every, some = np.logical_and.reduce, np.logical_or.reduce  # the ufuncs' reductions: np.all's wrapper costs more here
+    position, target, delta, net, uses = table.position, table.target, table.delta, table.net, table.uses
+    # the ufuncs' own reductions and ndarray.nonzero: np.all's, .any()'s and np.flatnonzero's wrappers cost
+    # more than the work on these few rows (151 calls a 100-job solve)
+    every, some = np.logical_and.reduce, np.logical_or.reduce
     live = ~fixed[position]
     added, moves = 0.0, []
     for _ in range(RELOCATE_DEPTH + 1):
         short = slack < 0
-        if not short.any():
+        if not some(short):
             return added, moves, slack
         if len(moves) == RELOCATE_DEPTH:
             return None
-        frees = some(used[:, short] > 0, axis=1)  # (A,) positions using a short row
-        m = np.flatnonzero(live & frees[position])
+        frees = some(uses[:, short], axis=1)  # (A,) positions using a short row
+        m = (live & frees[position]).nonzero()[0]
         if not len(m):
             return None
-        after = slack[None, :] + freed[m] - gain[m]
+        after = slack + net[m]
         helps = some(after[:, short] > slack[short], axis=1)
-        good = every(after >= np.minimum(slack, 0.0)[None, :], axis=1) & helps
-        if good.any():
-            g = np.flatnonzero(good)
+        below = np.minimum(slack, 0.0)
+        good = every(after >= below, axis=1) & helps
+        if some(good):
+            g = good.nonzero()[0]
             # the least Σ t added, then the first position (then type)
             k = int(g[np.lexsort((position[m[g]], delta[m[g]]))[0]]) if len(g) > 1 else int(g[0])
         else:
             # a chain: the move that leaves the least shortage in all, though it shortens another row (its
             # room is made by the next moves), e.g. a 4-GPU job to a type whose 1-GPU job moves on
             short_after = np.minimum(after, 0.0).sum(axis=1)
-            g = np.flatnonzero(helps & (short_after > float(np.minimum(slack, 0.0).sum())))
+            g = (helps & (short_after > float(below.sum()))).nonzero()[0]
             if not len(g):
                 return None
             k = int(g[np.lexsort((position[m[g]], delta[m[g]], -short_after[g]))[0]])
