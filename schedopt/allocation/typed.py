@@ -806,12 +806,14 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
     paused = sorted((j for j in range(data.J) if j not in row_of_job and math.isfinite(fastest[j])),
                     key=lambda j: (fastest[j], j))[:RELOCATE_SCAN]
     changed = False
+    table: _MoveTable | None = None  # the moves while the plan stands (rebuilt after a change)
     for j in sorted(row_of_job, key=lambda j: (-t_min[row_of_job[j]], j))[:RELOCATE_SCAN]:  # faster types first
         v = row_of_job[j]
         if not fastest[j] < t_min[v] - IMPROVE_TOL:
             continue
-        admitted, rows = _admitted_rows(row_of_job)
-        table = _MoveTable(data, rows)
+        if table is None:
+            admitted, rows = _admitted_rows(row_of_job)
+            table = _MoveTable(data, rows)
         me = np.zeros(len(rows), dtype=bool)
         me[int(np.searchsorted(admitted, j))] = True
         found: tuple[float, int, list[tuple[int, int]], np.ndarray] | None = None
@@ -835,6 +837,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                 row_of_job[int(admitted[position])] = x
             row_of_job[j] = w
             changed = True
+            table = None
     answers: dict[tuple[bytes, int], Any] = {}  # (use coming in, leaver) -> _make_room's, while the plan stands
 
     def room_for(table: _MoveTable, u: int, i: int, fixed: np.ndarray) -> Any:
@@ -845,8 +848,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                                       table)
         return answers[key]
 
-    table: _MoveTable | None = None  # the moves while the plan stands
-    for p in paused:
+    for p in paused:  # (the moves table the loop above left, while the plan stands)
         if table is None:
             admitted, rows = _admitted_rows(row_of_job)
             table = _MoveTable(data, rows)
