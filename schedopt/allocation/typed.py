@@ -814,10 +814,10 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
         if table is None:
             admitted, rows = _admitted_rows(row_of_job)
             table = _MoveTable(data, rows)
+            below = slack()
         me = np.zeros(len(rows), dtype=bool)
         me[int(np.searchsorted(admitted, j))] = True
         found: tuple[float, int, list[tuple[int, int]], np.ndarray] | None = None
-        below = slack()
         for w in range(int(data.job_start[j]), int(data.job_start[j + 1])):
             if not feasible[w] or t_min[v] - t_min[w] <= IMPROVE_TOL * max(1.0, t_min[v]):
                 continue
@@ -848,17 +848,20 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
                                       table)
         return answers[key]
 
+    read: _MoveTable | None = None  # the table ``cost``, ``order`` and ``below`` were read for
     for p in paused:  # (the moves table the loop above left, while the plan stands)
         if table is None:
             admitted, rows = _admitted_rows(row_of_job)
             table = _MoveTable(data, rows)
         if not len(admitted):
             break
-        cost = t_min[rows]
-        order = np.lexsort((np.arange(len(rows)), -cost))  # the costliest admitted jobs first
-        none = np.zeros(len(rows), dtype=bool)
+        if read is not table:
+            cost = t_min[rows]
+            order = np.lexsort((np.arange(len(rows)), -cost)).tolist()  # the costliest admitted jobs first
+            none = np.zeros(len(rows), dtype=bool)
+            below = slack()
+            read = table
         best: tuple[int, float, int, int, list[tuple[int, int]], np.ndarray] | None = None
-        below = slack()
         for u in range(int(data.job_start[p]), int(data.job_start[p + 1])):
             if not feasible[u]:
                 continue
@@ -874,7 +877,7 @@ def _relocating_swaps(data: AllocationModel, row_of_job: dict[int, int], free: n
             if priced is not None and priced.enter[u] >= below:
                 continue  # a swap keeps the count: no plan cheaper than this one runs p on u
             tried = 0
-            for i in order.tolist():
+            for i in order:
                 saving_most = cost[i] - t_min[u]
                 if tried >= RELOCATE_LEAVERS or saving_most <= IMPROVE_TOL * max(1.0, cost[i]):
                     break
