@@ -100,12 +100,13 @@ def lagrangian_bound(cs: ChoiceSet, cap: np.ndarray, lam: np.ndarray, nu: float 
 
 
 def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
-             seed_columns: list[int] | None = None, max_rounds: int = 500) -> LagrangeResult:
+             seed_columns: list[int] | None = None, max_rounds: int = 500, keep_basis: bool = False) -> LagrangeResult:
     """LP relaxation of the multiple-choice model by column generation.
 
     ``admit`` None: every job takes one configuration (all must fit at their
     minimum). Else at most one per job and at least ``admit`` jobs in total;
-    ``seed_columns`` (a known feasible plan) keep the first master feasible."""
+    ``seed_columns`` (a known feasible plan) keep the first master feasible. ``keep_basis``: the result
+    carries the last master's optimal basis (:class:`LpBasis`, for the size classes' LP to start from)."""
     J, K = data.J, cs.K
     owners = np.nonzero(np.diff(cs.start) > 0)[0]
     dominant = (cs.use / np.where(data.cap > 0, data.cap, np.inf)).max(axis=1) if data.R else np.zeros(K)
@@ -152,7 +153,7 @@ def solve_lp(data: AllocationData, cs: ChoiceSet, admit: int | None = None,
         res = solve_lp_colwise(cs.cost[cols] / scale, start, index, value, row_lower=lo, row_upper=hi,
                                col_lower=np.zeros(len(cols)), col_upper=np.ones(len(cols)),
                                presolve=not every,  # every column at once: presolve costs more than it saves
-                               keep_basis=True)
+                               keep_basis=keep_basis)
         if not res.optimal:
             raise RuntimeError(f"master LP failed: {res.status}")
         marg = res.row_dual * scale

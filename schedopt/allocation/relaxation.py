@@ -75,6 +75,6 @@ def relax_by_columns(data: AllocationData, cs: ChoiceSet, *, admit: int | None =
     rows' names when they are not the instance's resources (a typed cluster's rows)."""
     from schedopt.allocation.lagrange import solve_lp
 
-    lag = solve_lp(data, cs, admit=admit, seed_columns=seed_columns)
+    lag = solve_lp(data, cs, admit=admit, seed_columns=seed_columns, keep_basis=True)  # the class LP starts there
     return Relaxation(stated(data, lag.bound, lag.lam), lag.lam, float(lag.nu), admit,
                       lagrangian_proof(data, lag.lam, lag.nu, admit, names), lag)

@@ -185,14 +185,15 @@ def solve_lp_colwise(cost: np.ndarray, start: np.ndarray, index: np.ndarray, val
                     kept, int(info.simplex_iteration_count))
 
 
-def _set_basis(h: Any, highspy: Any, basis: tuple[np.ndarray, np.ndarray]) -> bool:
-    """``h.setBasis`` from status codes (columns', rows'); False (and ``h`` as it was) where HiGHS refuses it."""
+def _set_basis(h: Any, highspy: Any, basis: tuple[np.ndarray, np.ndarray]) -> None:
+    """``h.setBasis`` from status codes (columns', rows'); where HiGHS refuses it, ``h`` is left as it was
+    (its run starts as without one)."""
     codes = [highspy.HighsBasisStatus(v) for v in range(5)]
     start = highspy.HighsBasis()
     start.col_status = [codes[v] for v in np.asarray(basis[0]).tolist()]
     start.row_status = [codes[v] for v in np.asarray(basis[1]).tolist()]
     start.alien = False
-    return h.setBasis(start) == highspy.HighsStatus.kOk
+    h.setBasis(start)
 
 
 #: +infinity for LP bounds (HiGHS's own infinity; numpy's inf is taken as it)
